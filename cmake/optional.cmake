@@ -1,0 +1,36 @@
+# Optional dependencies. Each one is probed, reported, and can be turned off.
+#
+# PCRE2 (libpcre2-dev): GPT-2's pre-tokenization regex with Unicode categories.
+#   Without it: no gpt2 or bpe tokenizers (a clear error when one is asked for).
+# jansson (libjansson-dev): encoder.json, harris_segments.json and JSONL chat files.
+#   Without it: no gpt2 loading, no Harris JSON import/export, no JSONL in `andrea prepare`.
+option(ANDREA_PCRE2 "Use PCRE2 for GPT-2 pre-tokenization" ON)
+option(ANDREA_JANSSON "Use jansson for JSON (encoder.json, harris_segments.json, JSONL)" ON)
+
+find_package(PkgConfig QUIET)
+
+if(ANDREA_PCRE2 AND PKG_CONFIG_FOUND)
+  pkg_check_modules(ANDREA_PCRE2_PC QUIET IMPORTED_TARGET libpcre2-8)
+endif()
+if(ANDREA_PCRE2_PC_FOUND)
+  target_link_libraries(andrea_lib PUBLIC PkgConfig::ANDREA_PCRE2_PC)
+  target_compile_definitions(andrea_lib PUBLIC ANDREA_HAVE_PCRE2=1)
+  message(STATUS "andrea: PCRE2: yes (${ANDREA_PCRE2_PC_VERSION})")
+elseif(NOT ANDREA_PCRE2)
+  message(STATUS "andrea: PCRE2: no (ANDREA_PCRE2=OFF; gpt2/bpe tokenizers disabled)")
+else()
+  message(STATUS "andrea: PCRE2: no (libpcre2-8 not found; apt install libpcre2-dev; gpt2/bpe tokenizers disabled)")
+endif()
+
+if(ANDREA_JANSSON AND PKG_CONFIG_FOUND)
+  pkg_check_modules(ANDREA_JANSSON_PC QUIET IMPORTED_TARGET jansson)
+endif()
+if(ANDREA_JANSSON_PC_FOUND)
+  target_link_libraries(andrea_lib PUBLIC PkgConfig::ANDREA_JANSSON_PC)
+  target_compile_definitions(andrea_lib PUBLIC ANDREA_HAVE_JANSSON=1)
+  message(STATUS "andrea: jansson: yes (${ANDREA_JANSSON_PC_VERSION})")
+elseif(NOT ANDREA_JANSSON)
+  message(STATUS "andrea: jansson: no (ANDREA_JANSSON=OFF; no GPT-2 files, Harris JSON or JSONL)")
+else()
+  message(STATUS "andrea: jansson: no (not found; apt install libjansson-dev; no GPT-2 files, Harris JSON or JSONL)")
+endif()

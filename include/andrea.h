@@ -1,0 +1,219 @@
+/*
+ * andrea.h - the public front door of libandrea: grow, run and explain
+ * GPT-style language models of the ANDREA family.
+ *
+ * Usage (error handling elided; every call that can fail returns non-zero
+ * or NULL and leaves a one-line message in andrea_error()):
+ *
+ *     andrea_config cfg;
+ *     andrea_config_preset("tiny", &cfg);
+ *     andrea_model *m = andrea_model_create(&cfg, 1337);
+ *     float loss = andrea_model_forward(m, inputs, targets, B, T);
+ *     andrea_model_zero_grad(m);
+ *     andrea_model_backward(m);
+ *     ...
+ *     andrea_model_free(m);
+ *
+ * Training, generation and checkpoints are driven by andrea_train(),
+ * andrea_generate() and andrea_checkpoint_load(); see below.
+ *
+ * Ownership: every *_create / *_load returns an object the caller frees with
+ * the matching *_free. Pointers returned by accessors (logits, params) are
+ * owned by the object and valid until the next call that mutates it.
+ *
+ * Letters used in shape comments: B batch, T time, C channels (d_model),
+ * NH heads, HS head size (d_k = C / NH), L layers, V vocabulary.
+ */
+#ifndef ANDREA_H
+#define ANDREA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ANDREA_VERSION "0.1.0"
+
+/* ---- errors -------------------------------------------------------------- */
+
+/* The message of the last failed call on this thread ("" if none). */
+const char *andrea_error(void);
+
+/* ---- configuration --------------------------------------------------------- */
+
+typedef enum { ANDREA_NORM_LAYER = 0, ANDREA_NORM_RMS = 1 } andrea_norm;
+typedef enum { ANDREA_ACT_GELU = 0, ANDREA_ACT_RELU = 1, ANDREA_ACT_RELU2 = 2 } andrea_act;
+
+typedef struct {
+    int32_t n_layer;   /* L */
+    int32_t n_head;    /* NH */
+    int32_t d_model;   /* C, must be divisible by n_head */
+    int32_t ctx;       /* T, context length (rows of the position table) */
+    int32_t vocab;     /* V */
+    int32_t norm;      /* andrea_norm */
+    int32_t act;       /* andrea_act (MLP activation; MLP width is 4 C) */
+    int32_t bias;      /* 1: biases on every linear layer (and LayerNorm) */
+    int32_t tied;      /* 1: LM head shares the token embedding */
+    float norm_eps;
+    float init_std;    /* std of matrix init; residual projections get / sqrt(2 L) */
+} andrea_config;
+
+/* Presets: "tiny", "baby", "andrea-12m", "andrea-120m", "andrea-480m", "gpt2-124m". */
+int andrea_config_preset(const char *name, andrea_config *out);
+const char *const *andrea_config_preset_names(void); /* NULL-terminated */
+/* 0 if the config is usable, else non-zero with the reason in andrea_error(). */
+int andrea_config_validate(const andrea_config *cfg);
+const char *andrea_norm_name(int norm);
+const char *andrea_act_name(int act);
+int andrea_norm_parse(const char *s, int *out);
+int andrea_act_parse(const char *s, int *out);
+
+/* ---- model ----------------------------------------------------------------- */
+
+typedef struct andrea_model andrea_model;
+
+/* A model with freshly initialised weights (deterministic in seed). */
+andrea_model *andrea_model_create(const andrea_config *cfg, uint64_t seed);
+void andrea_model_free(andrea_model *m);
+const andrea_config *andrea_model_config(const andrea_model *m);
+
+/* Parameter count of a config, and its split into groups. */
+typedef struct {
+    int64_t embeddings; /* wte + wpe */
+    int64_t attention;  /* q, k, v, o matrices (+ biases) */
+    int64_t mlp;        /* fc1, fc2 (+ biases) */
+    int64_t head;       /* untied lm_head (0 if tied) */
+    int64_t norms;      /* norm gains / biases */
+    int64_t total;
+} andrea_param_counts;
+andrea_param_counts andrea_config_param_counts(const andrea_config *cfg);
+
+/* Named parameter tensors, in file order. */
+typedef struct {
+    const char *name;   /* e.g. "h.3.attn.wqkv" */
+    int64_t offset;     /* floats from the start of the flat parameter vector */
+    int64_t size;       /* number of floats */
+    int32_t rows, cols; /* cols == 0 for vectors */
+    int32_t decay;      /* 1 if weight decay applies (2-D matrices) */
+} andrea_tensor_info;
+int andrea_model_num_tensors(const andrea_model *m);
+const andrea_tensor_info *andrea_model_tensor(const andrea_model *m, int i);
+int64_t andrea_model_num_params(const andrea_model *m);
+float *andrea_model_params(andrea_model *m); /* flat, num_params floats */
+float *andrea_model_grads(andrea_model *m);  /* flat, same layout */
+
+/* Forward over a (B, T) batch of token ids. With targets (entries < 0 are
+ * ignored) returns the mean cross-entropy, else returns 0 and fills logits.
+ * T <= ctx. Returns NAN and sets andrea_error() on bad arguments. */
+float andrea_model_forward(andrea_model *m, const int32_t *inputs, const int32_t *targets,
+                           int B, int T);
+/* Logits (B, T, V) of the last forward without targets. */
+const float *andrea_model_logits(const andrea_model *m);
+/* Attention probabilities (B, NH, T, T) of layer l from the last forward:
+ * the very numbers the engine used. */
+const float *andrea_model_attention(const andrea_model *m, int layer);
+void andrea_model_zero_grad(andrea_model *m);
+/* Accumulates d(loss)/d(params) into the gradients; needs a forward with targets. */
+int andrea_model_backward(andrea_model *m);
+
+/* Bytes needed for weights, grads, AdamW moments and activations at (B, T). */
+typedef struct {
+    int64_t weights, grads, optimizer, activations;
+} andrea_memory;
+andrea_memory andrea_config_memory(const andrea_config *cfg, int B, int T);
+
+/* ---- KV-cached inference ------------------------------------------------------ */
+
+typedef struct andrea_kv andrea_kv;
+andrea_kv *andrea_kv_create(const andrea_model *m);
+void andrea_kv_free(andrea_kv *kv);
+void andrea_kv_reset(andrea_kv *kv);
+int andrea_kv_pos(const andrea_kv *kv);
+/* Feeds one token at the next position; returns the logits (V) for the next
+ * token, or NULL (with andrea_error()) when the context is full. */
+const float *andrea_kv_step(andrea_model *m, andrea_kv *kv, int32_t token);
+
+/* ---- tokenizer ------------------------------------------------------------------ */
+
+/* Tokenizer kinds (more in andrea_tokenizer.h). Stored in files: never renumber. */
+enum { ANDREA_TOK_BYTE = 1 };
+#define ANDREA_BYTE_BOS 256
+#define ANDREA_BYTE_VOCAB 257
+
+/* ---- random numbers --------------------------------------------------------------- */
+
+typedef struct { uint64_t s[2]; } andrea_rng;
+void andrea_rng_seed(andrea_rng *r, uint64_t seed);
+uint64_t andrea_rng_u64(andrea_rng *r);
+float andrea_rng_uniform(andrea_rng *r);  /* [0, 1) */
+float andrea_rng_normal(andrea_rng *r);   /* N(0, 1) */
+
+/* ---- sampling and generation --------------------------------------------------------- */
+
+typedef struct {
+    float temperature; /* 0 = greedy */
+    int top_k;         /* 0 = off */
+    float top_p;       /* 1 = off */
+} andrea_sampler;
+/* Picks a token from logits (V); scratch holds 2 V floats/ints (may be NULL). */
+int andrea_sample(const float *logits, int V, const andrea_sampler *s, andrea_rng *rng);
+
+/* ---- training ------------------------------------------------------------------------ */
+
+typedef struct {
+    /* data */
+    const char *data_path;   /* text file */
+    float val_fraction;      /* last fraction of the data held out (0.1) */
+    int batch;               /* B */
+    int seq;                 /* T (<= ctx) */
+    int grad_accum;          /* micro-batches per step */
+    /* optimisation */
+    int max_steps;
+    float lr, lr_min;
+    int warmup;
+    float beta1, beta2, eps, weight_decay, grad_clip;
+    uint64_t seed;
+    /* monitoring and checkpoints */
+    int eval_every;          /* 0 = only at the end */
+    int eval_batches;        /* 0 = the whole validation split */
+    int ckpt_every;          /* 0 = only at the end */
+    int log_every;           /* progress line every N steps */
+    int max_bad_steps;       /* consecutive non-finite steps before giving up */
+    const char *out_dir;
+    const char *resume_path; /* NULL: fresh start */
+    int quiet;
+    /* testing: poison the gradients of steps [inject_nan_step, +inject_nan_count) */
+    int inject_nan_step, inject_nan_count;
+} andrea_train_options;
+
+void andrea_train_options_default(andrea_train_options *o);
+/* Restores the config and training options saved in a checkpoint, and sets
+ * o->resume_path; the caller may then override options (e.g. max_steps). */
+int andrea_train_options_from_checkpoint(const char *path, andrea_config *cfg,
+                                         andrea_train_options *o);
+/* lr(t) = lr_sched(t) * min(1, (t + 1) / warmup), lr_sched cosine from lr to
+ * lr_min over max_steps. */
+float andrea_lr_at(const andrea_train_options *o, int step);
+
+#define ANDREA_TRAIN_INTERRUPTED 2
+/* Trains cfg on o->data_path (or resumes o->resume_path with cfg equal to the
+ * checkpoint's). Returns 0 when done, ANDREA_TRAIN_INTERRUPTED after a signal
+ * (checkpoint saved), -1 with andrea_error() on failure. */
+int andrea_train(const andrea_config *cfg, const andrea_train_options *o);
+
+/* Mean loss of a model over consecutive windows of T + 1 tokens (all of them
+ * if max_batches is 0), B windows per pass. Returns 0 or -1 with andrea_error(). */
+int andrea_eval_tokens(andrea_model *m, const int32_t *tokens, int64_t n, int B, int T,
+                       int max_batches, double *mean_loss, int64_t *n_tokens);
+
+/* ---- checkpoints ------------------------------------------------------------------- */
+
+/* Loads the model of a checkpoint (no optimizer state). */
+andrea_model *andrea_checkpoint_load_model(const char *path);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ANDREA_H */

@@ -1,0 +1,76 @@
+/* cmd_eval.c - `andrea eval`: mean loss and perplexity of a checkpoint on a text file. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "andrea.h"
+#include "args.h"
+#include "commands.h"
+#include "threads.h"
+#include "train/data.h"
+
+int cmd_eval(int argc, char **argv) {
+    const char *model_path = NULL, *data_path = NULL;
+    int batch = 8, seq = 0, max_batches = 0, threads = 0;
+    arg_spec specs[] = {
+        {"model", 'm', ARG_STR, &model_path, "checkpoint to evaluate", 0},
+        {"data", 'd', ARG_STR, &data_path, "text file", 0},
+        {"batch", 'b', ARG_INT, &batch, "windows per forward pass (8)", 0},
+        {"seq", 0, ARG_INT, &seq, "window length T (default: the model's context)", 0},
+        {"max-batches", 0, ARG_INT, &max_batches, "stop after N batches, 0 = whole file (0)", 0},
+        {"threads", 't', ARG_INT, &threads, "OpenMP threads, 0 = all cores (0)", 0},
+    };
+    int n_specs = (int)(sizeof specs / sizeof specs[0]);
+    int r = args_parse("eval", argc, argv, specs, n_specs, NULL, 0, NULL);
+    if (r == 1) {
+        args_usage("eval", "-m CKPT -d FILE [--seq T] [--batch B]", specs, n_specs);
+        return 0;
+    }
+    if (r) return 2;
+    if (!model_path || !data_path) {
+        fprintf(stderr, "andrea eval: need a model (-m CKPT) and a text file (-d FILE)\n");
+        return 2;
+    }
+    cli_set_threads(threads);
+    andrea_model *m = andrea_checkpoint_load_model(model_path);
+    if (!m) {
+        fprintf(stderr, "andrea eval: %s\n", andrea_error());
+        return 1;
+    }
+    const andrea_config *c = andrea_model_config(m);
+    if (seq <= 0) seq = c->ctx;
+    if (seq > c->ctx || batch <= 0) {
+        fprintf(stderr, "andrea eval: need --batch >= 1 and --seq <= the model context %d\n", c->ctx);
+        andrea_model_free(m);
+        return 2;
+    }
+    unsigned char *text;
+    size_t len;
+    if (andrea_read_file(data_path, &text, &len)) {
+        fprintf(stderr, "andrea eval: %s\n", andrea_error());
+        andrea_model_free(m);
+        return 1;
+    }
+    int32_t *tokens = malloc(sizeof(int32_t) * (len ? len : 1));
+    if (!tokens) {
+        fprintf(stderr, "andrea eval: out of memory\n");
+        free(text);
+        andrea_model_free(m);
+        return 1;
+    }
+    for (size_t i = 0; i < len; i++) tokens[i] = text[i];
+    free(text);
+    double loss;
+    int64_t n_tok;
+    int rc = 0;
+    if (andrea_eval_tokens(m, tokens, (int64_t)len, batch, seq, max_batches, &loss, &n_tok)) {
+        fprintf(stderr, "andrea eval: '%s': %s\n", data_path, andrea_error());
+        rc = 1;
+    } else {
+        printf("eval: '%s' on '%s': %lld tokens, T=%d | loss %.4f | perplexity %.3f | %.4f bits/token\n",
+               model_path, data_path, (long long)n_tok, seq, loss, exp(loss), loss / log(2.0));
+    }
+    free(tokens);
+    andrea_model_free(m);
+    return rc;
+}

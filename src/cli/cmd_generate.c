@@ -1,0 +1,130 @@
+/* cmd_generate.c - `andrea generate`: KV-cached sampling from a checkpoint, streamed to stdout. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "andrea.h"
+#include "args.h"
+#include "commands.h"
+#include "threads.h"
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+int cmd_generate(int argc, char **argv) {
+    const char *model_path = NULL, *prompt = "";
+    int n_predict = 256, top_k = 0, threads = 0;
+    float temp = 0.8f, top_p = 1.0f;
+    uint64_t seed = 0;
+    arg_spec specs[] = {
+        {"model", 'm', ARG_STR, &model_path, "checkpoint to sample from", 0},
+        {"prompt", 'p', ARG_STR, &prompt, "text to continue (empty: start from BOS)", 0},
+        {"n-predict", 'n', ARG_INT, &n_predict, "tokens to generate (256)", 0},
+        {"temp", 0, ARG_FLOAT, &temp, "temperature, 0 = greedy (0.8)", 0},
+        {"top-k", 0, ARG_INT, &top_k, "keep the k most likely tokens, 0 = off (0)", 0},
+        {"top-p", 0, ARG_FLOAT, &top_p, "nucleus: smallest set with this mass, 1 = off (1.0)", 0},
+        {"seed", 0, ARG_U64, &seed, "sampling seed (default: from the clock, printed)", 0},
+        {"threads", 't', ARG_INT, &threads, "OpenMP threads, 0 = all cores (0)", 0},
+    };
+    int n_specs = (int)(sizeof specs / sizeof specs[0]);
+    int r = args_parse("generate", argc, argv, specs, n_specs, NULL, 0, NULL);
+    if (r == 1) {
+        args_usage("generate", "-m CKPT [-p TEXT] [-n N] [--temp X] [--top-k K] [--top-p P]", specs,
+                   n_specs);
+        return 0;
+    }
+    if (r) return 2;
+    if (!model_path) {
+        fprintf(stderr, "andrea generate: no model given (use -m CKPT)\n");
+        return 2;
+    }
+    if (n_predict < 0 || temp < 0 || top_k < 0 || !(top_p > 0 && top_p <= 1)) {
+        fprintf(stderr, "andrea generate: need --n-predict >= 0, --temp >= 0, --top-k >= 0 and "
+                        "0 < --top-p <= 1\n");
+        return 2;
+    }
+    if (!args_seen(specs, n_specs, "seed")) seed = (uint64_t)time(NULL);
+    cli_set_threads(threads);
+
+    andrea_model *m = andrea_checkpoint_load_model(model_path);
+    if (!m) {
+        fprintf(stderr, "andrea generate: %s\n", andrea_error());
+        return 1;
+    }
+    const andrea_config *c = andrea_model_config(m);
+    andrea_kv *kv = andrea_kv_create(m);
+    if (!kv) {
+        fprintf(stderr, "andrea generate: %s\n", andrea_error());
+        andrea_model_free(m);
+        return 1;
+    }
+    /* byte tokenizer: each prompt byte is a token; an empty prompt starts from BOS */
+    size_t plen = strlen(prompt);
+    if ((long)plen > c->ctx) {
+        fprintf(stderr, "andrea generate: the prompt is %zu tokens, longer than the model's "
+                        "context of %d; shorten it\n", plen, c->ctx);
+        andrea_kv_free(kv);
+        andrea_model_free(m);
+        return 1;
+    }
+    fprintf(stderr, "generate: model '%s' (L=%d C=%d T=%d V=%d) | temp %g top-k %d top-p %g | "
+                    "seed %llu | n-predict %d\n", model_path, c->n_layer, c->d_model, c->ctx,
+            c->vocab, temp, top_k, top_p, (unsigned long long)seed, n_predict);
+    andrea_rng rng;
+    andrea_rng_seed(&rng, seed);
+    andrea_sampler s = {temp, top_k, top_p};
+    const float *logits = NULL;
+    double t0 = now_s();
+    if (plen == 0) {
+        logits = andrea_kv_step(m, kv, ANDREA_BYTE_BOS);
+    } else {
+        fwrite(prompt, 1, plen, stdout);
+        for (size_t i = 0; i < plen; i++)
+            if (!(logits = andrea_kv_step(m, kv, (unsigned char)prompt[i]))) break;
+    }
+    double t_prompt = now_s() - t0;
+    int generated = 0, rc = 0;
+    const char *why = "n-predict reached";
+    t0 = now_s();
+    while (generated < n_predict) {
+        if (!logits) {
+            fprintf(stderr, "andrea generate: %s\n", andrea_error());
+            rc = 1;
+            break;
+        }
+        int tok = andrea_sample(logits, c->vocab, &s, &rng);
+        if (tok < 0) {
+            fprintf(stderr, "andrea generate: out of memory while sampling\n");
+            rc = 1;
+            break;
+        }
+        if (tok == ANDREA_BYTE_BOS) {
+            why = "end of text (BOS)";
+            break;
+        }
+        if (tok < 256) {
+            unsigned char b = (unsigned char)tok;
+            fwrite(&b, 1, 1, stdout);
+            fflush(stdout);
+        }
+        generated++;
+        if (andrea_kv_pos(kv) >= c->ctx) {
+            why = "context limit reached (the model's context is full)";
+            break;
+        }
+        if (generated < n_predict) logits = andrea_kv_step(m, kv, tok);
+    }
+    double t_gen = now_s() - t0;
+    printf("\n");
+    fflush(stdout);
+    fprintf(stderr, "generate: stopped: %s | %d tokens | prompt %zu tokens in %.3f s | %.1f tok/s\n",
+            why, generated, plen, t_prompt, generated / (t_gen > 0 ? t_gen : 1e-9));
+    andrea_kv_free(kv);
+    andrea_model_free(m);
+    return rc;
+}

@@ -1,0 +1,10 @@
+/* commands.h - one entry point per subcommand (src/cli/cmd_<name>.c). */
+#ifndef ANDREA_CLI_COMMANDS_H
+#define ANDREA_CLI_COMMANDS_H
+
+int cmd_train(int argc, char **argv);
+int cmd_generate(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_eval(int argc, char **argv);
+
+#endif

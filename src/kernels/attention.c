@@ -1,0 +1,124 @@
+/*
+ * attention.c - causal scaled dot-product attention, per head:
+ *     A = softmax(mask(Q K^T / sqrt(d_k))),  out = A V
+ * This is the explicit-matrix path: A (T x T per head) is kept for backward
+ * and is exactly what `andrea attention` shows. Scores for j > i are never
+ * computed: they would be -inf, and exp(-inf) = 0, so those probabilities are
+ * written as exact zeros. Every (batch, head) pair is independent and is run
+ * by one thread, so results do not depend on the thread count.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/kernels.h"
+
+void attention_forward(float *out, float *att, float *preatt, const float *qkv, int B, int T,
+                       int C, int NH) {
+    int HS = C / NH;
+    /* One float multiply per score, as in the reference engine (not a division). */
+    float scale = 1.0f / sqrtf((float)HS);
+    long C3 = 3L * C;
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int b = 0; b < B; b++) {
+        for (int h = 0; h < NH; h++) {
+            const float *base = qkv + (long)b * T * C3;
+            for (int i = 0; i < T; i++) {
+                const float *q = base + i * C3 + h * HS;
+                float *a = att + (((long)b * NH + h) * T + i) * T;
+                float maxv = -INFINITY;
+                for (int j = 0; j <= i; j++) {
+                    const float *k = base + j * C3 + C + h * HS;
+                    float s = 0.0f;
+                    for (int d = 0; d < HS; d++) s += q[d] * k[d];
+                    s *= scale;
+                    a[j] = s;
+                    if (s > maxv) maxv = s;
+                }
+                if (preatt) {
+                    float *p = preatt + (((long)b * NH + h) * T + i) * T;
+                    memcpy(p, a, sizeof(float) * (size_t)(i + 1));
+                    for (int j = i + 1; j < T; j++) p[j] = -INFINITY;
+                }
+                /* Subtracting the row max keeps exp() in range; the result is unchanged. */
+                float sum = 0.0f;
+                for (int j = 0; j <= i; j++) {
+                    float e = expf(a[j] - maxv);
+                    a[j] = e;
+                    sum += e;
+                }
+                float inv = 1.0f / sum;
+                for (int j = 0; j <= i; j++) a[j] *= inv;
+                for (int j = i + 1; j < T; j++) a[j] = 0.0f;
+                float *o = out + ((long)b * T + i) * C + h * HS;
+                for (int d = 0; d < HS; d++) o[d] = 0.0f;
+                for (int j = 0; j <= i; j++) {
+                    const float *v = base + j * C3 + 2 * C + h * HS;
+                    float w = a[j];
+                    for (int d = 0; d < HS; d++) o[d] += w * v[d];
+                }
+            }
+        }
+    }
+}
+
+void attention_backward(float *dqkv, const float *dout, const float *qkv, const float *att,
+                        int B, int T, int C, int NH) {
+    int HS = C / NH;
+    float scale = 1.0f / sqrtf((float)HS);
+    long C3 = 3L * C;
+#pragma omp parallel
+    {
+        float *da = malloc(sizeof(float) * (size_t)(T > 0 ? T : 1));
+#pragma omp for collapse(2) schedule(static)
+        for (int b = 0; b < B; b++) {
+            for (int h = 0; h < NH; h++) {
+                const float *base = qkv + (long)b * T * C3;
+                float *dbase = dqkv + (long)b * T * C3;
+                for (int i = 0; i < T; i++) {
+                    const float *a = att + (((long)b * NH + h) * T + i) * T;
+                    const float *g = dout + ((long)b * T + i) * C + h * HS;
+                    const float *q = base + i * C3 + h * HS;
+                    float *dq = dbase + i * C3 + h * HS;
+                    /* dA_ij = g . v_j and dv_j += A_ij g */
+                    float dot = 0.0f;
+                    for (int j = 0; j <= i; j++) {
+                        const float *v = base + j * C3 + 2 * C + h * HS;
+                        float *dv = dbase + j * C3 + 2 * C + h * HS;
+                        float s = 0.0f;
+                        for (int d = 0; d < HS; d++) {
+                            s += g[d] * v[d];
+                            dv[d] += a[j] * g[d];
+                        }
+                        da[j] = s;
+                        dot += a[j] * s;
+                    }
+                    /* softmax backward: dS_ij = A_ij (dA_ij - sum_k A_ik dA_ik), then the scale */
+                    for (int j = 0; j <= i; j++) {
+                        float ds = a[j] * (da[j] - dot) * scale;
+                        const float *k = base + j * C3 + C + h * HS;
+                        float *dk = dbase + j * C3 + C + h * HS;
+                        for (int d = 0; d < HS; d++) {
+                            dq[d] += ds * k[d];
+                            dk[d] += ds * q[d];
+                        }
+                    }
+                }
+            }
+        }
+        free(da);
+    }
+}
+
+void softmax_row(float *x, int n) {
+    float maxv = -INFINITY;
+    for (int i = 0; i < n; i++)
+        if (x[i] > maxv) maxv = x[i];
+    float sum = 0.0f;
+    for (int i = 0; i < n; i++) {
+        x[i] = expf(x[i] - maxv);
+        sum += x[i];
+    }
+    float inv = 1.0f / sum;
+    for (int i = 0; i < n; i++) x[i] *= inv;
+}

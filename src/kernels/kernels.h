@@ -1,0 +1,131 @@
+/*
+ * kernels.h - the numerical building blocks of the transformer, forward and
+ * backward. Each fast kernel (kernels/<name>.c) has a plain reference twin
+ * (ref_<name> in kernels/reference.c: simple loops, double accumulation)
+ * that the tests compare it against.
+ *
+ * Conventions
+ * - Row-major float32. Weight matrices are (out, in), as in PyTorch's Linear:
+ *   out = inp @ w^T + bias.
+ * - Every *_backward ACCUMULATES (+=) into each gradient it writes, so
+ *   residual branches can add into the same buffer. Callers zero them first.
+ *   A NULL gradient pointer means "not needed".
+ * - Results do not depend on the number of threads: every output element is
+ *   summed by one thread in a fixed order.
+ */
+#ifndef ANDREA_KERNELS_H
+#define ANDREA_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- matmul ------------------------------------------------------------------ */
+
+/* out(M, N) = inp(M, K) @ w(N, K)^T + bias(N).  bias may be NULL. */
+void matmul_forward(float *out, const float *inp, const float *w, const float *bias,
+                    int M, int K, int N);
+/* dinp(M, K) += dout(M, N) @ w(N, K); dw(N, K) += dout^T @ inp; dbias(N) += sum_m dout. */
+void matmul_backward(float *dinp, float *dw, float *dbias, const float *dout,
+                     const float *inp, const float *w, int M, int K, int N);
+
+/* The general engine under both: C(M, N) (+)= A(M, K) @ B(K, N), where
+ * A(m, k) = a[m * a_rs + k * a_cs] (any strides) and B is row-major with
+ * row stride ldb, C row-major with row stride ldc. accumulate = 0 overwrites. */
+void gemm_nn(float *c, int ldc, const float *a, long a_rs, long a_cs, const float *b, int ldb,
+             int M, int K, int N, int accumulate);
+
+/* ---- normalisation --------------------------------------------------------------- */
+
+/* LayerNorm over the last dim: out = (x - mean) * rstd * w + b, rstd = 1/sqrt(var + eps),
+ * biased variance. mean and rstd (N) are saved for backward. b may be NULL. */
+void layernorm_forward(float *out, float *mean, float *rstd, const float *inp,
+                       const float *w, const float *b, int N, int C, float eps);
+void layernorm_backward(float *dinp, float *dw, float *db, const float *dout,
+                        const float *inp, const float *w, const float *mean,
+                        const float *rstd, int N, int C);
+/* RMSNorm: out = x * rstd * w, rstd = 1/sqrt(mean(x^2) + eps). rstd (N) saved. */
+void rmsnorm_forward(float *out, float *rstd, const float *inp, const float *w,
+                     int N, int C, float eps);
+void rmsnorm_backward(float *dinp, float *dw, const float *dout, const float *inp,
+                      const float *w, const float *rstd, int N, int C);
+
+/* ---- activations (act is an andrea_act) -------------------------------------------- */
+
+/* gelu-tanh: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)));  relu; relu2 = relu(x)^2 */
+void activation_forward(float *out, const float *inp, size_t n, int act);
+/* dinp += f'(inp) * dout */
+void activation_backward(float *dinp, const float *inp, const float *dout, size_t n, int act);
+
+/* ---- residual ------------------------------------------------------------------- */
+
+/* out = a + b (n floats) */
+void residual_forward(float *out, const float *a, const float *b, size_t n);
+
+/* ---- causal multi-head attention --------------------------------------------------- */
+
+/* qkv (B, T, 3C): per position q (C) then k (C) then v (C); head h owns
+ * channels h*HS .. h*HS+HS-1 of each. For every (b, h, i):
+ *   scaled[j] = (q_i . k_j) * (1/sqrt(HS))     for j <= i
+ *   att[i][j] = softmax_j(scaled)              (max subtracted), 0 for j > i
+ *   out_i     = sum_j att[i][j] v_j
+ * att (B, NH, T, T) keeps the probabilities, exactly 0 above the diagonal.
+ * preatt (B, NH, T, T), if not NULL, receives the scaled scores with -INFINITY
+ * above the diagonal (the masked scores the softmax saw). out (B, T, C). */
+void attention_forward(float *out, float *att, float *preatt, const float *qkv,
+                       int B, int T, int C, int NH);
+/* dqkv (B, T, 3C) += gradient through the attention, given dout (B, T, C). */
+void attention_backward(float *dqkv, const float *dout, const float *qkv, const float *att,
+                        int B, int T, int C, int NH);
+
+/* ---- softmax and cross-entropy ------------------------------------------------------- */
+
+/* In place, one row of n: x = exp(x - max) / sum. */
+void softmax_row(float *x, int n);
+/* logits (N, V) -> probabilities in place; losses[i] = -log p[target]; targets < 0 are
+ * ignored (loss 0). Returns the mean over valid targets (0 if none) and the count. */
+float crossentropy_forward(float *logits_to_probs, float *losses, const int32_t *targets,
+                           int N, int V, int *n_valid);
+/* probs (N, V) -> dlogits in place: (p - onehot(target)) * dloss; rows with target < 0
+ * become 0. dloss is usually 1 / n_valid. */
+void crossentropy_backward(float *probs_to_dlogits, const int32_t *targets, int N, int V,
+                           float dloss);
+
+/* ---- optimiser ------------------------------------------------------------------------ */
+
+/* One AdamW step (t >= 1 for bias correction), decoupled weight decay:
+ *   m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2
+ *   p -= lr * (m / (1-b1^t) / (sqrt(v / (1-b2^t)) + eps) + wd * p) */
+void adamw_update(float *p, const float *g, float *m, float *v, size_t n, float lr,
+                  float b1, float b2, float eps, float wd, int t);
+
+/* ---- references (kernels/reference.c): same contracts, double accumulation ------------ */
+
+void ref_matmul_forward(float *out, const float *inp, const float *w, const float *bias,
+                        int M, int K, int N);
+void ref_matmul_backward(float *dinp, float *dw, float *dbias, const float *dout,
+                         const float *inp, const float *w, int M, int K, int N);
+void ref_layernorm_forward(float *out, float *mean, float *rstd, const float *inp,
+                           const float *w, const float *b, int N, int C, float eps);
+void ref_layernorm_backward(float *dinp, float *dw, float *db, const float *dout,
+                            const float *inp, const float *w, const float *mean,
+                            const float *rstd, int N, int C);
+void ref_rmsnorm_forward(float *out, float *rstd, const float *inp, const float *w,
+                         int N, int C, float eps);
+void ref_rmsnorm_backward(float *dinp, float *dw, const float *dout, const float *inp,
+                          const float *w, const float *rstd, int N, int C);
+void ref_activation_forward(float *out, const float *inp, size_t n, int act);
+void ref_activation_backward(float *dinp, const float *inp, const float *dout, size_t n,
+                             int act);
+void ref_attention_forward(float *out, float *att, float *preatt, const float *qkv,
+                           int B, int T, int C, int NH);
+void ref_attention_backward(float *dqkv, const float *dout, const float *qkv,
+                            const float *att, int B, int T, int C, int NH);
+void ref_softmax_row(float *x, int n);
+float ref_crossentropy_forward(float *logits_to_probs, float *losses, const int32_t *targets,
+                               int N, int V, int *n_valid);
+void ref_crossentropy_backward(float *probs_to_dlogits, const int32_t *targets, int N, int V,
+                               float dloss);
+void ref_adamw_update(float *p, const float *g, float *m, float *v, size_t n, float lr,
+                      float b1, float b2, float eps, float wd, int t);
+
+#endif /* ANDREA_KERNELS_H */

@@ -1,0 +1,208 @@
+/*
+ * matmul.c - the dense products of every linear layer, forward and backward.
+ *
+ * One engine, gemm_nn, computes C (+)= A @ B with B row-major, so the inner
+ * loop is a broadcast of one A element times a contiguous row of B: that
+ * vectorises perfectly and needs no horizontal sums. A is read through
+ * strides, which lets the same engine serve all three products:
+ *   forward      out  = inp  @ w^T   (w^T packed once per call)
+ *   backward     dinp += dout @ w    (A = dout, B = w)
+ *   backward     dw   += dout^T @ inp (A = dout read transposed, B = inp)
+ * The register tile is MR x NR = 4 x 32 floats; cache blocks KC x NC of B are
+ * reused across the rows of one thread's block. Each C element is summed in
+ * k order by exactly one thread, so results do not depend on thread count.
+ * The tile is compiled three times (AVX-512, AVX2+FMA, baseline) and chosen
+ * at run time from the CPU's features.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/kernels.h"
+
+#define MR 4
+#define NR 32
+#define KC 256
+#define NC 512
+#define MB 64
+
+typedef float vf16 __attribute__((vector_size(64)));
+
+/* C[0:4, 0:32] += A[0:4, 0:kc] @ B[0:kc, 0:32] */
+#define DEFINE_TILE(NAME, ATTR)                                                             \
+    ATTR static void NAME(float *c, int ldc, const float *a, long a_rs, long a_cs,          \
+                          const float *b, int ldb, int kc) {                                \
+        vf16 c00, c01, c10, c11, c20, c21, c30, c31;                                        \
+        memcpy(&c00, c, 64);                                                                \
+        memcpy(&c01, c + 16, 64);                                                           \
+        memcpy(&c10, c + ldc, 64);                                                          \
+        memcpy(&c11, c + ldc + 16, 64);                                                     \
+        memcpy(&c20, c + 2 * ldc, 64);                                                      \
+        memcpy(&c21, c + 2 * ldc + 16, 64);                                                 \
+        memcpy(&c30, c + 3 * ldc, 64);                                                      \
+        memcpy(&c31, c + 3 * ldc + 16, 64);                                                 \
+        for (int k = 0; k < kc; k++) {                                                      \
+            vf16 b0, b1;                                                                    \
+            memcpy(&b0, b + (long)k * ldb, 64);                                             \
+            memcpy(&b1, b + (long)k * ldb + 16, 64);                                        \
+            const float *ak = a + k * a_cs;                                                 \
+            float a0 = ak[0], a1 = ak[a_rs], a2 = ak[2 * a_rs], a3 = ak[3 * a_rs];          \
+            c00 += a0 * b0;                                                                 \
+            c01 += a0 * b1;                                                                 \
+            c10 += a1 * b0;                                                                 \
+            c11 += a1 * b1;                                                                 \
+            c20 += a2 * b0;                                                                 \
+            c21 += a2 * b1;                                                                 \
+            c30 += a3 * b0;                                                                 \
+            c31 += a3 * b1;                                                                 \
+        }                                                                                   \
+        memcpy(c, &c00, 64);                                                                \
+        memcpy(c + 16, &c01, 64);                                                           \
+        memcpy(c + ldc, &c10, 64);                                                          \
+        memcpy(c + ldc + 16, &c11, 64);                                                     \
+        memcpy(c + 2 * ldc, &c20, 64);                                                      \
+        memcpy(c + 2 * ldc + 16, &c21, 64);                                                 \
+        memcpy(c + 3 * ldc, &c30, 64);                                                      \
+        memcpy(c + 3 * ldc + 16, &c31, 64);                                                 \
+    }
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+DEFINE_TILE(tile_avx512, __attribute__((target("avx512f,fma"))))
+DEFINE_TILE(tile_avx2, __attribute__((target("avx2,fma"))))
+#define HAVE_X86_DISPATCH 1
+#endif
+DEFINE_TILE(tile_generic, )
+
+typedef void (*tile_fn)(float *, int, const float *, long, long, const float *, int, int);
+
+static tile_fn pick_tile(void) {
+#ifdef HAVE_X86_DISPATCH
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f")) return tile_avx512;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return tile_avx2;
+#endif
+    return tile_generic;
+}
+
+/* Edge tiles (fewer than MR rows or NR columns): same k order, plain loops. */
+static void tile_edge(float *c, int ldc, const float *a, long a_rs, long a_cs, const float *b,
+                      int ldb, int kc, int mr, int nr) {
+    for (int r = 0; r < mr; r++) {
+        float *cr = c + (long)r * ldc;
+        for (int k = 0; k < kc; k++) {
+            float av = a[r * a_rs + k * a_cs];
+            const float *bk = b + (long)k * ldb;
+            for (int j = 0; j < nr; j++) cr[j] += av * bk[j];
+        }
+    }
+}
+
+void gemm_nn(float *c, int ldc, const float *a, long a_rs, long a_cs, const float *b, int ldb,
+             int M, int K, int N, int accumulate) {
+    static tile_fn tile = NULL;
+    if (!tile) tile = pick_tile(); /* idempotent: a race writes the same value */
+    if (!accumulate)
+        for (int m = 0; m < M; m++) memset(c + (long)m * ldc, 0, sizeof(float) * (size_t)N);
+    int n_mb = (M + MB - 1) / MB, n_nb = (N + NC - 1) / NC;
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int mbi = 0; mbi < n_mb; mbi++) {
+        for (int nbi = 0; nbi < n_nb; nbi++) {
+            int m0 = mbi * MB, m1 = m0 + MB < M ? m0 + MB : M;
+            int n0 = nbi * NC, n1 = n0 + NC < N ? n0 + NC : N;
+            for (int k0 = 0; k0 < K; k0 += KC) {
+                int kc = K - k0 < KC ? K - k0 : KC;
+                for (int m = m0; m < m1; m += MR) {
+                    int mr = m1 - m < MR ? m1 - m : MR;
+                    const float *am = a + m * a_rs + (long)k0 * a_cs;
+                    for (int n = n0; n < n1; n += NR) {
+                        int nr = n1 - n < NR ? n1 - n : NR;
+                        float *cmn = c + (long)m * ldc + n;
+                        const float *bkn = b + (long)k0 * ldb + n;
+                        if (mr == MR && nr == NR)
+                            tile(cmn, ldc, am, a_rs, a_cs, bkn, ldb, kc);
+                        else
+                            tile_edge(cmn, ldc, am, a_rs, a_cs, bkn, ldb, kc, mr, nr);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* Per-thread scratch for the packed w^T; grows, never shrinks. */
+static _Thread_local float *g_pack = NULL;
+static _Thread_local size_t g_pack_cap = 0;
+
+static float *pack_scratch(size_t n) {
+    if (n > g_pack_cap) {
+        free(g_pack);
+        g_pack = malloc(n * sizeof(float));
+        g_pack_cap = g_pack ? n : 0;
+    }
+    return g_pack;
+}
+
+/* A few rows: dot products straight from w, no packing (generation, tiny batches). */
+static void matmul_forward_rows(float *out, const float *inp, const float *w, const float *bias,
+                                int M, int K, int N) {
+#pragma omp parallel for schedule(static)
+    for (int n = 0; n < N; n++) {
+        const float *wn = w + (long)n * K;
+        for (int m = 0; m < M; m++) {
+            const float *x = inp + (long)m * K;
+            float s0 = 0, s1 = 0, s2 = 0, s3 = 0, s4 = 0, s5 = 0, s6 = 0, s7 = 0;
+            int k = 0;
+            for (; k + 8 <= K; k += 8) {
+                s0 += wn[k] * x[k];
+                s1 += wn[k + 1] * x[k + 1];
+                s2 += wn[k + 2] * x[k + 2];
+                s3 += wn[k + 3] * x[k + 3];
+                s4 += wn[k + 4] * x[k + 4];
+                s5 += wn[k + 5] * x[k + 5];
+                s6 += wn[k + 6] * x[k + 6];
+                s7 += wn[k + 7] * x[k + 7];
+            }
+            float s = ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7));
+            for (; k < K; k++) s += wn[k] * x[k];
+            out[(long)m * N + n] = s + (bias ? bias[n] : 0.0f);
+        }
+    }
+}
+
+void matmul_forward(float *out, const float *inp, const float *w, const float *bias, int M,
+                    int K, int N) {
+    float *wt = M > 4 ? pack_scratch((size_t)K * N) : NULL;
+    if (!wt) {
+        matmul_forward_rows(out, inp, w, bias, M, K, N);
+        return;
+    }
+    /* wt(K, N) = w(N, K)^T, in 32x32 blocks to stay in cache. */
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int n0 = 0; n0 < N; n0 += 32)
+        for (int k0 = 0; k0 < K; k0 += 32)
+            for (int n = n0; n < n0 + 32 && n < N; n++)
+                for (int k = k0; k < k0 + 32 && k < K; k++) wt[(long)k * N + n] = w[(long)n * K + k];
+    for (int m = 0; m < M; m++) {
+        float *o = out + (long)m * N;
+        if (bias)
+            memcpy(o, bias, sizeof(float) * (size_t)N);
+        else
+            memset(o, 0, sizeof(float) * (size_t)N);
+    }
+    gemm_nn(out, N, inp, K, 1, wt, N, M, K, N, 1);
+}
+
+void matmul_backward(float *dinp, float *dw, float *dbias, const float *dout, const float *inp,
+                     const float *w, int M, int K, int N) {
+    if (dinp) gemm_nn(dinp, K, dout, N, 1, w, K, M, N, K, 1);   /* (M,N) @ (N,K) */
+    if (dw) gemm_nn(dw, K, dout, 1, N, inp, K, N, M, K, 1);     /* (N,M) @ (M,K) */
+    if (dbias) {
+#pragma omp parallel for schedule(static)
+        for (int n0 = 0; n0 < N; n0 += 64) {
+            int n1 = n0 + 64 < N ? n0 + 64 : N;
+            for (int m = 0; m < M; m++) {
+                const float *d = dout + (long)m * N;
+                for (int n = n0; n < n1; n++) dbias[n] += d[n];
+            }
+        }
+    }
+}

@@ -1,0 +1,133 @@
+/*
+ * kv.c - incremental decoding with a key/value cache: each new token attends
+ * to the cached keys and values of every earlier position, so generating n
+ * tokens costs O(n) matrix-vector products instead of O(n^2) full passes.
+ * It computes exactly the maths of model.c's forward for one position.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/kernels.h"
+#include "model/model.h"
+#include "util/error.h"
+
+struct andrea_kv {
+    int pos;
+    int L, T, C;
+    float *k, *v;          /* (L, T, C) */
+    float *x, *xn, *qkv;   /* (C), (C), (3C) */
+    float *atty, *tmp;     /* (C), (C) */
+    float *h, *hact;       /* (4C), (4C) */
+    float *att;            /* (T) */
+    float *logits;         /* (V) */
+    float stat_mean, stat_rstd;
+};
+
+andrea_kv *andrea_kv_create(const andrea_model *m) {
+    const andrea_config *c = &m->cfg;
+    andrea_kv *kv = calloc(1, sizeof *kv);
+    if (!kv) return andrea_set_error("out of memory allocating the KV cache"), NULL;
+    kv->L = c->n_layer;
+    kv->T = c->ctx;
+    kv->C = c->d_model;
+    size_t cache = (size_t)c->n_layer * c->ctx * c->d_model;
+    kv->k = malloc(sizeof(float) * cache);
+    kv->v = malloc(sizeof(float) * cache);
+    size_t C = (size_t)c->d_model;
+    kv->x = malloc(sizeof(float) * (C * 3 + C * 3 + C * 8 + (size_t)c->ctx + (size_t)c->vocab));
+    if (!kv->k || !kv->v || !kv->x) {
+        andrea_kv_free(kv);
+        return andrea_set_error("out of memory: KV cache of %.1f MB", cache * 8.0 / 1e6), NULL;
+    }
+    kv->xn = kv->x + C;
+    kv->qkv = kv->xn + C;
+    kv->atty = kv->qkv + 3 * C;
+    kv->tmp = kv->atty + C;
+    kv->h = kv->tmp + C;
+    kv->hact = kv->h + 4 * C;
+    kv->att = kv->hact + 4 * C;
+    kv->logits = kv->att + c->ctx;
+    return kv;
+}
+
+void andrea_kv_free(andrea_kv *kv) {
+    if (!kv) return;
+    free(kv->k);
+    free(kv->v);
+    free(kv->x);
+    free(kv);
+}
+
+void andrea_kv_reset(andrea_kv *kv) { kv->pos = 0; }
+int andrea_kv_pos(const andrea_kv *kv) { return kv->pos; }
+
+static void norm1(const andrea_model *m, andrea_kv *kv, float *out, const float *inp,
+                  const float *w, const float *b) {
+    if (m->cfg.norm == ANDREA_NORM_LAYER)
+        layernorm_forward(out, &kv->stat_mean, &kv->stat_rstd, inp, w, b, 1, m->cfg.d_model,
+                          m->cfg.norm_eps);
+    else
+        rmsnorm_forward(out, &kv->stat_rstd, inp, w, 1, m->cfg.d_model, m->cfg.norm_eps);
+}
+
+const float *andrea_kv_step(andrea_model *m, andrea_kv *kv, int32_t token) {
+    const andrea_config *c = &m->cfg;
+    int C = c->d_model, NH = c->n_head, HS = C / NH, V = c->vocab;
+    if (kv->pos >= c->ctx) {
+        andrea_set_error("context full: the model was trained with a context of %d tokens", c->ctx);
+        return NULL;
+    }
+    if (token < 0 || token >= V) {
+        andrea_set_error("token id %d is outside the vocabulary (V=%d)", token, V);
+        return NULL;
+    }
+    int pos = kv->pos;
+    andrea_view *p = &m->p;
+    for (int k = 0; k < C; k++) kv->x[k] = p->wte[(long)token * C + k] + p->wpe[(long)pos * C + k];
+    float scale = 1.0f / sqrtf((float)HS);
+    for (int l = 0; l < c->n_layer; l++) {
+        andrea_layer_view *w = &p->h[l];
+        float *kc = kv->k + (long)l * c->ctx * C, *vc = kv->v + (long)l * c->ctx * C;
+        norm1(m, kv, kv->xn, kv->x, w->ln1w, w->ln1b);
+        matmul_forward(kv->qkv, kv->xn, w->wqkv, w->bqkv, 1, C, 3 * C);
+        memcpy(kc + (long)pos * C, kv->qkv + C, sizeof(float) * (size_t)C);
+        memcpy(vc + (long)pos * C, kv->qkv + 2 * C, sizeof(float) * (size_t)C);
+        for (int h = 0; h < NH; h++) {
+            const float *q = kv->qkv + h * HS;
+            float maxv = -INFINITY;
+            for (int j = 0; j <= pos; j++) {
+                const float *kj = kc + (long)j * C + h * HS;
+                float s = 0.0f;
+                for (int d = 0; d < HS; d++) s += q[d] * kj[d];
+                s *= scale;
+                kv->att[j] = s;
+                if (s > maxv) maxv = s;
+            }
+            float sum = 0.0f;
+            for (int j = 0; j <= pos; j++) {
+                kv->att[j] = expf(kv->att[j] - maxv);
+                sum += kv->att[j];
+            }
+            float inv = 1.0f / sum;
+            float *o = kv->atty + h * HS;
+            for (int d = 0; d < HS; d++) o[d] = 0.0f;
+            for (int j = 0; j <= pos; j++) {
+                const float *vj = vc + (long)j * C + h * HS;
+                float a = kv->att[j] * inv;
+                for (int d = 0; d < HS; d++) o[d] += a * vj[d];
+            }
+        }
+        matmul_forward(kv->tmp, kv->atty, w->wo, w->bo, 1, C, C);
+        for (int k = 0; k < C; k++) kv->x[k] += kv->tmp[k];
+        norm1(m, kv, kv->xn, kv->x, w->ln2w, w->ln2b);
+        matmul_forward(kv->h, kv->xn, w->wfc, w->bfc, 1, C, 4 * C);
+        activation_forward(kv->hact, kv->h, (size_t)4 * C, c->act);
+        matmul_forward(kv->tmp, kv->hact, w->wproj, w->bproj, 1, 4 * C, C);
+        for (int k = 0; k < C; k++) kv->x[k] += kv->tmp[k];
+    }
+    norm1(m, kv, kv->xn, kv->x, p->lnfw, p->lnfb);
+    matmul_forward(kv->logits, kv->xn, p->lm_head, NULL, 1, C, V);
+    kv->pos++;
+    return kv->logits;
+}

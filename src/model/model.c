@@ -1,0 +1,333 @@
+/*
+ * model.c - the decoder-only transformer, read top to bottom as the model:
+ *   x = wte[tok] + wpe[pos]
+ *   for each block:  x += Attn(Norm(x));  x += MLP(Norm(x))
+ *   logits = Norm(x) @ lm_head^T;  loss = cross-entropy
+ * and its backward pass in reverse order.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/kernels.h"
+#include "model/model.h"
+#include "util/error.h"
+
+/* ---- construction ------------------------------------------------------------------ */
+
+void andrea_view_build(const andrea_model *m, float *base, andrea_view *v) {
+    const andrea_layout *lay = &m->layout;
+    int L = m->cfg.n_layer;
+    andrea_layer_view *h = v->h;
+    memset(h, 0, sizeof *h * (size_t)L);
+    memset(v, 0, sizeof *v);
+    v->h = h;
+    for (int i = 0; i < lay->n; i++) {
+        const char *name = lay->t[i].name;
+        float *p = base + lay->t[i].offset;
+        if (strcmp(name, "wte") == 0) v->wte = p;
+        else if (strcmp(name, "wpe") == 0) v->wpe = p;
+        else if (strcmp(name, "lnf.w") == 0) v->lnfw = p;
+        else if (strcmp(name, "lnf.b") == 0) v->lnfb = p;
+        else if (strcmp(name, "lm_head") == 0) v->lm_head = p;
+        else {
+            int l = atoi(name + 2);
+            const char *s = strchr(name + 2, '.') + 1;
+            andrea_layer_view *lv = &h[l];
+            if (strcmp(s, "ln1.w") == 0) lv->ln1w = p;
+            else if (strcmp(s, "ln1.b") == 0) lv->ln1b = p;
+            else if (strcmp(s, "attn.wqkv") == 0) lv->wqkv = p;
+            else if (strcmp(s, "attn.bqkv") == 0) lv->bqkv = p;
+            else if (strcmp(s, "attn.wo") == 0) lv->wo = p;
+            else if (strcmp(s, "attn.bo") == 0) lv->bo = p;
+            else if (strcmp(s, "ln2.w") == 0) lv->ln2w = p;
+            else if (strcmp(s, "ln2.b") == 0) lv->ln2b = p;
+            else if (strcmp(s, "mlp.wfc") == 0) lv->wfc = p;
+            else if (strcmp(s, "mlp.bfc") == 0) lv->bfc = p;
+            else if (strcmp(s, "mlp.wproj") == 0) lv->wproj = p;
+            else if (strcmp(s, "mlp.bproj") == 0) lv->bproj = p;
+        }
+    }
+    if (m->cfg.tied) v->lm_head = v->wte;
+}
+
+andrea_model *andrea_model_alloc(const andrea_config *cfg) {
+    andrea_model *m = calloc(1, sizeof *m);
+    if (!m) return andrea_set_error("out of memory allocating the model"), NULL;
+    m->cfg = *cfg;
+    if (andrea_layout_build(cfg, &m->layout)) {
+        free(m);
+        return NULL;
+    }
+    m->params = malloc(sizeof(float) * (size_t)m->layout.total);
+    m->p.h = calloc((size_t)cfg->n_layer, sizeof(andrea_layer_view));
+    m->g.h = calloc((size_t)cfg->n_layer, sizeof(andrea_layer_view));
+    if (!m->params || !m->p.h || !m->g.h) {
+        andrea_set_error("out of memory: %lld parameters (%.1f MB)", (long long)m->layout.total,
+                         m->layout.total * 4.0 / 1e6);
+        andrea_model_free(m);
+        return NULL;
+    }
+    andrea_view_build(m, m->params, &m->p);
+    return m;
+}
+
+void andrea_model_init_weights(andrea_model *m, uint64_t seed) {
+    andrea_rng rng;
+    andrea_rng_seed(&rng, seed);
+    float std = m->cfg.init_std;
+    float resid_std = std / sqrtf(2.0f * m->cfg.n_layer);
+    for (int i = 0; i < m->layout.n; i++) {
+        const andrea_tensor_info *t = &m->layout.t[i];
+        float *p = m->params + t->offset;
+        const char *dot = strrchr(t->name, '.');
+        const char *leaf = dot ? dot + 1 : t->name;
+        if (t->cols == 0) { /* vectors: norm gains 1, everything else (biases) 0 */
+            float val = (leaf[0] == 'w') ? 1.0f : 0.0f;
+            for (int64_t j = 0; j < t->size; j++) p[j] = val;
+            continue;
+        }
+        /* GPT-2: projections into the residual stream scaled by 1/sqrt(2 L) */
+        float s = (strcmp(leaf, "wo") == 0 || strcmp(leaf, "wproj") == 0) ? resid_std : std;
+        for (int64_t j = 0; j < t->size; j++) p[j] = s * andrea_rng_normal(&rng);
+    }
+}
+
+andrea_model *andrea_model_create(const andrea_config *cfg, uint64_t seed) {
+    andrea_model *m = andrea_model_alloc(cfg);
+    if (m) andrea_model_init_weights(m, seed);
+    return m;
+}
+
+void andrea_model_free(andrea_model *m) {
+    if (!m) return;
+    andrea_layout_free(&m->layout);
+    free(m->params);
+    free(m->grads);
+    free(m->p.h);
+    free(m->g.h);
+    free(m->act_mem);
+    free(m->inputs);
+    free(m->targets);
+    free(m);
+}
+
+const andrea_config *andrea_model_config(const andrea_model *m) { return &m->cfg; }
+int andrea_model_num_tensors(const andrea_model *m) { return m->layout.n; }
+const andrea_tensor_info *andrea_model_tensor(const andrea_model *m, int i) {
+    return i >= 0 && i < m->layout.n ? &m->layout.t[i] : NULL;
+}
+int64_t andrea_model_num_params(const andrea_model *m) { return m->layout.total; }
+float *andrea_model_params(andrea_model *m) { return m->params; }
+
+static int ensure_grads(andrea_model *m) {
+    if (m->grads) return 0;
+    m->grads = calloc((size_t)m->layout.total, sizeof(float));
+    if (!m->grads) return andrea_set_error("out of memory allocating gradients");
+    andrea_view_build(m, m->grads, &m->g);
+    return 0;
+}
+
+float *andrea_model_grads(andrea_model *m) { return ensure_grads(m) ? NULL : m->grads; }
+
+void andrea_model_zero_grad(andrea_model *m) {
+    if (ensure_grads(m) == 0) memset(m->grads, 0, sizeof(float) * (size_t)m->layout.total);
+}
+
+_Static_assert(sizeof(andrea_acts) / sizeof(float *) == sizeof(andrea_act_sizes) / sizeof(int64_t),
+               "andrea_acts and andrea_act_sizes must list the same buffers");
+
+static int ensure_acts(andrea_model *m, int B, int T) {
+    if (m->act_mem && m->act_B == B && m->act_T == T) return 0;
+    free(m->act_mem);
+    free(m->inputs);
+    free(m->targets);
+    m->act_mem = NULL;
+    andrea_act_sizes s;
+    int64_t total = andrea_activation_floats(&m->cfg, B, T, &s);
+    m->act_mem = malloc(sizeof(float) * (size_t)total);
+    m->inputs = malloc(sizeof(int32_t) * (size_t)B * T);
+    m->targets = malloc(sizeof(int32_t) * (size_t)B * T);
+    if (!m->act_mem || !m->inputs || !m->targets) {
+        free(m->act_mem);
+        m->act_mem = NULL;
+        return andrea_set_error("out of memory: activations for B=%d T=%d need %.1f MB", B, T,
+                                total * 4.0 / 1e6);
+    }
+    /* carve the pointers in the order of andrea_act_sizes */
+    float **ptrs = (float **)&m->a;
+    const int64_t *sizes = (const int64_t *)&s;
+    float *cur = m->act_mem;
+    for (size_t i = 0; i < sizeof s / sizeof(int64_t); i++) {
+        ptrs[i] = cur;
+        cur += sizes[i];
+    }
+    m->act_B = B;
+    m->act_T = T;
+    return 0;
+}
+
+/* ---- forward ------------------------------------------------------------------------ */
+
+static void norm_forward(const andrea_model *m, float *out, float *mean, float *rstd,
+                         const float *inp, const float *w, const float *b, int N) {
+    if (m->cfg.norm == ANDREA_NORM_LAYER)
+        layernorm_forward(out, mean, rstd, inp, w, b, N, m->cfg.d_model, m->cfg.norm_eps);
+    else
+        rmsnorm_forward(out, rstd, inp, w, N, m->cfg.d_model, m->cfg.norm_eps);
+}
+
+static void norm_backward(const andrea_model *m, float *dinp, float *dw, float *db,
+                          const float *dout, const float *inp, const float *w, const float *mean,
+                          const float *rstd, int N) {
+    if (m->cfg.norm == ANDREA_NORM_LAYER)
+        layernorm_backward(dinp, dw, db, dout, inp, w, mean, rstd, N, m->cfg.d_model);
+    else
+        rmsnorm_backward(dinp, dw, dout, inp, w, rstd, N, m->cfg.d_model);
+}
+
+float andrea_model_forward(andrea_model *m, const int32_t *inputs, const int32_t *targets, int B,
+                           int T) {
+    const andrea_config *c = &m->cfg;
+    int C = c->d_model, L = c->n_layer, NH = c->n_head, V = c->vocab;
+    if (B <= 0 || T <= 0 || T > c->ctx) {
+        andrea_set_error("forward: batch %d x %d does not fit (need B >= 1, 1 <= T <= ctx %d)", B,
+                         T, c->ctx);
+        return NAN;
+    }
+    if (ensure_acts(m, B, T)) return NAN;
+    int BT = B * T;
+    for (int i = 0; i < BT; i++) {
+        if (inputs[i] < 0 || inputs[i] >= V || (targets && targets[i] >= V)) {
+            andrea_set_error("forward: token id %d at position %d is outside the vocabulary (V=%d)",
+                             inputs[i] < 0 || inputs[i] >= V ? inputs[i] : targets[i], i, V);
+            return NAN;
+        }
+    }
+    memcpy(m->inputs, inputs, sizeof(int32_t) * (size_t)BT);
+    andrea_acts *a = &m->a;
+    andrea_view *p = &m->p;
+
+    /* token + position embeddings */
+#pragma omp parallel for schedule(static)
+    for (int i = 0; i < BT; i++) {
+        const float *te = p->wte + (long)inputs[i] * C, *pe = p->wpe + (long)(i % T) * C;
+        float *x = a->encoded + (long)i * C;
+        for (int k = 0; k < C; k++) x[k] = te[k] + pe[k];
+    }
+
+    const float *resid = a->encoded;
+    for (int l = 0; l < L; l++) {
+        andrea_layer_view *w = &p->h[l];
+        long lc = (long)l * BT * C;
+        float *ln1 = a->ln1 + lc, *qkv = a->qkv + 3 * lc, *atty = a->atty + lc;
+        float *res2 = a->res2 + lc, *ln2 = a->ln2 + lc, *res3 = a->res3 + lc;
+        float *fch = a->fch + 4 * lc, *fch_act = a->fch_act + 4 * lc;
+        float *att = a->att + (long)l * B * NH * T * T;
+        norm_forward(m, ln1, a->ln1_mean + (long)l * BT, a->ln1_rstd + (long)l * BT, resid,
+                     w->ln1w, w->ln1b, BT);
+        matmul_forward(qkv, ln1, w->wqkv, w->bqkv, BT, C, 3 * C);
+        attention_forward(atty, att, NULL, qkv, B, T, C, NH);
+        matmul_forward(res2, atty, w->wo, w->bo, BT, C, C);
+        residual_forward(res2, res2, resid, (size_t)BT * C);
+        norm_forward(m, ln2, a->ln2_mean + (long)l * BT, a->ln2_rstd + (long)l * BT, res2,
+                     w->ln2w, w->ln2b, BT);
+        matmul_forward(fch, ln2, w->wfc, w->bfc, BT, C, 4 * C);
+        activation_forward(fch_act, fch, (size_t)BT * 4 * C, c->act);
+        matmul_forward(res3, fch_act, w->wproj, w->bproj, BT, 4 * C, C);
+        residual_forward(res3, res3, res2, (size_t)BT * C);
+        resid = res3;
+    }
+    norm_forward(m, a->lnf, a->lnf_mean, a->lnf_rstd, resid, p->lnfw, p->lnfb, BT);
+    matmul_forward(a->logits, a->lnf, p->lm_head, NULL, BT, C, V);
+
+    m->B = B;
+    m->T = T;
+    m->has_targets = targets != NULL;
+    if (!targets) {
+        m->loss = 0.0f;
+        return 0.0f;
+    }
+    memcpy(m->targets, targets, sizeof(int32_t) * (size_t)BT);
+    m->loss = crossentropy_forward(a->logits, a->losses, targets, BT, V, &m->n_valid);
+    return m->loss;
+}
+
+const float *andrea_model_logits(const andrea_model *m) { return m->a.logits; }
+
+const float *andrea_model_attention(const andrea_model *m, int layer) {
+    if (!m->act_mem || layer < 0 || layer >= m->cfg.n_layer) return NULL;
+    return m->a.att + (long)layer * m->B * m->cfg.n_head * m->T * m->T;
+}
+
+/* ---- backward ------------------------------------------------------------------------ */
+
+int andrea_model_backward_scaled(andrea_model *m, float scale) {
+    if (!m->act_mem || !m->has_targets)
+        return andrea_set_error("backward: needs a forward pass with targets first");
+    if (ensure_grads(m)) return -1;
+    const andrea_config *c = &m->cfg;
+    int B = m->B, T = m->T, BT = B * T;
+    int C = c->d_model, L = c->n_layer, NH = c->n_head, V = c->vocab;
+    andrea_acts *a = &m->a;
+    andrea_view *p = &m->p, *g = &m->g;
+    size_t BTC = (size_t)BT * C;
+
+    float dloss = m->n_valid ? scale / (float)m->n_valid : 0.0f;
+    crossentropy_backward(a->logits, m->targets, BT, V, dloss);
+    m->has_targets = 0; /* the probabilities are now gradients */
+
+    memset(a->dln, 0, sizeof(float) * BTC);
+    matmul_backward(a->dln, g->lm_head, NULL, a->logits, a->lnf, p->lm_head, BT, C, V);
+    memset(a->dres, 0, sizeof(float) * BTC);
+    const float *last = L > 0 ? a->res3 + (long)(L - 1) * BTC : a->encoded;
+    norm_backward(m, a->dres, g->lnfw, g->lnfb, a->dln, last, p->lnfw, a->lnf_mean, a->lnf_rstd,
+                  BT);
+
+    for (int l = L - 1; l >= 0; l--) {
+        andrea_layer_view *w = &p->h[l], *dw = &g->h[l];
+        long lc = (long)l * BTC;
+        const float *resid = l == 0 ? a->encoded : a->res3 + (long)(l - 1) * BTC;
+        float *ln1 = a->ln1 + lc, *qkv = a->qkv + 3 * lc, *atty = a->atty + lc;
+        float *res2 = a->res2 + lc, *ln2 = a->ln2 + lc;
+        float *fch = a->fch + 4 * lc, *fch_act = a->fch_act + 4 * lc;
+        float *att = a->att + (long)l * B * NH * T * T;
+
+        /* res3 = res2 + MLP(Norm(res2)): dres is d res3 and flows straight to res2 too */
+        memset(a->dfch_act, 0, sizeof(float) * 4 * BTC);
+        matmul_backward(a->dfch_act, dw->wproj, dw->bproj, a->dres, fch_act, w->wproj, BT, 4 * C, C);
+        memset(a->dfch, 0, sizeof(float) * 4 * BTC);
+        activation_backward(a->dfch, fch, a->dfch_act, 4 * BTC, c->act);
+        memset(a->dln, 0, sizeof(float) * BTC);
+        matmul_backward(a->dln, dw->wfc, dw->bfc, a->dfch, ln2, w->wfc, BT, C, 4 * C);
+        norm_backward(m, a->dres, dw->ln2w, dw->ln2b, a->dln, res2, w->ln2w,
+                      a->ln2_mean + (long)l * BT, a->ln2_rstd + (long)l * BT, BT);
+
+        /* res2 = resid + Attn(Norm(resid)): dres is now d res2 */
+        memset(a->datty, 0, sizeof(float) * BTC);
+        matmul_backward(a->datty, dw->wo, dw->bo, a->dres, atty, w->wo, BT, C, C);
+        memset(a->dqkv, 0, sizeof(float) * 3 * BTC);
+        attention_backward(a->dqkv, a->datty, qkv, att, B, T, C, NH);
+        memset(a->dln, 0, sizeof(float) * BTC);
+        matmul_backward(a->dln, dw->wqkv, dw->bqkv, a->dqkv, ln1, w->wqkv, BT, C, 3 * C);
+        norm_backward(m, a->dres, dw->ln1w, dw->ln1b, a->dln, resid, w->ln1w,
+                      a->ln1_mean + (long)l * BT, a->ln1_rstd + (long)l * BT, BT);
+    }
+
+    /* embeddings: scatter-add by channel chunks, so repeated tokens never race */
+#pragma omp parallel for schedule(static)
+    for (int c0 = 0; c0 < C; c0 += 32) {
+        int c1 = c0 + 32 < C ? c0 + 32 : C;
+        for (int i = 0; i < BT; i++) {
+            const float *d = a->dres + (long)i * C;
+            float *te = g->wte + (long)m->inputs[i] * C, *pe = g->wpe + (long)(i % T) * C;
+            for (int k = c0; k < c1; k++) {
+                te[k] += d[k];
+                pe[k] += d[k];
+            }
+        }
+    }
+    return 0;
+}
+
+int andrea_model_backward(andrea_model *m) { return andrea_model_backward_scaled(m, 1.0f); }

@@ -1,0 +1,96 @@
+/*
+ * model.h - the inside of andrea_model: parameter layout, tensor views and the
+ * activations of one forward pass. Internal to the library (tests may use it).
+ */
+#ifndef ANDREA_MODEL_H
+#define ANDREA_MODEL_H
+
+#include <stdint.h>
+
+#include "andrea.h"
+
+typedef enum { GROUP_EMBED, GROUP_ATTN, GROUP_MLP, GROUP_HEAD, GROUP_NORM } andrea_tensor_group;
+
+/* The flat parameter vector, tensor by tensor, in file order. */
+typedef struct {
+    andrea_tensor_info *t;
+    andrea_tensor_group *group;
+    char (*names)[48];
+    int n;
+    int64_t total;
+} andrea_layout;
+
+int andrea_layout_build(const andrea_config *c, andrea_layout *lay);
+void andrea_layout_free(andrea_layout *lay);
+
+/* Views into a flat vector (parameters or gradients). NULL = absent tensor. */
+typedef struct {
+    float *ln1w, *ln1b;   /* (C), (C) */
+    float *wqkv, *bqkv;   /* (3C, C): rows q then k then v; (3C) */
+    float *wo, *bo;       /* (C, C), (C) */
+    float *ln2w, *ln2b;   /* (C), (C) */
+    float *wfc, *bfc;     /* (4C, C), (4C) */
+    float *wproj, *bproj; /* (C, 4C), (C) */
+} andrea_layer_view;
+
+typedef struct {
+    float *wte;             /* (V, C) */
+    float *wpe;             /* (T, C) */
+    andrea_layer_view *h;   /* L layers */
+    float *lnfw, *lnfb;     /* (C), (C) */
+    float *lm_head;         /* (V, C); == wte when tied */
+} andrea_view;
+
+/* Activation sizes in floats for a (B, T) batch, in allocation order. */
+typedef struct {
+    int64_t encoded;                       /* (B, T, C) */
+    int64_t ln1, ln1_mean, ln1_rstd;       /* (L, B, T, C), (L, B, T) x2 */
+    int64_t qkv;                           /* (L, B, T, 3C) */
+    int64_t att;                           /* (L, B, NH, T, T) */
+    int64_t atty;                          /* (L, B, T, C) */
+    int64_t res2;                          /* (L, B, T, C) residual after attention */
+    int64_t ln2, ln2_mean, ln2_rstd;       /* (L, B, T, C), (L, B, T) x2 */
+    int64_t fch, fch_act;                  /* (L, B, T, 4C) x2 */
+    int64_t res3;                          /* (L, B, T, C) block output */
+    int64_t lnf, lnf_mean, lnf_rstd;       /* (B, T, C), (B, T) x2 */
+    int64_t logits;                        /* (B, T, V) logits -> probs -> dlogits */
+    int64_t losses;                        /* (B, T) */
+    int64_t dres, dln, dqkv, datty, dfch, dfch_act; /* backward scratch */
+} andrea_act_sizes;
+
+int64_t andrea_activation_floats(const andrea_config *c, int B, int T, andrea_act_sizes *s);
+
+typedef struct {
+    float *encoded, *ln1, *ln1_mean, *ln1_rstd, *qkv, *att, *atty, *res2, *ln2, *ln2_mean,
+        *ln2_rstd, *fch, *fch_act, *res3, *lnf, *lnf_mean, *lnf_rstd, *logits, *losses, *dres,
+        *dln, *dqkv, *datty, *dfch, *dfch_act;
+} andrea_acts;
+
+struct andrea_model {
+    andrea_config cfg;
+    andrea_layout layout;
+    float *params;       /* one allocation: layout.total floats */
+    float *grads;        /* allocated on first zero_grad/backward */
+    andrea_view p, g;
+    /* activations of the last forward */
+    float *act_mem;
+    andrea_acts a;
+    int act_B, act_T;
+    int32_t *inputs, *targets; /* (B, T) copies */
+    int B, T;            /* shape of the last forward */
+    int has_targets;
+    int n_valid;         /* valid targets in the last forward */
+    float loss;
+};
+
+/* Builds views of a flat vector under the layout. */
+void andrea_view_build(const andrea_model *m, float *base, andrea_view *v);
+/* Re-initialises the weights like GPT-2: N(0, std), residual projections
+ * N(0, std / sqrt(2 L)), norm gains 1, biases 0. */
+void andrea_model_init_weights(andrea_model *m, uint64_t seed);
+/* Backward with the loss scaled by `scale` (1 / grad_accum when accumulating). */
+int andrea_model_backward_scaled(andrea_model *m, float scale);
+/* An empty model of this config (weights uninitialised). */
+andrea_model *andrea_model_alloc(const andrea_config *cfg);
+
+#endif

@@ -1,0 +1,295 @@
+/* bpe.c - byte-level BPE encoding, shared by GPT-2 and the BPE we train.
+ *
+ * A tokenizer of this family is: the token id of each of the 256 bytes, and a
+ * list of merges (a, b) -> r in rank order. Text is cut into pieces by GPT-2's
+ * regex (pretok.c); each piece starts as its byte tokens, then, exactly as
+ * GPT-2's encoder.py does, the adjacent pair with the lowest rank is found and
+ * every occurrence of it is merged left to right, until no adjacent pair has a
+ * rank. Pieces seen before are answered from a cache.
+ *
+ * Cost per piece: O(len * merges applied). Ordinary words are a handful of
+ * bytes; a pathological piece (a megabyte of digits) is slow but correct.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tokenizer/tok_internal.h"
+#include "util/error.h"
+
+#define CACHE_MAX_PIECES (1u << 18)
+#define CACHE_MAX_IDS (1u << 22)
+
+struct bpe_state {
+    int32_t byte_to_id[256];
+    int32_t *merges; /* (n_merges, 3): a, b, result */
+    int32_t n_merges;
+    u64map ranks;    /* (a << 32 | b) -> rank */
+    uint8_t *special;
+    size_t special_len;
+    /* mutable encode state (see "Threads" in andrea_tokenizer.h) */
+    pretok *pt;
+    strmap cache;        /* piece -> cache slot */
+    uint32_t *cache_off; /* per slot: first id in cache_ids */
+    uint32_t *cache_len;
+    size_t cache_cap;
+    andrea_ids cache_ids;
+    int32_t *work;
+    size_t work_cap;
+};
+
+void bpe_free(bpe_state *b) {
+    if (!b) return;
+    free(b->merges);
+    u64map_free(&b->ranks);
+    free(b->special);
+    pretok_free(b->pt);
+    strmap_free(&b->cache);
+    free(b->cache_off);
+    free(b->cache_len);
+    andrea_ids_free(&b->cache_ids);
+    free(b->work);
+    free(b);
+}
+
+andrea_tokenizer *bpe_build(int kind, int32_t vocab, int32_t bos, const int32_t byte_to_id[256],
+                            const int32_t *merges, int32_t n_merges, const uint8_t *special,
+                            size_t special_len) {
+    /* Every id in [0, vocab) must be defined exactly once: by a byte, a merge or BOS. */
+    if (vocab != 256 + n_merges + 1)
+        return andrea_set_error("bpe: vocab %d != 256 bytes + %d merges + BOS", vocab, n_merges),
+               NULL;
+    if (bos < 0 || bos >= vocab) return andrea_set_error("bpe: BOS id %d outside [0, %d)", bos, vocab), NULL;
+    andrea_tokenizer *t = tok_alloc(kind, vocab, bos);
+    uint8_t **ptrs = calloc((size_t)vocab, sizeof *ptrs);
+    uint32_t *lens = calloc((size_t)vocab, sizeof *lens);
+    uint8_t *defined = calloc((size_t)vocab, 1);
+    bpe_state *b = calloc(1, sizeof *b);
+    if (!t || !ptrs || !lens || !defined || !b) {
+        andrea_set_error("out of memory (bpe tokenizer)");
+        goto fail;
+    }
+    t->bpe = b;
+    defined[bos] = 1;
+    for (int i = 0; i < 256; i++) {
+        int32_t id = byte_to_id[i];
+        if (id < 0 || id >= vocab || defined[id]) {
+            andrea_set_error("bpe: byte %d has id %d (out of range or used twice)", i, id);
+            goto fail;
+        }
+        defined[id] = 1;
+        b->byte_to_id[i] = id;
+        lens[id] = 1;
+        ptrs[id] = malloc(1);
+        if (!ptrs[id]) goto oom;
+        ptrs[id][0] = (uint8_t)i;
+    }
+    b->n_merges = n_merges;
+    b->merges = malloc((size_t)(n_merges ? n_merges : 1) * 3 * sizeof *b->merges);
+    if (!b->merges || u64map_init(&b->ranks, (size_t)n_merges)) goto oom;
+    for (int32_t r = 0; r < n_merges; r++) {
+        int32_t a = merges[3 * r], c = merges[3 * r + 1], res = merges[3 * r + 2];
+        if (a < 0 || a >= vocab || c < 0 || c >= vocab || !defined[a] || !defined[c] || a == bos ||
+            c == bos) {
+            andrea_set_error("bpe: merge %d uses id %d or %d before it is defined", r, a, c);
+            goto fail;
+        }
+        if (res < 0 || res >= vocab || defined[res]) {
+            andrea_set_error("bpe: merge %d result id %d out of range or used twice", r, res);
+            goto fail;
+        }
+        int added;
+        uint32_t *rank = u64map_upsert(&b->ranks, (uint64_t)(uint32_t)a << 32 | (uint32_t)c,
+                                       (uint32_t)r, &added);
+        if (!rank) goto fail;
+        if (!added) {
+            andrea_set_error("bpe: merge %d repeats the pair (%d, %d) of merge %u", r, a, c, *rank);
+            goto fail;
+        }
+        defined[res] = 1;
+        memcpy(&b->merges[3 * r], &merges[3 * r], 3 * sizeof *merges);
+        lens[res] = lens[a] + lens[c];
+        ptrs[res] = malloc(lens[res]);
+        if (!ptrs[res]) goto oom;
+        memcpy(ptrs[res], ptrs[a], lens[a]);
+        memcpy(ptrs[res] + lens[a], ptrs[c], lens[c]);
+    }
+    if (special_len) {
+        b->special = malloc(special_len);
+        if (!b->special) goto oom;
+        memcpy(b->special, special, special_len);
+        b->special_len = special_len;
+        ptrs[bos] = b->special;
+        lens[bos] = (uint32_t)special_len;
+    }
+    if (tok_set_token_bytes(t, (const uint8_t *const *)ptrs, lens)) goto fail;
+    for (int32_t i = 0; i < vocab; i++)
+        if (i != bos || !special_len) free(ptrs[i]);
+    free(ptrs);
+    free(lens);
+    free(defined);
+    return t;
+oom:
+    andrea_set_error("out of memory (bpe tokenizer)");
+fail:
+    if (ptrs)
+        for (int32_t i = 0; i < vocab; i++)
+            if (!(b && ptrs[i] == b->special)) free(ptrs[i]);
+    free(ptrs);
+    free(lens);
+    free(defined);
+    if (!t || !t->bpe) bpe_free(b);
+    andrea_tokenizer_free(t);
+    return NULL;
+}
+
+/* ---- encoding ------------------------------------------------------------------------- */
+
+static int rank_of(const bpe_state *b, int32_t a, int32_t c, uint32_t *rank) {
+    uint32_t *r = u64map_get(&b->ranks, (uint64_t)(uint32_t)a << 32 | (uint32_t)c);
+    if (!r) return 0;
+    *rank = *r;
+    return 1;
+}
+
+/* GPT-2's bpe(): lowest-rank pair, merge all its occurrences left to right, repeat. */
+static int merge_piece(bpe_state *b, const uint8_t *p, size_t n, andrea_ids *out) {
+    if (n > b->work_cap) {
+        size_t c = n < 256 ? 256 : n;
+        int32_t *w = realloc(b->work, c * sizeof *w);
+        if (!w) return andrea_set_error("out of memory (bpe piece of %zu bytes)", n);
+        b->work = w;
+        b->work_cap = c;
+    }
+    int32_t *sym = b->work;
+    size_t m = n;
+    for (size_t i = 0; i < n; i++) sym[i] = b->byte_to_id[p[i]];
+    while (m > 1) {
+        uint32_t best = UINT32_MAX, r;
+        for (size_t i = 0; i + 1 < m; i++)
+            if (rank_of(b, sym[i], sym[i + 1], &r) && r < best) best = r;
+        if (best == UINT32_MAX) break;
+        int32_t a = b->merges[3 * best], c = b->merges[3 * best + 1], res = b->merges[3 * best + 2];
+        size_t j = 0;
+        for (size_t i = 0; i < m;) {
+            if (i + 1 < m && sym[i] == a && sym[i + 1] == c) {
+                sym[j++] = res;
+                i += 2;
+            } else {
+                sym[j++] = sym[i++];
+            }
+        }
+        m = j;
+    }
+    for (size_t i = 0; i < m; i++)
+        if (andrea_ids_push(out, sym[i])) return -1;
+    return 0;
+}
+
+static int cache_reset(bpe_state *b) {
+    strmap_free(&b->cache);
+    b->cache_ids.len = 0;
+    return strmap_init(&b->cache, 4096);
+}
+
+static int encode_piece(void *ctx, const uint8_t *p, size_t n) {
+    void **c = ctx;
+    bpe_state *b = c[0];
+    andrea_ids *out = c[1];
+    if (n == 1) return andrea_ids_push(out, b->byte_to_id[p[0]]);
+    if (n > 64) return merge_piece(b, p, n, out); /* long pieces are rarely repeated */
+    int64_t slot = strmap_find(&b->cache, p, n);
+    if (slot >= 0) {
+        const int32_t *ids = b->cache_ids.data + b->cache_off[slot];
+        for (uint32_t i = 0; i < b->cache_len[slot]; i++)
+            if (andrea_ids_push(out, ids[i])) return -1;
+        return 0;
+    }
+    size_t before = out->len;
+    if (merge_piece(b, p, n, out)) return -1;
+    if (b->cache.n >= CACHE_MAX_PIECES || b->cache_ids.len >= CACHE_MAX_IDS) {
+        if (cache_reset(b)) return -1;
+    }
+    int added;
+    slot = strmap_intern(&b->cache, p, n, &added);
+    if (slot < 0) return -1;
+    if ((size_t)slot >= b->cache_cap) {
+        size_t nc = b->cache_cap ? b->cache_cap * 2 : 4096;
+        uint32_t *o = realloc(b->cache_off, nc * sizeof *o);
+        if (o) b->cache_off = o;
+        uint32_t *l = realloc(b->cache_len, nc * sizeof *l);
+        if (l) b->cache_len = l;
+        if (!o || !l) return andrea_set_error("out of memory (bpe cache)");
+        b->cache_cap = nc;
+    }
+    b->cache_off[slot] = (uint32_t)b->cache_ids.len;
+    b->cache_len[slot] = (uint32_t)(out->len - before);
+    for (size_t i = before; i < out->len; i++)
+        if (andrea_ids_push(&b->cache_ids, out->data[i])) return -1;
+    return 0;
+}
+
+static int encode_ordinary(bpe_state *b, const uint8_t *s, size_t n, andrea_ids *out) {
+    if (!b->pt) {
+        b->pt = pretok_gpt2_create();
+        if (!b->pt) return -1;
+        if (cache_reset(b)) return -1;
+    }
+    void *ctx[2] = {b, out};
+    return pretok_run(b->pt, s, n, encode_piece, ctx);
+}
+
+int bpe_encode(const andrea_tokenizer *t, const uint8_t *s, size_t n, int flags, andrea_ids *out) {
+    bpe_state *b = t->bpe;
+    if (!(flags & ANDREA_ENCODE_SPECIAL) || !b->special_len) return encode_ordinary(b, s, n, out);
+    /* Special text splits the input first, as tiktoken's allowed_special does. */
+    size_t start = 0, L = b->special_len;
+    for (size_t i = 0; i + L <= n;) {
+        if (s[i] == b->special[0] && memcmp(s + i, b->special, L) == 0) {
+            if (encode_ordinary(b, s + start, i - start, out)) return -1;
+            if (andrea_ids_push(out, t->bos)) return -1;
+            i += L;
+            start = i;
+        } else {
+            i++;
+        }
+    }
+    return encode_ordinary(b, s + start, n - start, out);
+}
+
+/* ---- blob: u32 n_merges, u32 byte_to_id[256], n_merges x (u32 a, b, result),
+ *            u32 special_len, special bytes ------------------------------------------- */
+
+int bpe_serialize(const andrea_tokenizer *t, andrea_bytes *out) {
+    const bpe_state *b = t->bpe;
+    if (bytes_put_u32(out, (uint32_t)b->n_merges)) return -1;
+    for (int i = 0; i < 256; i++)
+        if (bytes_put_u32(out, (uint32_t)b->byte_to_id[i])) return -1;
+    for (int64_t i = 0; i < 3 * (int64_t)b->n_merges; i++)
+        if (bytes_put_u32(out, (uint32_t)b->merges[i])) return -1;
+    if (bytes_put_u32(out, (uint32_t)b->special_len)) return -1;
+    return andrea_bytes_append(out, b->special, b->special_len);
+}
+
+andrea_tokenizer *bpe_deserialize(int kind, int32_t vocab, int32_t bos, const uint8_t *p,
+                                  size_t n, const char *what) {
+    if (n < 4 + 256 * 4 + 4) return andrea_set_error("%s: bpe payload truncated (%zu bytes)", what, n), NULL;
+    uint32_t nm = get_u32(p);
+    if (nm > (uint32_t)INT32_MAX / 4 || (uint64_t)4 + 1024 + 12ull * nm + 4 > n)
+        return andrea_set_error("%s: bpe payload says %u merges but holds %zu bytes", what, nm, n), NULL;
+    size_t off = 4;
+    int32_t byte_to_id[256];
+    for (int i = 0; i < 256; i++, off += 4) byte_to_id[i] = (int32_t)get_u32(p + off);
+    int32_t *merges = malloc((size_t)(nm ? nm : 1) * 3 * sizeof *merges);
+    if (!merges) return andrea_set_error("out of memory (%u merges)", nm), NULL;
+    for (size_t i = 0; i < 3 * (size_t)nm; i++, off += 4) merges[i] = (int32_t)get_u32(p + off);
+    uint32_t sl = get_u32(p + off);
+    off += 4;
+    if (off + sl != n) {
+        free(merges);
+        return andrea_set_error("%s: bpe payload is %zu bytes, fields need %zu", what, n,
+                                (size_t)(off + sl)), NULL;
+    }
+    andrea_tokenizer *t = bpe_build(kind, vocab, bos, byte_to_id, merges, (int32_t)nm, p + off, sl);
+    free(merges);
+    return t;
+}

@@ -1,0 +1,135 @@
+/* tok_internal.h - what the tokenizer files share: the object layout, hash
+ * maps, UTF-8 helpers and the GPT-2 pre-tokenizer. Not part of the public API. */
+#ifndef ANDREA_TOK_INTERNAL_H
+#define ANDREA_TOK_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "andrea_tokenizer.h"
+
+/* ---- hash maps ---------------------------------------------------------------- */
+
+/* uint64 key -> uint32 value, open addressing; UINT64_MAX is reserved (empty). */
+typedef struct {
+    uint64_t *keys;
+    uint32_t *vals;
+    size_t cap, n; /* cap is a power of two */
+} u64map;
+int u64map_init(u64map *m, size_t expected);
+void u64map_free(u64map *m);
+void u64map_clear(u64map *m);
+/* Pointer to the value of key, or NULL. Valid until the next insert. */
+uint32_t *u64map_get(const u64map *m, uint64_t key);
+/* Pointer to the value of key, inserting it with value `init` if absent (*added = 1). */
+uint32_t *u64map_upsert(u64map *m, uint64_t key, uint32_t init, int *added);
+
+/* Byte strings -> dense ids 0, 1, 2, ... in insertion order (an interner). */
+typedef struct {
+    uint32_t *slots;   /* cap entries: id + 1, 0 = empty */
+    uint64_t *hashes;  /* per id */
+    uint64_t *offs;    /* per id: offset into arena */
+    uint32_t *lens;    /* per id */
+    uint8_t *arena;
+    size_t arena_len, arena_cap;
+    size_t n, n_cap, cap;
+} strmap;
+int strmap_init(strmap *m, size_t expected);
+void strmap_free(strmap *m);
+void strmap_clear(strmap *m);
+/* id of the string, or -1. */
+int64_t strmap_find(const strmap *m, const uint8_t *p, size_t n);
+/* id of the string, adding it if absent (*added = 1); -1 on out of memory. */
+int64_t strmap_intern(strmap *m, const uint8_t *p, size_t n, int *added);
+static inline const uint8_t *strmap_key(const strmap *m, size_t id, size_t *len) {
+    *len = m->lens[id];
+    return m->arena + m->offs[id];
+}
+
+uint64_t fnv1a64(const void *p, size_t n, uint64_t h);
+#define FNV64_OFFSET 0xcbf29ce484222325ULL
+
+/* ---- UTF-8 ------------------------------------------------------------------------ */
+
+/* Length (1..4) of the well-formed UTF-8 sequence at s (RFC 3629: no overlongs,
+ * no surrogates, <= U+10FFFF), storing its code point; 0 if ill-formed. */
+int utf8_decode(const uint8_t *s, size_t n, uint32_t *cp);
+int utf8_encode(uint32_t cp, uint8_t out[4]);
+
+/* ---- GPT-2 pre-tokenization (pretok.c) ------------------------------------------ */
+
+typedef struct pretok pretok;
+/* NULL with andrea_error() when built without PCRE2. */
+pretok *pretok_gpt2_create(void);
+void pretok_free(pretok *p);
+/* Calls cb on each piece in order; the pieces tile s exactly. Stops and returns
+ * cb's value when it is non-zero. Not thread-safe (shares match data). */
+typedef int (*pretok_cb)(void *ctx, const uint8_t *piece, size_t n);
+int pretok_run(pretok *p, const uint8_t *s, size_t n, pretok_cb cb, void *ctx);
+
+/* ---- the object ------------------------------------------------------------------- */
+
+typedef struct bpe_state bpe_state;
+typedef struct harris_state harris_state;
+
+struct andrea_tokenizer {
+    int kind;
+    int32_t vocab, bos;
+    /* bytes of every token, for decode: token i is arena[off[i] .. off[i+1]) */
+    uint64_t *tok_off; /* vocab + 1 */
+    uint8_t *tok_arena;
+    /* char */
+    uint32_t *chars;   /* n_chars sorted code points; id = index */
+    int32_t n_chars;
+    u64map char_ids;   /* code point -> id */
+    /* bpe, gpt2 */
+    bpe_state *bpe;
+    /* harris */
+    harris_state *harris;
+};
+
+/* Allocates an empty object of this kind. */
+andrea_tokenizer *tok_alloc(int kind, int32_t vocab, int32_t bos);
+/* Fills tok_off/tok_arena from per-token byte strings (lens[i] bytes at ptrs[i]). */
+int tok_set_token_bytes(andrea_tokenizer *t, const uint8_t *const *ptrs, const uint32_t *lens);
+
+/* Per-kind hooks, one file each. */
+int byte_encode(const andrea_tokenizer *t, const uint8_t *s, size_t n, andrea_ids *out);
+andrea_tokenizer *char_from_codepoints(const uint32_t *cps, int32_t n);
+int char_encode(const andrea_tokenizer *t, const uint8_t *s, size_t n, andrea_ids *out);
+
+/* bpe.c: the merge table shared by gpt2 and trained bpe. merges[i] = (a, b, result). */
+andrea_tokenizer *bpe_build(int kind, int32_t vocab, int32_t bos, const int32_t byte_to_id[256],
+                            const int32_t *merges, int32_t n_merges, const uint8_t *special,
+                            size_t special_len);
+void bpe_free(bpe_state *b);
+int bpe_encode(const andrea_tokenizer *t, const uint8_t *s, size_t n, int flags, andrea_ids *out);
+int bpe_serialize(const andrea_tokenizer *t, andrea_bytes *out);
+andrea_tokenizer *bpe_deserialize(int kind, int32_t vocab, int32_t bos, const uint8_t *p,
+                                  size_t n, const char *what);
+
+/* harris.c */
+andrea_tokenizer *harris_build(const uint8_t *const *segs, const uint32_t *lens, int32_t n);
+void harris_free(harris_state *h);
+int harris_encode(const andrea_tokenizer *t, const uint8_t *s, size_t n, andrea_ids *out);
+
+/* Little-endian helpers for blobs. */
+static inline void put_u32(uint8_t *p, uint32_t v) {
+    p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); p[2] = (uint8_t)(v >> 16); p[3] = (uint8_t)(v >> 24);
+}
+static inline void put_u64(uint8_t *p, uint64_t v) {
+    put_u32(p, (uint32_t)v);
+    put_u32(p + 4, (uint32_t)(v >> 32));
+}
+static inline uint32_t get_u32(const uint8_t *p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static inline uint64_t get_u64(const uint8_t *p) {
+    return (uint64_t)get_u32(p) | (uint64_t)get_u32(p + 4) << 32;
+}
+int bytes_put_u32(andrea_bytes *b, uint32_t v);
+
+/* Reads a whole file (NUL-terminated for convenience). */
+int read_file(const char *path, andrea_bytes *out);
+
+#endif

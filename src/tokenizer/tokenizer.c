@@ -1,0 +1,310 @@
+/* tokenizer.c - the andrea_tokenizer object: dispatch on kind, the .tok blob
+ * format, load/save/open, decoding (common to every kind) and the checksum. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "tokenizer/tok_internal.h"
+#include "util/error.h"
+
+#define TOK_MAGIC "ANDRTOK" /* 8 bytes with the NUL */
+#define TOK_VERSION 1u
+#define TOK_HEADER 32
+
+const char *andrea_tokenizer_kind_name(int kind) {
+    switch (kind) {
+    case ANDREA_TOK_BYTE: return "byte";
+    case ANDREA_TOK_CHAR: return "char";
+    case ANDREA_TOK_BPE: return "bpe";
+    case ANDREA_TOK_GPT2: return "gpt2";
+    case ANDREA_TOK_HARRIS: return "harris";
+    default: return "unknown";
+    }
+}
+
+andrea_tokenizer *tok_alloc(int kind, int32_t vocab, int32_t bos) {
+    andrea_tokenizer *t = calloc(1, sizeof *t);
+    if (!t) {
+        andrea_set_error("out of memory (tokenizer)");
+        return NULL;
+    }
+    t->kind = kind;
+    t->vocab = vocab;
+    t->bos = bos;
+    return t;
+}
+
+int tok_set_token_bytes(andrea_tokenizer *t, const uint8_t *const *ptrs, const uint32_t *lens) {
+    size_t total = 0;
+    for (int32_t i = 0; i < t->vocab; i++) total += lens[i];
+    t->tok_off = malloc(((size_t)t->vocab + 1) * sizeof *t->tok_off);
+    t->tok_arena = malloc(total ? total : 1);
+    if (!t->tok_off || !t->tok_arena) return andrea_set_error("out of memory (token table)");
+    size_t off = 0;
+    for (int32_t i = 0; i < t->vocab; i++) {
+        t->tok_off[i] = off;
+        if (lens[i]) memcpy(t->tok_arena + off, ptrs[i], lens[i]);
+        off += lens[i];
+    }
+    t->tok_off[t->vocab] = off;
+    return 0;
+}
+
+void andrea_tokenizer_free(andrea_tokenizer *t) {
+    if (!t) return;
+    free(t->tok_off);
+    free(t->tok_arena);
+    free(t->chars);
+    u64map_free(&t->char_ids);
+    bpe_free(t->bpe);
+    harris_free(t->harris);
+    free(t);
+}
+
+int andrea_tokenizer_kind(const andrea_tokenizer *t) { return t->kind; }
+int32_t andrea_tokenizer_vocab_size(const andrea_tokenizer *t) { return t->vocab; }
+int32_t andrea_tokenizer_bos(const andrea_tokenizer *t) { return t->bos; }
+
+/* ---- byte ------------------------------------------------------------------------------ */
+
+andrea_tokenizer *andrea_tokenizer_byte(void) {
+    andrea_tokenizer *t = tok_alloc(ANDREA_TOK_BYTE, ANDREA_BYTE_VOCAB, ANDREA_BYTE_BOS);
+    if (!t) return NULL;
+    uint8_t all[256];
+    const uint8_t *ptrs[ANDREA_BYTE_VOCAB];
+    uint32_t lens[ANDREA_BYTE_VOCAB];
+    for (int i = 0; i < 256; i++) {
+        all[i] = (uint8_t)i;
+        ptrs[i] = &all[i];
+        lens[i] = 1;
+    }
+    ptrs[ANDREA_BYTE_BOS] = NULL;
+    lens[ANDREA_BYTE_BOS] = 0;
+    if (tok_set_token_bytes(t, ptrs, lens)) {
+        andrea_tokenizer_free(t);
+        return NULL;
+    }
+    return t;
+}
+
+int byte_encode(const andrea_tokenizer *t, const uint8_t *s, size_t n, andrea_ids *out) {
+    (void)t;
+    if (n > SIZE_MAX / 4 - out->len) return andrea_set_error("input too large");
+    for (size_t i = 0; i < n; i++)
+        if (andrea_ids_push(out, s[i])) return -1;
+    return 0;
+}
+
+/* ---- encode / decode ---------------------------------------------------------------------- */
+
+int andrea_tokenizer_encode(const andrea_tokenizer *t, const void *text, size_t n, int flags,
+                            andrea_ids *out) {
+    const uint8_t *s = text;
+    switch (t->kind) {
+    case ANDREA_TOK_BYTE: return byte_encode(t, s, n, out);
+    case ANDREA_TOK_CHAR: return char_encode(t, s, n, out);
+    case ANDREA_TOK_BPE:
+    case ANDREA_TOK_GPT2: return bpe_encode(t, s, n, flags, out);
+    case ANDREA_TOK_HARRIS: return harris_encode(t, s, n, out);
+    default: return andrea_set_error("tokenizer kind %d cannot encode", t->kind);
+    }
+}
+
+const uint8_t *andrea_tokenizer_token_bytes(const andrea_tokenizer *t, int32_t id, size_t *len) {
+    if (id < 0 || id >= t->vocab) return NULL;
+    *len = (size_t)(t->tok_off[id + 1] - t->tok_off[id]);
+    return t->tok_arena + t->tok_off[id];
+}
+
+int andrea_tokenizer_decode(const andrea_tokenizer *t, const int32_t *ids, size_t n,
+                            andrea_bytes *out) {
+    for (size_t i = 0; i < n; i++) {
+        size_t len;
+        const uint8_t *p = andrea_tokenizer_token_bytes(t, ids[i], &len);
+        if (!p)
+            return andrea_set_error("decode: token %zu is %d, outside the vocabulary [0, %d) of "
+                                    "this %s tokenizer",
+                                    i, ids[i], t->vocab, andrea_tokenizer_kind_name(t->kind));
+        if (andrea_bytes_append(out, p, len)) return -1;
+    }
+    return 0;
+}
+
+/* ---- blob ----------------------------------------------------------------------------------- */
+
+int andrea_tokenizer_serialize(const andrea_tokenizer *t, andrea_bytes *out) {
+    size_t start = out->len;
+    uint8_t h[TOK_HEADER] = {0};
+    memcpy(h, TOK_MAGIC, 8);
+    put_u32(h + 8, TOK_VERSION);
+    put_u32(h + 12, (uint32_t)t->kind);
+    put_u32(h + 16, (uint32_t)t->vocab);
+    put_u32(h + 20, (uint32_t)t->bos);
+    if (andrea_bytes_append(out, h, sizeof h)) return -1;
+    int rc = 0;
+    switch (t->kind) {
+    case ANDREA_TOK_BYTE: break;
+    case ANDREA_TOK_CHAR:
+        rc = bytes_put_u32(out, (uint32_t)t->n_chars);
+        for (int32_t i = 0; i < t->n_chars && !rc; i++) rc = bytes_put_u32(out, t->chars[i]);
+        break;
+    case ANDREA_TOK_BPE:
+    case ANDREA_TOK_GPT2: rc = bpe_serialize(t, out); break;
+    case ANDREA_TOK_HARRIS: {
+        int32_t nseg = t->vocab - 257;
+        rc = bytes_put_u32(out, (uint32_t)nseg);
+        for (int32_t i = 0; i < nseg && !rc; i++) {
+            size_t len;
+            const uint8_t *p = andrea_tokenizer_token_bytes(t, 257 + i, &len);
+            rc = bytes_put_u32(out, (uint32_t)len);
+            if (!rc) rc = andrea_bytes_append(out, p, len);
+        }
+        break;
+    }
+    default: return andrea_set_error("cannot serialize tokenizer kind %d", t->kind);
+    }
+    if (rc) return -1;
+    put_u64(out->data + start + 24, (uint64_t)(out->len - start - TOK_HEADER));
+    return 0;
+}
+
+andrea_tokenizer *andrea_tokenizer_deserialize(const void *blob, size_t n, const char *what) {
+    const uint8_t *p = blob;
+    if (!what) what = "tokenizer";
+    if (n < TOK_HEADER)
+        return andrea_set_error("%s: %zu bytes, too short for a tokenizer header (%d)", what, n,
+                                TOK_HEADER), NULL;
+    if (memcmp(p, TOK_MAGIC, 8) != 0)
+        return andrea_set_error("%s: not an andrea tokenizer (bad magic)", what), NULL;
+    uint32_t version = get_u32(p + 8), kind = get_u32(p + 12);
+    uint32_t vocab = get_u32(p + 16), bos = get_u32(p + 20);
+    uint64_t plen = get_u64(p + 24);
+    if (version != TOK_VERSION)
+        return andrea_set_error("%s: tokenizer format version %u, this andrea reads %u", what,
+                                version, TOK_VERSION), NULL;
+    if (plen != n - TOK_HEADER)
+        return andrea_set_error("%s: header says %llu payload bytes, found %zu (truncated?)", what,
+                                (unsigned long long)plen, n - TOK_HEADER), NULL;
+    if (vocab < 2 || vocab > (1u << 30) || bos >= vocab)
+        return andrea_set_error("%s: bad sizes (vocab %u, bos %u)", what, vocab, bos), NULL;
+    const uint8_t *q = p + TOK_HEADER;
+    andrea_tokenizer *t = NULL;
+    switch (kind) {
+    case ANDREA_TOK_BYTE:
+        if (vocab != ANDREA_BYTE_VOCAB || bos != ANDREA_BYTE_BOS || plen != 0)
+            return andrea_set_error("%s: byte tokenizer must have V 257, BOS 256, no payload", what),
+                   NULL;
+        return andrea_tokenizer_byte();
+    case ANDREA_TOK_CHAR: {
+        if (plen < 4 || get_u32(q) != vocab - 1 || plen != 4 + 4 * (uint64_t)(vocab - 1) ||
+            bos != vocab - 1)
+            return andrea_set_error("%s: char payload does not match vocab %u", what, vocab), NULL;
+        uint32_t *cps = malloc(4 * (size_t)vocab);
+        if (!cps) return andrea_set_error("out of memory"), NULL;
+        for (uint32_t i = 0; i + 1 < vocab; i++) cps[i] = get_u32(q + 4 + 4 * (size_t)i);
+        t = char_from_codepoints(cps, (int32_t)(vocab - 1));
+        free(cps);
+        break;
+    }
+    case ANDREA_TOK_BPE:
+    case ANDREA_TOK_GPT2:
+        t = bpe_deserialize((int)kind, (int32_t)vocab, (int32_t)bos, q, (size_t)plen, what);
+        break;
+    case ANDREA_TOK_HARRIS: {
+        if (bos != 256 || plen < 4 || get_u32(q) != vocab - 257)
+            return andrea_set_error("%s: harris payload does not match vocab %u", what, vocab), NULL;
+        uint32_t nseg = vocab - 257;
+        const uint8_t **segs = malloc(((size_t)nseg + 1) * sizeof *segs);
+        uint32_t *lens = malloc(((size_t)nseg + 1) * sizeof *lens);
+        size_t off = 4;
+        int ok = segs && lens;
+        for (uint32_t i = 0; ok && i < nseg; i++) {
+            if (off + 4 > plen) { ok = 0; break; }
+            lens[i] = get_u32(q + off);
+            off += 4;
+            if (lens[i] > plen - off) { ok = 0; break; }
+            segs[i] = q + off;
+            off += lens[i];
+        }
+        if (ok && off == plen) t = harris_build(segs, lens, (int32_t)nseg);
+        else andrea_set_error("%s: harris payload truncated or malformed", what);
+        free(segs);
+        free(lens);
+        break;
+    }
+    default: return andrea_set_error("%s: unknown tokenizer kind %u", what, kind), NULL;
+    }
+    if (t && (t->vocab != (int32_t)vocab || t->bos != (int32_t)bos)) {
+        andrea_set_error("%s: header (vocab %u, bos %u) disagrees with the payload", what, vocab, bos);
+        andrea_tokenizer_free(t);
+        return NULL;
+    }
+    return t;
+}
+
+uint64_t andrea_tokenizer_checksum(const andrea_tokenizer *t) {
+    andrea_bytes b = {0};
+    uint64_t h = 0;
+    if (andrea_tokenizer_serialize(t, &b) == 0) h = fnv1a64(b.data, b.len, FNV64_OFFSET);
+    andrea_bytes_free(&b);
+    return h;
+}
+
+int andrea_tokenizer_save(const andrea_tokenizer *t, const char *path) {
+    andrea_bytes b = {0};
+    if (andrea_tokenizer_serialize(t, &b)) return -1;
+    FILE *f = fopen(path, "wb");
+    if (!f) {
+        andrea_bytes_free(&b);
+        return andrea_set_error("cannot write '%s': %s", path, strerror(errno));
+    }
+    size_t w = fwrite(b.data, 1, b.len, f);
+    int bad = (w != b.len) | (fclose(f) != 0);
+    andrea_bytes_free(&b);
+    if (bad) return andrea_set_error("'%s': write failed (disk full?)", path);
+    return 0;
+}
+
+andrea_tokenizer *andrea_tokenizer_load(const char *path) {
+    andrea_bytes b = {0};
+    if (read_file(path, &b)) return NULL;
+    andrea_tokenizer *t = andrea_tokenizer_deserialize(b.data, b.len, path);
+    andrea_bytes_free(&b);
+    return t;
+}
+
+static int is_dir(const char *p) {
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static andrea_tokenizer *gpt2_from_dir(const char *dir) {
+    char enc[4096], bpe[4096];
+    snprintf(enc, sizeof enc, "%s/encoder.json", dir);
+    snprintf(bpe, sizeof bpe, "%s/vocab.bpe", dir);
+    return andrea_tokenizer_gpt2_load(enc, bpe);
+}
+
+andrea_tokenizer *andrea_tokenizer_open(const char *spec) {
+    if (!spec || strcmp(spec, "byte") == 0) return andrea_tokenizer_byte();
+    if (strcmp(spec, "gpt2") == 0) {
+        char dir[4096];
+        const char *env = getenv("ANDREA_DATA_DIR");
+        if (env && *env) {
+            snprintf(dir, sizeof dir, "%s/gpt2", env);
+            if (is_dir(dir)) return gpt2_from_dir(dir);
+        }
+        const char *guesses[] = {"../shared/data/gpt2", "shared/data/gpt2", "../../shared/data/gpt2"};
+        for (size_t i = 0; i < sizeof guesses / sizeof guesses[0]; i++)
+            if (is_dir(guesses[i])) return gpt2_from_dir(guesses[i]);
+        andrea_set_error("tokenizer 'gpt2': no encoder.json/vocab.bpe found in $ANDREA_DATA_DIR/gpt2 "
+                         "or ../shared/data/gpt2; use 'gpt2:DIR'");
+        return NULL;
+    }
+    if (strncmp(spec, "gpt2:", 5) == 0) return gpt2_from_dir(spec + 5);
+    size_t n = strlen(spec);
+    if (n >= 5 && strcmp(spec + n - 5, ".json") == 0) return andrea_tokenizer_harris_import(spec);
+    return andrea_tokenizer_load(spec);
+}

@@ -1,0 +1,104 @@
+/* data.c - corpus loading, the train/validation split and batch sampling. */
+#include "train/data.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "util/error.h"
+
+int andrea_read_file(const char *path, unsigned char **data, size_t *len) {
+    *data = NULL;
+    *len = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) return andrea_set_error("cannot open '%s': %s", path, strerror(errno));
+    struct stat sb;
+    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        fclose(f);
+        return andrea_set_error("'%s' is not a regular file", path);
+    }
+    size_t n = (size_t)sb.st_size;
+    unsigned char *buf = malloc(n ? n : 1);
+    if (!buf) {
+        fclose(f);
+        return andrea_set_error("out of memory reading '%s' (%zu bytes)", path, n);
+    }
+    if (fread(buf, 1, n, f) != n) {
+        free(buf);
+        fclose(f);
+        return andrea_set_error("read error on '%s'", path);
+    }
+    fclose(f);
+    *data = buf;
+    *len = n;
+    return 0;
+}
+
+int andrea_dataset_init(andrea_dataset *d, int32_t *tokens, int64_t n, float val_fraction, int T,
+                        uint64_t checksum, const char *what) {
+    memset(d, 0, sizeof *d);
+    if (!(val_fraction >= 0.0f && val_fraction < 1.0f)) {
+        free(tokens);
+        return andrea_set_error("validation fraction %g must be in [0, 1)", val_fraction);
+    }
+    int64_t n_val = (int64_t)((double)n * val_fraction);
+    int64_t n_train = n - n_val;
+    if (n_train < (int64_t)T + 1) {
+        free(tokens);
+        return andrea_set_error("'%s': %lld training tokens, need at least %d (one window of "
+                                "T + 1); use more text or a smaller --seq", what,
+                                (long long)n_train, T + 1);
+    }
+    if (val_fraction > 0.0f && n_val < (int64_t)T + 1) {
+        free(tokens);
+        return andrea_set_error("'%s': %lld validation tokens, need at least %d; raise "
+                                "--val-fraction or use a smaller --seq", what, (long long)n_val,
+                                T + 1);
+    }
+    d->tokens = tokens;
+    d->n = n;
+    d->n_train = n_train;
+    d->checksum = checksum;
+    return 0;
+}
+
+void andrea_dataset_free(andrea_dataset *d) {
+    free(d->tokens);
+    memset(d, 0, sizeof *d);
+}
+
+void andrea_dataset_train_batch(const andrea_dataset *d, andrea_rng *rng, int B, int T,
+                                int32_t *x, int32_t *y) {
+    uint64_t span = (uint64_t)(d->n_train - T); /* window starts in [0, n_train - T - 1] */
+    for (int b = 0; b < B; b++) {
+        int64_t start = (int64_t)(andrea_rng_u64(rng) % span);
+        const int32_t *src = d->tokens + start;
+        memcpy(x + (long)b * T, src, sizeof(int32_t) * (size_t)T);
+        memcpy(y + (long)b * T, src + 1, sizeof(int32_t) * (size_t)T);
+    }
+}
+
+int64_t andrea_dataset_val_windows(const andrea_dataset *d, int T) {
+    int64_t n_val = d->n - d->n_train;
+    return n_val >= T + 1 ? (n_val - 1) / T : 0;
+}
+
+void andrea_dataset_val_batch(const andrea_dataset *d, int64_t first, int B, int T, int32_t *x,
+                              int32_t *y) {
+    int64_t nw = andrea_dataset_val_windows(d, T);
+    for (int b = 0; b < B; b++) {
+        int64_t w = first + b;
+        if (w < nw) {
+            const int32_t *src = d->tokens + d->n_train + w * T;
+            memcpy(x + (long)b * T, src, sizeof(int32_t) * (size_t)T);
+            memcpy(y + (long)b * T, src + 1, sizeof(int32_t) * (size_t)T);
+        } else {
+            for (int t = 0; t < T; t++) {
+                x[(long)b * T + t] = 0;
+                y[(long)b * T + t] = -1;
+            }
+        }
+    }
+}

@@ -1,0 +1,468 @@
+/*
+ * trainer.c - the training loop: batches, forward/backward with gradient
+ * accumulation, global-norm clipping, AdamW on ANDREA's schedule, validation,
+ * progress and JSONL logs, checkpoints (periodic, best, on SIGINT/SIGTERM)
+ * and exact resume.
+ */
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "kernels/kernels.h"
+#include "model/model.h"
+#include "train/checkpoint.h"
+#include "train/data.h"
+#include "util/error.h"
+#include "util/hash.h"
+
+void andrea_train_options_default(andrea_train_options *o) {
+    memset(o, 0, sizeof *o);
+    o->val_fraction = 0.1f;
+    o->batch = 12;
+    o->seq = 64;
+    o->grad_accum = 1;
+    o->max_steps = 2000;
+    o->lr = 1e-3f;
+    o->lr_min = 1e-4f;
+    o->warmup = 100;
+    o->beta1 = 0.9f;
+    o->beta2 = 0.99f;
+    o->eps = 1e-8f;
+    o->weight_decay = 0.1f;
+    o->grad_clip = 1.0f;
+    o->seed = 1337;
+    o->eval_every = 250;
+    o->eval_batches = 0;
+    o->ckpt_every = 500;
+    o->log_every = 1;
+    o->max_bad_steps = 5;
+    o->out_dir = "out";
+    o->inject_nan_step = -1;
+}
+
+int andrea_train_options_from_checkpoint(const char *path, andrea_config *cfg,
+                                         andrea_train_options *o) {
+    andrea_ckpt_state s;
+    if (andrea_checkpoint_peek(path, cfg, &s)) return -1;
+    o->batch = s.batch;
+    o->seq = s.seq;
+    o->grad_accum = s.grad_accum;
+    o->max_steps = s.max_steps;
+    o->warmup = s.warmup;
+    o->eval_every = s.eval_every;
+    o->eval_batches = s.eval_batches;
+    o->ckpt_every = s.ckpt_every;
+    o->log_every = s.log_every;
+    o->max_bad_steps = s.max_bad_steps;
+    o->lr = s.lr;
+    o->lr_min = s.lr_min;
+    o->beta1 = s.beta1;
+    o->beta2 = s.beta2;
+    o->eps = s.eps;
+    o->weight_decay = s.weight_decay;
+    o->grad_clip = s.grad_clip;
+    o->val_fraction = s.val_fraction;
+    o->seed = s.seed;
+    o->resume_path = path;
+    return 0;
+}
+
+int andrea_eval_tokens(andrea_model *m, const int32_t *tokens, int64_t n, int B, int T,
+                       int max_batches, double *mean_loss, int64_t *n_tokens) {
+    andrea_dataset d = {(int32_t *)tokens, n, 0, 0}; /* borrowed: all of it is "validation" */
+    int64_t nw = andrea_dataset_val_windows(&d, T);
+    if (nw == 0)
+        return andrea_set_error("evaluation needs at least %d tokens, got %lld", T + 1,
+                                (long long)n);
+    int32_t *x = malloc(sizeof(int32_t) * (size_t)B * T * 2);
+    if (!x) return andrea_set_error("out of memory");
+    int32_t *y = x + (size_t)B * T;
+    double total = 0.0;
+    int64_t count = 0;
+    int batches = 0;
+    for (int64_t w = 0; w < nw && (max_batches <= 0 || batches < max_batches); w += B, batches++) {
+        andrea_dataset_val_batch(&d, w, B, T, x, y);
+        float loss = andrea_model_forward(m, x, y, B, T);
+        if (isnan(loss) && andrea_error()[0]) {
+            free(x);
+            return -1;
+        }
+        total += (double)loss * m->n_valid;
+        count += m->n_valid;
+    }
+    free(x);
+    *mean_loss = total / (double)count;
+    if (n_tokens) *n_tokens = count;
+    return 0;
+}
+
+/* ---- signals ------------------------------------------------------------------------- */
+
+static volatile sig_atomic_t g_stop_signal = 0;
+static void on_signal(int sig) { g_stop_signal = sig; }
+
+/* ---- helpers ----------------------------------------------------------------------------- */
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void format_eta(double s, char *buf, size_t n) {
+    long t = (long)(s + 0.5);
+    if (t >= 3600) snprintf(buf, n, "%ldh%02ldm", t / 3600, (t / 60) % 60);
+    else if (t >= 60) snprintf(buf, n, "%ldm%02lds", t / 60, t % 60);
+    else snprintf(buf, n, "%lds", t);
+}
+
+static int make_dir(const char *path) {
+    if (mkdir(path, 0777) == 0 || errno == EEXIST) {
+        struct stat sb;
+        if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) return 0;
+        return andrea_set_error("output directory '%s' exists and is not a directory", path);
+    }
+    return andrea_set_error("cannot create output directory '%s': %s", path, strerror(errno));
+}
+
+static char *join(const char *dir, const char *name) {
+    size_t n = strlen(dir) + strlen(name) + 2;
+    char *p = malloc(n);
+    if (p) snprintf(p, n, "%s/%s", dir, name);
+    return p;
+}
+
+static int validate_options(const andrea_config *cfg, const andrea_train_options *o) {
+    if (!o->data_path) return andrea_set_error("no training data: give a text file with --data");
+    if (o->batch <= 0 || o->seq <= 0 || o->grad_accum <= 0 || o->max_steps < 0)
+        return andrea_set_error("--batch, --seq and --grad-accum must be positive and "
+                                "--max-steps >= 0 (got %d, %d, %d, %d)", o->batch, o->seq,
+                                o->grad_accum, o->max_steps);
+    if (o->seq > cfg->ctx)
+        return andrea_set_error("--seq %d is longer than the model context %d", o->seq, cfg->ctx);
+    if (!(o->lr > 0) || o->lr_min < 0 || o->lr_min > o->lr)
+        return andrea_set_error("need 0 <= --lr-min <= --lr and --lr > 0 (got %g, %g)", o->lr_min,
+                                o->lr);
+    if (!(o->beta1 >= 0 && o->beta1 < 1) || !(o->beta2 >= 0 && o->beta2 < 1) || !(o->eps > 0))
+        return andrea_set_error("need 0 <= beta1, beta2 < 1 and eps > 0");
+    if (o->weight_decay < 0 || o->grad_clip < 0 || o->warmup < 0)
+        return andrea_set_error("--weight-decay, --grad-clip and --warmup must be >= 0");
+    if (o->max_bad_steps <= 0) return andrea_set_error("--max-bad-steps must be positive");
+    return 0;
+}
+
+typedef struct {
+    andrea_model *m;
+    float *adam_m, *adam_v;
+    andrea_ckpt_state st;
+} train_state;
+
+static int save(const char *path, train_state *ts, int with_moments) {
+    return andrea_checkpoint_save(path, ts->m, with_moments ? ts->adam_m : NULL,
+                                  with_moments ? ts->adam_v : NULL, &ts->st, NULL, 0);
+}
+
+/* ---- the loop ----------------------------------------------------------------------------- */
+
+int andrea_train(const andrea_config *cfg_in, const andrea_train_options *o) {
+    andrea_config cfg = *cfg_in;
+    if (andrea_config_validate(&cfg) || validate_options(&cfg, o)) return -1;
+
+    /* data: the byte tokenizer (256 bytes + BOS) */
+    unsigned char *text;
+    size_t text_len;
+    if (andrea_read_file(o->data_path, &text, &text_len)) return -1;
+    if (text_len == 0) {
+        free(text);
+        return andrea_set_error("training data '%s' is empty", o->data_path);
+    }
+    if (cfg.vocab < ANDREA_BYTE_VOCAB) {
+        free(text);
+        return andrea_set_error("the byte tokenizer needs vocab >= %d, the model has %d",
+                                ANDREA_BYTE_VOCAB, cfg.vocab);
+    }
+    int32_t *tokens = malloc(sizeof(int32_t) * text_len);
+    if (!tokens) {
+        free(text);
+        return andrea_set_error("out of memory tokenizing '%s'", o->data_path);
+    }
+    for (size_t i = 0; i < text_len; i++) tokens[i] = text[i];
+    uint64_t data_hash = andrea_hash(ANDREA_HASH_INIT, text, text_len);
+    free(text);
+    andrea_dataset data;
+    if (andrea_dataset_init(&data, tokens, (int64_t)text_len, o->val_fraction, o->seq, data_hash,
+                            o->data_path))
+        return -1;
+
+    train_state ts;
+    memset(&ts, 0, sizeof ts);
+    andrea_rng data_rng;
+    int rc = -1;
+    char *ckpt_path = NULL, *best_path = NULL, *log_path = NULL;
+    FILE *log = NULL;
+    int32_t *x = NULL, *y = NULL;
+
+    if (o->resume_path) {
+        andrea_ckpt_state st;
+        ts.m = andrea_checkpoint_load(o->resume_path, &ts.adam_m, &ts.adam_v, &st, NULL, NULL);
+        if (!ts.m) goto done;
+        if (!ts.adam_m) {
+            andrea_set_error("checkpoint '%s' holds weights only (no AdamW state); resume from a "
+                             "full checkpoint such as ckpt.bin", o->resume_path);
+            goto done;
+        }
+        if (memcmp(&ts.m->cfg, &cfg, sizeof cfg) != 0) {
+            andrea_set_error("the model flags given conflict with checkpoint '%s'; drop them "
+                             "when resuming", o->resume_path);
+            goto done;
+        }
+        if (st.data_checksum != data_hash) {
+            andrea_set_error("'%s' is not the data checkpoint '%s' was trained on (checksum "
+                             "differs)", o->data_path, o->resume_path);
+            goto done;
+        }
+        ts.st = st;
+        data_rng.s[0] = st.data_rng[0];
+        data_rng.s[1] = st.data_rng[1];
+    } else {
+        ts.m = andrea_model_create(&cfg, o->seed);
+        if (!ts.m) goto done;
+        size_t n = (size_t)ts.m->layout.total;
+        ts.adam_m = calloc(n, sizeof(float));
+        ts.adam_v = calloc(n, sizeof(float));
+        if (!ts.adam_m || !ts.adam_v) {
+            andrea_set_error("out of memory allocating AdamW state");
+            goto done;
+        }
+        andrea_rng_seed(&data_rng, o->seed ^ 0xD1B54A32D192ED03ull);
+        ts.st.best_val_loss = INFINITY;
+        ts.st.smooth_loss = NAN;
+        ts.st.step = 0;
+    }
+    ts.st.data_rng[0] = data_rng.s[0];
+    ts.st.data_rng[1] = data_rng.s[1];
+    andrea_model *m = ts.m;
+    andrea_model_zero_grad(m);
+    if (!m->grads) goto done;
+    /* the state that a checkpoint records besides the tensors */
+    ts.st.tokenizer_kind = ANDREA_TOK_BYTE;
+    ts.st.tokenizer_checksum = 0;
+    ts.st.seed = o->seed;
+    ts.st.data_checksum = data_hash;
+    ts.st.batch = o->batch;
+    ts.st.seq = o->seq;
+    ts.st.grad_accum = o->grad_accum;
+    ts.st.max_steps = o->max_steps;
+    ts.st.warmup = o->warmup;
+    ts.st.eval_every = o->eval_every;
+    ts.st.eval_batches = o->eval_batches;
+    ts.st.ckpt_every = o->ckpt_every;
+    ts.st.log_every = o->log_every;
+    ts.st.max_bad_steps = o->max_bad_steps;
+    ts.st.lr = o->lr;
+    ts.st.lr_min = o->lr_min;
+    ts.st.beta1 = o->beta1;
+    ts.st.beta2 = o->beta2;
+    ts.st.eps = o->eps;
+    ts.st.weight_decay = o->weight_decay;
+    ts.st.grad_clip = o->grad_clip;
+    ts.st.val_fraction = o->val_fraction;
+
+    if (make_dir(o->out_dir)) goto done;
+    ckpt_path = join(o->out_dir, "ckpt.bin");
+    best_path = join(o->out_dir, "best.bin");
+    log_path = join(o->out_dir, "log.jsonl");
+    if (!ckpt_path || !best_path || !log_path) {
+        andrea_set_error("out of memory");
+        goto done;
+    }
+    log = fopen(log_path, o->resume_path ? "a" : "w");
+    if (!log) {
+        andrea_set_error("cannot write log '%s': %s", log_path, strerror(errno));
+        goto done;
+    }
+
+    int B = o->batch, T = o->seq;
+    x = malloc(sizeof(int32_t) * (size_t)B * T * 2);
+    if (!x) {
+        andrea_set_error("out of memory");
+        goto done;
+    }
+    y = x + (size_t)B * T;
+    int64_t n_params = m->layout.total;
+    int64_t val_windows = andrea_dataset_val_windows(&data, T);
+
+    if (!o->quiet) {
+        printf("model: L=%d NH=%d C=%d T=%d V=%d norm=%s act=%s bias=%d tied=%d | %.3fM params\n",
+               cfg.n_layer, cfg.n_head, cfg.d_model, cfg.ctx, cfg.vocab, andrea_norm_name(cfg.norm),
+               andrea_act_name(cfg.act), cfg.bias, cfg.tied, n_params / 1e6);
+        printf("data: '%s' %lld tokens (byte tokenizer): %lld train, %lld validation\n",
+               o->data_path, (long long)data.n, (long long)data.n_train,
+               (long long)(data.n - data.n_train));
+        printf("train: B=%d T=%d accum=%d steps=%d lr=%g->%g warmup=%d betas=%g/%g eps=%g "
+               "wd=%g clip=%g seed=%llu\n", B, T, o->grad_accum, o->max_steps, o->lr, o->lr_min,
+               o->warmup, o->beta1, o->beta2, o->eps, o->weight_decay, o->grad_clip,
+               (unsigned long long)o->seed);
+        if (o->resume_path)
+            printf("resuming '%s' at step %lld\n", o->resume_path, (long long)ts.st.step);
+        fflush(stdout);
+    }
+
+    struct sigaction sa, old_int, old_term;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    g_stop_signal = 0;
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+
+    int bad_steps = 0;
+    double t_start = now_s(), ms_sum = 0.0;
+    int timed_steps = 0;
+    rc = 0;
+    while (ts.st.step < o->max_steps) {
+        int step = (int)ts.st.step;
+        double t0 = now_s();
+        float lr = andrea_lr_at(o, step);
+        andrea_model_zero_grad(m);
+        double loss_sum = 0.0;
+        for (int micro = 0; micro < o->grad_accum; micro++) {
+            andrea_dataset_train_batch(&data, &data_rng, B, T, x, y);
+            float l = andrea_model_forward(m, x, y, B, T);
+            loss_sum += l;
+            if (andrea_model_backward_scaled(m, 1.0f / o->grad_accum)) {
+                rc = -1;
+                break;
+            }
+        }
+        if (rc) break;
+        float loss = (float)(loss_sum / o->grad_accum);
+        if (o->inject_nan_step >= 0 && step >= o->inject_nan_step &&
+            step < o->inject_nan_step + o->inject_nan_count)
+            m->grads[0] = NAN;
+        double gsq = 0.0;
+        for (int64_t i = 0; i < n_params; i++) gsq += (double)m->grads[i] * m->grads[i];
+        float gnorm = (float)sqrt(gsq);
+        if (!isfinite(loss) || !isfinite(gnorm)) {
+            bad_steps++;
+            fprintf(stderr, "warning: step %d: non-finite %s (%g); update skipped (%d of %d "
+                    "allowed in a row)\n", step + 1, isfinite(loss) ? "gradient norm" : "loss",
+                    isfinite(loss) ? gnorm : loss, bad_steps, o->max_bad_steps);
+            fprintf(log, "{\"type\":\"skip\",\"step\":%d,\"loss\":\"%g\",\"grad_norm\":\"%g\"}\n",
+                    step + 1, loss, gnorm);
+            fflush(log);
+            if (bad_steps >= o->max_bad_steps) {
+                andrea_set_error("training stopped at step %d: %d consecutive non-finite steps "
+                                 "(lower --lr or --grad-clip?); the last good checkpoint is '%s'",
+                                 step + 1, bad_steps, ckpt_path);
+                rc = -1;
+                break;
+            }
+            ts.st.step++; /* the step is consumed (its batch drawn), the weights untouched */
+            continue;
+        }
+        bad_steps = 0;
+        if (o->grad_clip > 0 && gnorm > o->grad_clip) {
+            float s = o->grad_clip / gnorm;
+            for (int64_t i = 0; i < n_params; i++) m->grads[i] *= s;
+        }
+        for (int i = 0; i < m->layout.n; i++) {
+            const andrea_tensor_info *t = &m->layout.t[i];
+            adamw_update(m->params + t->offset, m->grads + t->offset, ts.adam_m + t->offset,
+                         ts.adam_v + t->offset, (size_t)t->size, lr, o->beta1, o->beta2, o->eps,
+                         t->decay ? o->weight_decay : 0.0f, step + 1);
+        }
+        ts.st.step++;
+        int done_steps = (int)ts.st.step;
+        ts.st.data_rng[0] = data_rng.s[0];
+        ts.st.data_rng[1] = data_rng.s[1];
+        ts.st.smooth_loss = isnan(ts.st.smooth_loss) ? loss : 0.9f * ts.st.smooth_loss + 0.1f * loss;
+
+        double ms = (now_s() - t0) * 1e3;
+        if (step > 0 || o->resume_path) { /* the first step pays for allocation */
+            ms_sum += ms;
+            timed_steps++;
+        }
+        double avg_ms = timed_steps ? ms_sum / timed_steps : ms;
+        double tok_s = (double)B * T * o->grad_accum / (ms / 1e3);
+        double eta = avg_ms * (o->max_steps - done_steps) / 1e3;
+        fprintf(log, "{\"type\":\"step\",\"step\":%d,\"loss\":%.9g,\"loss_smooth\":%.9g,"
+                "\"lr\":%.9g,\"grad_norm\":%.9g,\"ms\":%.3f,\"tok_per_s\":%.1f,\"eta_s\":%.1f}\n",
+                done_steps, loss, ts.st.smooth_loss, lr, gnorm, ms, tok_s, eta);
+        if (!o->quiet && o->log_every > 0 &&
+            (done_steps % o->log_every == 0 || done_steps == o->max_steps)) {
+            char etabuf[32];
+            format_eta(eta, etabuf, sizeof etabuf);
+            printf("step %5d/%d | loss %.4f | smooth %.4f | lr %.2e | gnorm %.3f | %.1f ms | "
+                   "%.0f tok/s | ETA %s\n", done_steps, o->max_steps, loss, ts.st.smooth_loss, lr,
+                   gnorm, ms, tok_s, etabuf);
+            fflush(stdout);
+        }
+
+        int last = done_steps == o->max_steps;
+        if (val_windows > 0 && ((o->eval_every > 0 && done_steps % o->eval_every == 0) || last)) {
+            double vl;
+            if (andrea_eval_tokens(m, data.tokens + data.n_train, data.n - data.n_train, B, T,
+                                   o->eval_batches, &vl, NULL)) {
+                rc = -1;
+                break;
+            }
+            fprintf(log, "{\"type\":\"eval\",\"step\":%d,\"val_loss\":%.9g}\n", done_steps, vl);
+            int improved = vl < ts.st.best_val_loss;
+            if (!o->quiet) {
+                printf("step %5d/%d | val loss %.4f%s\n", done_steps, o->max_steps, vl,
+                       improved ? " (best)" : "");
+                fflush(stdout);
+            }
+            if (improved) {
+                ts.st.best_val_loss = (float)vl;
+                if (save(best_path, &ts, 0)) {
+                    rc = -1;
+                    break;
+                }
+            }
+        }
+        fflush(log);
+        if ((o->ckpt_every > 0 && done_steps % o->ckpt_every == 0) || last || g_stop_signal) {
+            if (save(ckpt_path, &ts, 1)) {
+                rc = -1;
+                break;
+            }
+        }
+        if (g_stop_signal) {
+            if (!o->quiet)
+                printf("stopped by signal %d at step %d; checkpoint saved to '%s' (resume with "
+                       "--resume %s)\n", (int)g_stop_signal, done_steps, ckpt_path, ckpt_path);
+            rc = ANDREA_TRAIN_INTERRUPTED;
+            break;
+        }
+    }
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    if (rc == 0 && !o->quiet) {
+        printf("done: %lld steps in %.1f s; best val loss %.4f; checkpoints in '%s'\n",
+               (long long)ts.st.step, now_s() - t_start, ts.st.best_val_loss, o->out_dir);
+        fflush(stdout);
+    }
+    if (rc == 0 && ts.st.step == 0 && o->max_steps == 0) {
+        /* nothing to train: still leave a checkpoint of the initial weights */
+        if (save(ckpt_path, &ts, 1)) rc = -1;
+    }
+
+done:
+    if (log) fclose(log);
+    free(x);
+    free(ckpt_path);
+    free(best_path);
+    free(log_path);
+    free(ts.adam_m);
+    free(ts.adam_v);
+    andrea_model_free(ts.m);
+    andrea_dataset_free(&data);
+    return rc;
+}

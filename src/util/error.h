@@ -1,0 +1,16 @@
+/* error.h - the library's one-line error message (read with andrea_error()). */
+#ifndef ANDREA_UTIL_ERROR_H
+#define ANDREA_UTIL_ERROR_H
+
+#if defined(__GNUC__)
+#define ANDREA_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define ANDREA_PRINTF(a, b)
+#endif
+
+/* Sets the message of this thread; always returns -1 so callers can
+ * `return andrea_set_error(...)`. */
+int andrea_set_error(const char *fmt, ...) ANDREA_PRINTF(1, 2);
+void andrea_clear_error(void);
+
+#endif
