@@ -184,6 +184,7 @@ typedef struct {
     const char *out_dir;
     const char *resume_path; /* NULL: fresh start */
     int quiet;
+    int stop_at;             /* > 0: stop after this step as if interrupted (schedule unchanged) */
     /* testing: poison the gradients of steps [inject_nan_step, +inject_nan_count) */
     int inject_nan_step, inject_nan_count;
 } andrea_train_options;

@@ -134,6 +134,12 @@ int andrea_tokenizer_encode(const andrea_tokenizer *t, const void *text, size_t 
  * nothing for the other kinds. Returns -1 on an id outside [0, V). */
 int andrea_tokenizer_decode(const andrea_tokenizer *t, const int32_t *ids, size_t n,
                             andrea_bytes *out);
+/* Where a long text may be split so that encoding the parts gives the same ids
+ * as encoding the whole: the largest k < n such that text[k] == '\n' and
+ * text[k + 1] is a visible ASCII character (GPT-2's regex never joins pieces
+ * across that point, and no trained segment contains '\n'). 0 if there is none.
+ * Reads text[0 .. n), so pass one byte more than the part you want to cut. */
+size_t andrea_tokenizer_safe_cut(const void *text, size_t n);
 /* The bytes of one token (owned by t), for streaming output; NULL if id is out of range. */
 const uint8_t *andrea_tokenizer_token_bytes(const andrea_tokenizer *t, int32_t id, size_t *len);
 

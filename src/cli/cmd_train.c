@@ -38,6 +38,7 @@ static int parse(int argc, char **argv, andrea_train_options *o, model_flags *mf
         {"resume", 0, ARG_STR, &o->resume_path, "continue exactly from a checkpoint", 0},
         {"threads", 't', ARG_INT, threads, "OpenMP threads, 0 = all cores (0)", 0},
         {"quiet", 'q', ARG_FLAG, &o->quiet, "no progress lines", 0},
+        {"stop-at", 0, ARG_INT, &o->stop_at, "stop after step N as if interrupted (resumable)", 0},
         {"inject-nan-step", 0, ARG_INT, &o->inject_nan_step, "testing: poison gradients from this step", 0},
         {"inject-nan-count", 0, ARG_INT, &o->inject_nan_count, "testing: for this many steps", 0},
     };

@@ -16,6 +16,8 @@ static const command COMMANDS[] = {
     {"generate", cmd_generate, "generate text from a checkpoint (KV cache, sampling)"},
     {"eval", cmd_eval, "mean loss and perplexity of a checkpoint on a text file"},
     {"info", cmd_info, "config, parameter counts and memory of a preset or checkpoint"},
+    {"tokenizer", cmd_tokenizer, "train, inspect and run tokenizers (byte, char, bpe, gpt2, harris)"},
+    {"prepare", cmd_prepare, "tokenize text or JSONL chat files into a token file"},
     /* more subcommands register here */
 };
 

@@ -10,18 +10,18 @@ void activation_forward(float *out, const float *inp, size_t n, int act) {
     long N = (long)n;
     switch (act) {
     case ANDREA_ACT_GELU:
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (N >= (1L << 15))
         for (long i = 0; i < N; i++) {
             float x = inp[i];
             out[i] = 0.5f * x * (1.0f + tanhf(GELU_SCALE * (x + 0.044715f * x * x * x)));
         }
         break;
     case ANDREA_ACT_RELU:
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (N >= (1L << 15))
         for (long i = 0; i < N; i++) out[i] = inp[i] > 0.0f ? inp[i] : 0.0f;
         break;
     default: /* ANDREA_ACT_RELU2 */
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (N >= (1L << 15))
         for (long i = 0; i < N; i++) out[i] = inp[i] > 0.0f ? inp[i] * inp[i] : 0.0f;
         break;
     }
@@ -31,7 +31,7 @@ void activation_backward(float *dinp, const float *inp, const float *dout, size_
     long N = (long)n;
     switch (act) {
     case ANDREA_ACT_GELU:
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (N >= (1L << 15))
         for (long i = 0; i < N; i++) {
             float x = inp[i];
             float u = GELU_SCALE * (x + 0.044715f * x * x * x);
@@ -42,11 +42,11 @@ void activation_backward(float *dinp, const float *inp, const float *dout, size_
         }
         break;
     case ANDREA_ACT_RELU:
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (N >= (1L << 15))
         for (long i = 0; i < N; i++) dinp[i] += inp[i] > 0.0f ? dout[i] : 0.0f;
         break;
     default:
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (N >= (1L << 15))
         for (long i = 0; i < N; i++) dinp[i] += inp[i] > 0.0f ? 2.0f * inp[i] * dout[i] : 0.0f;
         break;
     }
@@ -54,6 +54,6 @@ void activation_backward(float *dinp, const float *inp, const float *dout, size_
 
 void residual_forward(float *out, const float *a, const float *b, size_t n) {
     long N = (long)n;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (N >= (1L << 15))
     for (long i = 0; i < N; i++) out[i] = a[i] + b[i];
 }

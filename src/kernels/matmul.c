@@ -76,7 +76,6 @@ typedef void (*tile_fn)(float *, int, const float *, long, long, const float *, 
 
 static tile_fn pick_tile(void) {
 #ifdef HAVE_X86_DISPATCH
-    __builtin_cpu_init();
     if (__builtin_cpu_supports("avx512f")) return tile_avx512;
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return tile_avx2;
 #endif
@@ -98,12 +97,11 @@ static void tile_edge(float *c, int ldc, const float *a, long a_rs, long a_cs, c
 
 void gemm_nn(float *c, int ldc, const float *a, long a_rs, long a_cs, const float *b, int ldb,
              int M, int K, int N, int accumulate) {
-    static tile_fn tile = NULL;
-    if (!tile) tile = pick_tile(); /* idempotent: a race writes the same value */
+    tile_fn tile = pick_tile(); /* a cached feature lookup: cheap, and no shared state */
     if (!accumulate)
         for (int m = 0; m < M; m++) memset(c + (long)m * ldc, 0, sizeof(float) * (size_t)N);
     int n_mb = (M + MB - 1) / MB, n_nb = (N + NC - 1) / NC;
-#pragma omp parallel for collapse(2) schedule(static)
+#pragma omp parallel for collapse(2) schedule(static) if ((long)M * N * K >= (1L << 16))
     for (int mbi = 0; mbi < n_mb; mbi++) {
         for (int nbi = 0; nbi < n_nb; nbi++) {
             int m0 = mbi * MB, m1 = m0 + MB < M ? m0 + MB : M;
@@ -144,7 +142,8 @@ static float *pack_scratch(size_t n) {
 /* A few rows: dot products straight from w, no packing (generation, tiny batches). */
 static void matmul_forward_rows(float *out, const float *inp, const float *w, const float *bias,
                                 int M, int K, int N) {
-#pragma omp parallel for schedule(static)
+    /* threads only pay off once there is real work (a fork/join costs microseconds) */
+#pragma omp parallel for schedule(static) if ((long)M * N * K >= (1L << 16))
     for (int n = 0; n < N; n++) {
         const float *wn = w + (long)n * K;
         for (int m = 0; m < M; m++) {

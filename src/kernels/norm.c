@@ -12,7 +12,7 @@
 
 void layernorm_forward(float *out, float *mean, float *rstd, const float *inp, const float *w,
                        const float *b, int N, int C, float eps) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if ((long)N * C >= (1L << 14))
     for (int i = 0; i < N; i++) {
         const float *x = inp + (long)i * C;
         float s = 0.0f;
@@ -31,7 +31,7 @@ void layernorm_forward(float *out, float *mean, float *rstd, const float *inp, c
 void layernorm_backward(float *dinp, float *dw, float *db, const float *dout, const float *inp,
                         const float *w, const float *mean, const float *rstd, int N, int C) {
     if (dinp) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if ((long)N * C >= (1L << 14))
         for (int i = 0; i < N; i++) {
             const float *x = inp + (long)i * C, *d = dout + (long)i * C;
             float mu = mean[i], r = rstd[i];
@@ -51,7 +51,7 @@ void layernorm_backward(float *dinp, float *dw, float *db, const float *dout, co
         }
     }
     if (dw || db) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if ((long)N * C >= (1L << 14))
         for (int c0 = 0; c0 < C; c0 += COL_CHUNK) {
             int c1 = c0 + COL_CHUNK < C ? c0 + COL_CHUNK : C;
             for (int i = 0; i < N; i++) {
@@ -68,7 +68,7 @@ void layernorm_backward(float *dinp, float *dw, float *db, const float *dout, co
 
 void rmsnorm_forward(float *out, float *rstd, const float *inp, const float *w, int N, int C,
                      float eps) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if ((long)N * C >= (1L << 14))
     for (int i = 0; i < N; i++) {
         const float *x = inp + (long)i * C;
         float ss = 0.0f;
@@ -83,7 +83,7 @@ void rmsnorm_forward(float *out, float *rstd, const float *inp, const float *w, 
 void rmsnorm_backward(float *dinp, float *dw, const float *dout, const float *inp, const float *w,
                       const float *rstd, int N, int C) {
     if (dinp) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if ((long)N * C >= (1L << 14))
         for (int i = 0; i < N; i++) {
             const float *x = inp + (long)i * C, *d = dout + (long)i * C;
             float r = rstd[i];
@@ -96,7 +96,7 @@ void rmsnorm_backward(float *dinp, float *dw, const float *dout, const float *in
         }
     }
     if (dw) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if ((long)N * C >= (1L << 14))
         for (int c0 = 0; c0 < C; c0 += COL_CHUNK) {
             int c1 = c0 + COL_CHUNK < C ? c0 + COL_CHUNK : C;
             for (int i = 0; i < N; i++) {

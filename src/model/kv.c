@@ -35,7 +35,8 @@ andrea_kv *andrea_kv_create(const andrea_model *m) {
     kv->k = malloc(sizeof(float) * cache);
     kv->v = malloc(sizeof(float) * cache);
     size_t C = (size_t)c->d_model;
-    kv->x = malloc(sizeof(float) * (C * 3 + C * 3 + C * 8 + (size_t)c->ctx + (size_t)c->vocab));
+    /* x, xn, qkv (3C), atty, tmp, h (4C), hact (4C): 15 C, then att (T) and logits (V) */
+    kv->x = malloc(sizeof(float) * (C * 15 + (size_t)c->ctx + (size_t)c->vocab));
     if (!kv->k || !kv->v || !kv->x) {
         andrea_kv_free(kv);
         return andrea_set_error("out of memory: KV cache of %.1f MB", cache * 8.0 / 1e6), NULL;

@@ -259,12 +259,9 @@ andrea_tokenizer *andrea_tokenizer_bpe_train(const void *text, size_t n,
     size_t slice = (size_t)16 << 20;
     for (size_t off = 0; off < n;) {
         size_t end = off + slice < n ? off + slice : n;
-        /* cut just before a '\n' followed by a visible ASCII character: the regex
-         * never joins pieces across that point, so slicing changes nothing */
         if (end < n) {
-            size_t e = end;
-            while (e > off + 1 && !(s[e - 1] == '\n' && s[e] > 0x20 && s[e] < 0x7f)) e--;
-            if (e > off + 1) end = e - 1;
+            size_t cut = andrea_tokenizer_safe_cut(s + off, end - off + 1);
+            if (cut) end = off + cut;
         }
         if (pretok_run(pt, s + off, end - off, count_piece, &pc)) goto done;
         off = end;
@@ -395,7 +392,7 @@ andrea_tokenizer *andrea_tokenizer_bpe_train(const void *text, size_t n,
         free(list.w);
         goto done;
     }
-    if (o->verbose || nm < want)
+    if (o->verbose)
         fprintf(stderr, "bpe: %d merges, vocab %d (%.1fs)%s\n", nm, 257 + nm, now_s() - t0,
                 nm < want ? " - the corpus ran out of pairs seen min-frequency times" : "");
     int32_t byte_to_id[256];

@@ -112,6 +112,17 @@ int andrea_tokenizer_encode(const andrea_tokenizer *t, const void *text, size_t 
     }
 }
 
+size_t andrea_tokenizer_safe_cut(const void *text, size_t n) {
+    /* Why this point is safe for GPT-2's regex: a piece holding '\n' is all
+     * whitespace, so none crosses into the visible character after it; and the
+     * whitespace run before the cut, now at the end of a string, is matched by
+     * \s+(?!\S) exactly as far as it was when the '\n' followed it. */
+    const uint8_t *s = text;
+    for (size_t k = n >= 2 ? n - 2 : 0; k > 0; k--)
+        if (s[k] == '\n' && s[k + 1] > 0x20 && s[k + 1] < 0x7f) return k;
+    return 0;
+}
+
 const uint8_t *andrea_tokenizer_token_bytes(const andrea_tokenizer *t, int32_t id, size_t *len) {
     if (id < 0 || id >= t->vocab) return NULL;
     *len = (size_t)(t->tok_off[id + 1] - t->tok_off[id]);

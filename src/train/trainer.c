@@ -428,16 +428,20 @@ int andrea_train(const andrea_config *cfg_in, const andrea_train_options *o) {
             }
         }
         fflush(log);
-        if ((o->ckpt_every > 0 && done_steps % o->ckpt_every == 0) || last || g_stop_signal) {
+        int stop_here = g_stop_signal || (o->stop_at > 0 && done_steps >= o->stop_at && !last);
+        if ((o->ckpt_every > 0 && done_steps % o->ckpt_every == 0) || last || stop_here) {
             if (save(ckpt_path, &ts, 1)) {
                 rc = -1;
                 break;
             }
         }
-        if (g_stop_signal) {
-            if (!o->quiet)
-                printf("stopped by signal %d at step %d; checkpoint saved to '%s' (resume with "
-                       "--resume %s)\n", (int)g_stop_signal, done_steps, ckpt_path, ckpt_path);
+        if (stop_here) {
+            if (!o->quiet) {
+                if (g_stop_signal) printf("stopped by signal %d", (int)g_stop_signal);
+                else printf("stopped by --stop-at");
+                printf(" at step %d; checkpoint saved to '%s' (resume with --resume %s)\n",
+                       done_steps, ckpt_path, ckpt_path);
+            }
             rc = ANDREA_TRAIN_INTERRUPTED;
             break;
         }

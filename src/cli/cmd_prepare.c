@@ -1,0 +1,306 @@
+/* cmd_prepare.c - `andrea prepare`: text or JSONL chat files -> one token file.
+ *
+ * Token stream: BOS doc BOS doc ... doc BOS. A text file is one document; a
+ * JSONL chat file has one conversation per line, {"messages": [{"role":
+ * "user"|"assistant", "content": "..."}, ...]}, rendered as "> user text\n"
+ * and "< assistant text\n" turns. Text is read in 4 MiB blocks cut at
+ * andrea_tokenizer_safe_cut, so memory stays bounded and the ids equal those
+ * of encoding each file whole.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "andrea_tokenizer.h"
+#include "args.h"
+#include "commands.h"
+
+#ifdef ANDREA_HAVE_JANSSON
+#include <jansson.h>
+#endif
+
+#define BLOCK ((size_t)4 << 20)
+#define MAX_BLOCK ((size_t)64 << 20)
+
+typedef struct {
+    andrea_tokenizer *tok;
+    andrea_token_writer *w;
+    andrea_ids ids;
+    int flags, quiet;
+    double t0, last;
+    uint64_t bytes_in, total_bytes, docs;
+} prep;
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void progress(prep *p, int force) {
+    double t = now_s();
+    if (p->quiet || (!force && t - p->last < 2.0)) return;
+    p->last = t;
+    double mbps = (double)p->bytes_in / 1e6 / (t - p->t0 + 1e-9);
+    double eta = mbps > 0 ? (double)(p->total_bytes - p->bytes_in) / 1e6 / mbps : 0;
+    fprintf(stderr, "prepare: %.1f/%.1f MB, %llu tokens, %llu documents, %.1f MB/s, ETA %.0fs\n",
+            (double)p->bytes_in / 1e6, (double)p->total_bytes / 1e6,
+            (unsigned long long)andrea_token_writer_count(p->w), (unsigned long long)p->docs, mbps, eta);
+}
+
+static int emit(prep *p, const char *file, const uint8_t *s, size_t n) {
+    p->ids.len = 0;
+    if (andrea_tokenizer_encode(p->tok, s, n, p->flags, &p->ids) ||
+        andrea_token_writer_write(p->w, p->ids.data, p->ids.len)) {
+        fprintf(stderr, "andrea prepare: '%s': %s\n", file, andrea_error());
+        return -1;
+    }
+    return 0;
+}
+
+static int emit_bos(prep *p) {
+    int32_t bos = andrea_tokenizer_bos(p->tok);
+    if (andrea_token_writer_write(p->w, &bos, 1)) {
+        fprintf(stderr, "andrea prepare: %s\n", andrea_error());
+        return -1;
+    }
+    return 0;
+}
+
+static int prepare_text(prep *p, const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "andrea prepare: cannot open '%s': %s\n", path, strerror(errno));
+        return -1;
+    }
+    size_t cap = BLOCK + 1, len = 0;
+    uint8_t *buf = malloc(cap);
+    int rc = buf ? 0 : -1, eof = 0;
+    uint64_t off = 0;
+    while (!rc && (!eof || len)) {
+        if (!eof && len < cap) {
+            size_t k = fread(buf + len, 1, cap - len, f);
+            len += k;
+            if (k == 0) {
+                if (ferror(f)) {
+                    fprintf(stderr, "andrea prepare: '%s': read error at byte %llu\n", path,
+                            (unsigned long long)(off + len));
+                    rc = -1;
+                    break;
+                }
+                eof = 1;
+            }
+            if (!eof && len < cap) continue;
+        }
+        size_t cut = len;
+        if (!eof) { /* keep one byte of look-ahead; cut where encoding cannot change */
+            cut = andrea_tokenizer_safe_cut(buf, len);
+            if (cut == 0) {
+                if (cap < MAX_BLOCK) { /* a long line: read more before cutting */
+                    uint8_t *nb = realloc(buf, cap * 2);
+                    if (!nb) { rc = -1; break; }
+                    buf = nb;
+                    cap *= 2;
+                    continue;
+                }
+                cut = len - 1;
+                fprintf(stderr, "andrea prepare: '%s': warning: no line break in %zu MB before byte %llu; "
+                        "cutting there may change a few tokens\n", path, MAX_BLOCK >> 20,
+                        (unsigned long long)(off + cut));
+            }
+        }
+        if (emit(p, path, buf, cut)) { rc = -1; break; }
+        memmove(buf, buf + cut, len - cut);
+        len -= cut;
+        off += cut;
+        p->bytes_in += cut;
+        progress(p, 0);
+        if (eof && len == 0) break;
+    }
+    if (!buf) fprintf(stderr, "andrea prepare: out of memory\n");
+    free(buf);
+    fclose(f);
+    if (!rc) p->docs++;
+    return rc;
+}
+
+#ifdef ANDREA_HAVE_JANSSON
+static int prepare_jsonl(prep *p, const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "andrea prepare: cannot open '%s': %s\n", path, strerror(errno));
+        return -1;
+    }
+    char *line = NULL;
+    size_t lcap = 0;
+    ssize_t ll;
+    long lineno = 0;
+    int rc = 0, first = 1;
+    andrea_bytes doc = {0};
+    while (!rc && (ll = getline(&line, &lcap, f)) >= 0) {
+        lineno++;
+        p->bytes_in += (uint64_t)ll;
+        size_t n = (size_t)ll;
+        while (n && (line[n - 1] == '\n' || line[n - 1] == '\r' || line[n - 1] == ' ')) n--;
+        if (n == 0) continue;
+        json_error_t jerr;
+        json_t *root = json_loadb(line, n, 0, &jerr);
+        json_t *msgs = root ? json_object_get(root, "messages") : NULL;
+        if (!root || !json_is_array(msgs) || json_array_size(msgs) == 0) {
+            fprintf(stderr, "andrea prepare: '%s' line %ld: %s\n", path, lineno,
+                    root ? "expected an object with a non-empty \"messages\" array" : jerr.text);
+            json_decref(root);
+            rc = -1;
+            break;
+        }
+        doc.len = 0;
+        for (size_t i = 0; i < json_array_size(msgs); i++) {
+            json_t *m = json_array_get(msgs, i);
+            const char *role = json_string_value(json_object_get(m, "role"));
+            json_t *content = json_object_get(m, "content");
+            const char *mark = !role ? NULL : strcmp(role, "user") == 0 ? "> "
+                                   : strcmp(role, "assistant") == 0 ? "< " : NULL;
+            if (!mark || !json_is_string(content)) {
+                fprintf(stderr, "andrea prepare: '%s' line %ld: message %zu needs role \"user\" or "
+                        "\"assistant\" and a string \"content\"\n", path, lineno, i);
+                rc = -1;
+                break;
+            }
+            andrea_bytes_append(&doc, mark, 2);
+            andrea_bytes_append(&doc, json_string_value(content), json_string_length(content));
+            andrea_bytes_append(&doc, "\n", 1);
+        }
+        json_decref(root);
+        if (rc) break;
+        if (!first && emit_bos(p)) { rc = -1; break; }
+        first = 0;
+        if (emit(p, path, doc.data, doc.len)) { rc = -1; break; }
+        p->docs++;
+        progress(p, 0);
+    }
+    if (!rc && ferror(f)) {
+        fprintf(stderr, "andrea prepare: '%s': read error after line %ld\n", path, lineno);
+        rc = -1;
+    }
+    if (!rc && first) {
+        fprintf(stderr, "andrea prepare: '%s': no conversations found\n", path);
+        rc = -1;
+    }
+    free(line);
+    andrea_bytes_free(&doc);
+    fclose(f);
+    return rc;
+}
+#else
+static int prepare_jsonl(prep *p, const char *path) {
+    (void)p;
+    fprintf(stderr, "andrea prepare: '%s': JSONL needs jansson; this andrea was built without it "
+            "(install libjansson-dev and rebuild)\n", path);
+    return -1;
+}
+#endif
+
+static int ends_with(const char *s, const char *suffix) {
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+int cmd_prepare(int argc, char **argv) {
+    const char *spec = "byte", *out = NULL, *format = "auto";
+    int special = 0, quiet = 0, check = 0;
+    arg_spec specs[] = {
+        {"tokenizer", 't', ARG_STR, &spec, "byte | gpt2 | gpt2:DIR | FILE.tok | harris_segments.json", 0},
+        {"output", 'o', ARG_STR, &out, "token file to write", 0},
+        {"format", 'f', ARG_STR, &format, "auto (.jsonl = chat, else text) | text | jsonl", 0},
+        {"special", 0, ARG_FLAG, &special, "gpt2: '<|endoftext|>' in the text is the special token", 0},
+        {"check", 0, ARG_FLAG, &check, "re-open the written file and validate every token", 0},
+        {"quiet", 'q', ARG_FLAG, &quiet, "no progress on stderr", 0},
+    };
+    const char *inputs[256];
+    int n_in = 0;
+    int rc = args_parse("prepare", argc, argv, specs, (int)(sizeof specs / sizeof specs[0]), inputs,
+                        256, &n_in);
+    if (rc == 1) {
+        args_usage("prepare", "-t TOKENIZER -o OUT.tokens FILE... (.txt or .jsonl)", specs,
+                   (int)(sizeof specs / sizeof specs[0]));
+        return 0;
+    }
+    if (rc) return 2;
+    if (!out || n_in == 0) {
+        fprintf(stderr, "andrea prepare: need -o OUT and at least one input file (see --help)\n");
+        return 2;
+    }
+    if (strcmp(format, "auto") && strcmp(format, "text") && strcmp(format, "jsonl")) {
+        fprintf(stderr, "andrea prepare: --format must be auto, text or jsonl, got '%s'\n", format);
+        return 2;
+    }
+    prep p = {0};
+    p.flags = special ? ANDREA_ENCODE_SPECIAL : 0;
+    p.quiet = quiet;
+    p.tok = andrea_tokenizer_open(spec);
+    if (!p.tok) {
+        fprintf(stderr, "andrea prepare: %s\n", andrea_error());
+        return 1;
+    }
+    for (int i = 0; i < n_in; i++) {
+        FILE *f = fopen(inputs[i], "rb");
+        if (!f) {
+            fprintf(stderr, "andrea prepare: cannot open '%s': %s\n", inputs[i], strerror(errno));
+            andrea_tokenizer_free(p.tok);
+            return 1;
+        }
+        fseek(f, 0, SEEK_END);
+        long sz = ftell(f);
+        fclose(f);
+        p.total_bytes += sz > 0 ? (uint64_t)sz : 0;
+    }
+    if (!quiet)
+        fprintf(stderr, "prepare: tokenizer %s (%s, V %d, BOS %d), %d input(s), %.1f MB -> '%s'\n", spec,
+                andrea_tokenizer_kind_name(andrea_tokenizer_kind(p.tok)),
+                andrea_tokenizer_vocab_size(p.tok), andrea_tokenizer_bos(p.tok), n_in,
+                (double)p.total_bytes / 1e6, out);
+    p.w = andrea_token_writer_create(out, p.tok);
+    if (!p.w) {
+        fprintf(stderr, "andrea prepare: %s\n", andrea_error());
+        andrea_tokenizer_free(p.tok);
+        return 1;
+    }
+    p.t0 = p.last = now_s();
+    rc = 0;
+    for (int i = 0; i < n_in && !rc; i++) {
+        int jsonl = strcmp(format, "jsonl") == 0 || (strcmp(format, "auto") == 0 && ends_with(inputs[i], ".jsonl"));
+        rc = emit_bos(&p) || (jsonl ? prepare_jsonl(&p, inputs[i]) : prepare_text(&p, inputs[i]));
+    }
+    if (!rc) rc = emit_bos(&p);
+    uint64_t count = andrea_token_writer_count(p.w);
+    if (andrea_token_writer_close(p.w) && !rc) {
+        fprintf(stderr, "andrea prepare: %s\n", andrea_error());
+        rc = -1;
+    }
+    if (rc) {
+        remove(out); /* never leave a half-written token file behind */
+    } else {
+        progress(&p, 1);
+        if (!quiet)
+            fprintf(stderr, "prepare: wrote '%s': %llu tokens (%llu documents), %.3f bytes/token, %.1fs\n",
+                    out, (unsigned long long)count, (unsigned long long)p.docs,
+                    count ? (double)p.bytes_in / (double)count : 0.0, now_s() - p.t0);
+        if (check) {
+            andrea_token_file *tf = andrea_token_file_open(out, 1);
+            if (!tf || andrea_token_file_count(tf) != count ||
+                andrea_token_file_checksum(tf) != andrea_tokenizer_checksum(p.tok)) {
+                fprintf(stderr, "andrea prepare: check of '%s' failed: %s\n", out,
+                        tf ? "count or checksum differs" : andrea_error());
+                rc = -1;
+            } else if (!quiet) {
+                fprintf(stderr, "prepare: '%s' checked: header, length and every token id are valid\n", out);
+            }
+            andrea_token_file_close(tf);
+        }
+    }
+    andrea_ids_free(&p.ids);
+    andrea_tokenizer_free(p.tok);
+    return rc ? 1 : 0;
+}

@@ -1,0 +1,35 @@
+# lib.sh - shared helpers for the CLI tests (sourced, not run).
+set -u
+: "${ANDREA_BIN:?ANDREA_BIN must point to the andrea program}"
+ANDREA_TMP=${ANDREA_TMP:-$(mktemp -d)}
+rm -rf "$ANDREA_TMP" && mkdir -p "$ANDREA_TMP"
+FAILS=0
+
+fail() { echo "FAIL: $*" >&2; FAILS=$((FAILS + 1)); }
+pass() { echo "ok: $*"; }
+
+need_corpus() { # need_corpus NAME -> prints its path or exits 77 (skip)
+    local p="${ANDREA_DATA_DIR:-}/$1"
+    if [ ! -f "$p" ]; then echo "skip: corpus $p not found (set ANDREA_DATA_DIR)" >&2; exit 77; fi
+    echo "$p"
+}
+
+# expect_error NAME PATTERN CMD... : non-zero exit, exactly one stderr line matching PATTERN
+expect_error() {
+    local name=$1 pattern=$2; shift 2
+    local err="$ANDREA_TMP/stderr.txt" rc=0
+    "$@" > /dev/null 2> "$err" || rc=$?
+    local lines; lines=$(wc -l < "$err")
+    if [ "$rc" -eq 0 ]; then fail "$name: exit 0, expected an error"; return; fi
+    if [ "$lines" -ne 1 ]; then fail "$name: $lines stderr lines, expected 1: $(cat "$err")"; return; fi
+    if ! grep -q -- "$pattern" "$err"; then fail "$name: stderr '$(cat "$err")' lacks '$pattern'"; return; fi
+    pass "$name (exit $rc): $(cat "$err")"
+}
+
+# step losses of a log.jsonl, one per line
+step_losses() { grep '"type":"step"' "$1" | sed 's/.*"step":\([0-9]*\),"loss":\([^,]*\),.*/\1 \2/'; }
+
+finish() {
+    if [ "$FAILS" -ne 0 ]; then echo "$FAILS check(s) failed"; exit 1; fi
+    echo "all checks passed"
+}
