@@ -164,7 +164,8 @@ int andrea_sample(const float *logits, int V, const andrea_sampler *s, andrea_rn
 
 typedef struct {
     /* data */
-    const char *data_path;   /* text file */
+    const char *data_path;   /* text file, or a token file from `andrea prepare` */
+    const char *tokenizer;   /* NULL/"byte", "char", "gpt2[:DIR]", a .tok or segments .json */
     float val_fraction;      /* last fraction of the data held out (0.1) */
     int batch;               /* B */
     int seq;                 /* T (<= ctx) */
@@ -213,6 +214,10 @@ int andrea_eval_tokens(andrea_model *m, const int32_t *tokens, int64_t n, int B,
 
 /* Loads the model of a checkpoint (no optimizer state). */
 andrea_model *andrea_checkpoint_load_model(const char *path);
+/* Same, plus the tokenizer the model was trained with (the byte tokenizer for
+ * checkpoints that embed none). Free it with andrea_tokenizer_free(). */
+typedef struct andrea_tokenizer andrea_tokenizer;
+andrea_model *andrea_checkpoint_load_with_tokenizer(const char *path, andrea_tokenizer **tok);
 
 #ifdef __cplusplus
 }

@@ -88,7 +88,7 @@ andrea_tokenizer *andrea_tokenizer_bpe_train(const void *text, size_t n,
 
 typedef struct {
     int32_t n_segments;   /* N: V = N + 256 + 1 */
-    int32_t min_variety;  /* a spike must reach this successor/predecessor variety (3) */
+    int32_t min_variety;  /* a spike must reach this successor/predecessor variety (20) */
     int64_t min_count;    /* keep segments seen at least this often (2) */
     int32_t max_len;      /* longest segment in bytes, leading space included (16) */
     int verbose;

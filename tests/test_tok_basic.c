@@ -161,6 +161,7 @@ static void test_harris(void) {
     andrea_harris_train_options o;
     andrea_harris_train_options_default(&o);
     o.n_segments = 64; /* more than this corpus offers: V is what it offers */
+    o.min_variety = 3; /* 16 roots: varieties here are small */
     andrea_tokenizer *t = andrea_tokenizer_harris_train(corpus.data, corpus.len, &o);
     CHECK(t != NULL);
     if (!t) {
@@ -183,6 +184,12 @@ static void test_harris(void) {
     fputs(json, f);
     fclose(f);
     andrea_tokenizer *h = andrea_tokenizer_open(tmp_path("segs.json"));
+    if (!h && strstr(andrea_error(), "jansson")) { /* built without JSON support */
+        printf("harris JSON: skipped (%s)\n", andrea_error());
+        andrea_tokenizer_free(t);
+        andrea_bytes_free(&corpus);
+        return;
+    }
     CHECK(h && andrea_tokenizer_vocab_size(h) == 262);
     if (h) {
         andrea_ids ids = {0};

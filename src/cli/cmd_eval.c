@@ -4,10 +4,11 @@
 #include <stdlib.h>
 
 #include "andrea.h"
+#include "andrea_tokenizer.h"
 #include "args.h"
 #include "commands.h"
 #include "threads.h"
-#include "train/data.h"
+#include "train/corpus.h"
 
 int cmd_eval(int argc, char **argv) {
     const char *model_path = NULL, *data_path = NULL;
@@ -32,38 +33,34 @@ int cmd_eval(int argc, char **argv) {
         return 2;
     }
     cli_set_threads(threads);
-    andrea_model *m = andrea_checkpoint_load_model(model_path);
+    andrea_tokenizer *tok = NULL;
+    andrea_model *m = andrea_checkpoint_load_with_tokenizer(model_path, &tok);
     if (!m) {
         fprintf(stderr, "andrea eval: %s\n", andrea_error());
         return 1;
     }
     const andrea_config *c = andrea_model_config(m);
     if (seq <= 0) seq = c->ctx;
+    int32_t *tokens = NULL;
+    int64_t len = 0;
+    uint64_t sum;
     if (seq > c->ctx || batch <= 0) {
         fprintf(stderr, "andrea eval: need --batch >= 1 and --seq <= the model context %d\n", c->ctx);
+        andrea_tokenizer_free(tok);
         andrea_model_free(m);
         return 2;
     }
-    unsigned char *text;
-    size_t len;
-    if (andrea_read_file(data_path, &text, &len)) {
+    /* the text is encoded with the model's own tokenizer (a token file must match it) */
+    if (andrea_corpus_load(data_path, NULL, &tok, &tokens, &len, &sum)) {
         fprintf(stderr, "andrea eval: %s\n", andrea_error());
+        andrea_tokenizer_free(tok);
         andrea_model_free(m);
         return 1;
     }
-    int32_t *tokens = malloc(sizeof(int32_t) * (len ? len : 1));
-    if (!tokens) {
-        fprintf(stderr, "andrea eval: out of memory\n");
-        free(text);
-        andrea_model_free(m);
-        return 1;
-    }
-    for (size_t i = 0; i < len; i++) tokens[i] = text[i];
-    free(text);
     double loss;
     int64_t n_tok;
     int rc = 0;
-    if (andrea_eval_tokens(m, tokens, (int64_t)len, batch, seq, max_batches, &loss, &n_tok)) {
+    if (andrea_eval_tokens(m, tokens, len, batch, seq, max_batches, &loss, &n_tok)) {
         fprintf(stderr, "andrea eval: '%s': %s\n", data_path, andrea_error());
         rc = 1;
     } else {
@@ -71,6 +68,7 @@ int cmd_eval(int argc, char **argv) {
                model_path, data_path, (long long)n_tok, seq, loss, exp(loss), loss / log(2.0));
     }
     free(tokens);
+    andrea_tokenizer_free(tok);
     andrea_model_free(m);
     return rc;
 }

@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "andrea.h"
+#include "andrea_tokenizer.h"
 #include "args.h"
 #include "commands.h"
 #include "threads.h"
@@ -51,44 +52,52 @@ int cmd_generate(int argc, char **argv) {
     if (!args_seen(specs, n_specs, "seed")) seed = (uint64_t)time(NULL);
     cli_set_threads(threads);
 
-    andrea_model *m = andrea_checkpoint_load_model(model_path);
+    andrea_tokenizer *tok = NULL;
+    andrea_model *m = andrea_checkpoint_load_with_tokenizer(model_path, &tok);
     if (!m) {
         fprintf(stderr, "andrea generate: %s\n", andrea_error());
         return 1;
     }
     const andrea_config *c = andrea_model_config(m);
     andrea_kv *kv = andrea_kv_create(m);
-    if (!kv) {
+    andrea_ids ids = {0};
+    int rc = 0;
+    if (!kv || andrea_tokenizer_encode(tok, prompt, strlen(prompt), 0, &ids)) {
         fprintf(stderr, "andrea generate: %s\n", andrea_error());
-        andrea_model_free(m);
-        return 1;
-    }
-    /* byte tokenizer: each prompt byte is a token; an empty prompt starts from BOS */
-    size_t plen = strlen(prompt);
-    if ((long)plen > c->ctx) {
+        rc = 1;
+    } else if ((long)ids.len > c->ctx) {
         fprintf(stderr, "andrea generate: the prompt is %zu tokens, longer than the model's "
-                        "context of %d; shorten it\n", plen, c->ctx);
-        andrea_kv_free(kv);
-        andrea_model_free(m);
-        return 1;
+                        "context of %d; shorten it\n", ids.len, c->ctx);
+        rc = 1;
     }
-    fprintf(stderr, "generate: model '%s' (L=%d C=%d T=%d V=%d) | temp %g top-k %d top-p %g | "
-                    "seed %llu | n-predict %d\n", model_path, c->n_layer, c->d_model, c->ctx,
-            c->vocab, temp, top_k, top_p, (unsigned long long)seed, n_predict);
+    if (rc) {
+        andrea_ids_free(&ids);
+        andrea_kv_free(kv);
+        andrea_tokenizer_free(tok);
+        andrea_model_free(m);
+        return rc;
+    }
+    /* an empty prompt starts from BOS, the document separator */
+    int32_t bos = andrea_tokenizer_bos(tok);
+    size_t plen = ids.len;
+    fprintf(stderr, "generate: model '%s' (L=%d C=%d T=%d V=%d, %s tokenizer) | temp %g top-k %d "
+                    "top-p %g | seed %llu | n-predict %d\n", model_path, c->n_layer, c->d_model,
+            c->ctx, c->vocab, andrea_tokenizer_kind_name(andrea_tokenizer_kind(tok)), temp, top_k,
+            top_p, (unsigned long long)seed, n_predict);
     andrea_rng rng;
     andrea_rng_seed(&rng, seed);
     andrea_sampler s = {temp, top_k, top_p};
     const float *logits = NULL;
     double t0 = now_s();
     if (plen == 0) {
-        logits = andrea_kv_step(m, kv, ANDREA_BYTE_BOS);
+        logits = andrea_kv_step(m, kv, bos);
     } else {
-        fwrite(prompt, 1, plen, stdout);
+        fwrite(prompt, 1, strlen(prompt), stdout);
         for (size_t i = 0; i < plen; i++)
-            if (!(logits = andrea_kv_step(m, kv, (unsigned char)prompt[i]))) break;
+            if (!(logits = andrea_kv_step(m, kv, ids.data[i]))) break;
     }
     double t_prompt = now_s() - t0;
-    int generated = 0, rc = 0;
+    int generated = 0;
     const char *why = "n-predict reached";
     t0 = now_s();
     while (generated < n_predict) {
@@ -97,19 +106,20 @@ int cmd_generate(int argc, char **argv) {
             rc = 1;
             break;
         }
-        int tok = andrea_sample(logits, c->vocab, &s, &rng);
-        if (tok < 0) {
+        int next = andrea_sample(logits, c->vocab, &s, &rng);
+        if (next < 0) {
             fprintf(stderr, "andrea generate: out of memory while sampling\n");
             rc = 1;
             break;
         }
-        if (tok == ANDREA_BYTE_BOS) {
+        if (next == bos) {
             why = "end of text (BOS)";
             break;
         }
-        if (tok < 256) {
-            unsigned char b = (unsigned char)tok;
-            fwrite(&b, 1, 1, stdout);
+        size_t nb = 0;
+        const uint8_t *bytes = andrea_tokenizer_token_bytes(tok, next, &nb);
+        if (bytes && nb) {
+            fwrite(bytes, 1, nb, stdout);
             fflush(stdout);
         }
         generated++;
@@ -117,14 +127,16 @@ int cmd_generate(int argc, char **argv) {
             why = "context limit reached (the model's context is full)";
             break;
         }
-        if (generated < n_predict) logits = andrea_kv_step(m, kv, tok);
+        if (generated < n_predict) logits = andrea_kv_step(m, kv, next);
     }
     double t_gen = now_s() - t0;
     printf("\n");
     fflush(stdout);
     fprintf(stderr, "generate: stopped: %s | %d tokens | prompt %zu tokens in %.3f s | %.1f tok/s\n",
             why, generated, plen, t_prompt, generated / (t_gen > 0 ? t_gen : 1e-9));
+    andrea_ids_free(&ids);
     andrea_kv_free(kv);
+    andrea_tokenizer_free(tok);
     andrea_model_free(m);
     return rc;
 }

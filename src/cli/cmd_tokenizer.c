@@ -81,7 +81,7 @@ static andrea_tokenizer *open_tok(const char *spec) {
 
 static int tok_train(int argc, char **argv) {
     const char *kind = "bpe", *in_path = NULL, *out = NULL, *json = NULL;
-    int vocab = 4096, segments = 2048, min_variety = 3, max_len = 16, quiet = 0;
+    int vocab = 4096, segments = 2048, min_variety = 20, max_len = 16, quiet = 0;
     uint64_t min_count = 2, max_pieces = (uint64_t)1 << 22;
     arg_spec specs[] = {
         {"kind", 'k', ARG_STR, &kind, "bpe | harris | char | byte (default bpe)", 0},
@@ -89,7 +89,7 @@ static int tok_train(int argc, char **argv) {
         {"output", 'o', ARG_STR, &out, "tokenizer file to write (.tok)", 0},
         {"vocab-size", 'V', ARG_INT, &vocab, "bpe: total vocabulary incl. 256 bytes + BOS (4096)", 0},
         {"segments", 'N', ARG_INT, &segments, "harris: number of segments N; V = N + 257 (2048)", 0},
-        {"min-variety", 0, ARG_INT, &min_variety, "harris: smallest variety spike that cuts (3)", 0},
+        {"min-variety", 0, ARG_INT, &min_variety, "harris: smallest variety spike that cuts (20)", 0},
         {"max-len", 0, ARG_INT, &max_len, "harris: longest segment in bytes (16)", 0},
         {"min-count", 0, ARG_U64, &min_count, "harris: min segment count; bpe: min pair count (2)", 0},
         {"max-pieces", 0, ARG_U64, &max_pieces, "bpe: cap on distinct pre-tokenized pieces (4194304)", 0},

@@ -13,7 +13,9 @@
 static int parse(int argc, char **argv, andrea_train_options *o, model_flags *mf, int *threads,
                  arg_spec *specs_out, int *n_out, int quiet_usage) {
     arg_spec specs[] = {
-        {"data", 'd', ARG_STR, &o->data_path, "training text file (any bytes)", 0},
+        {"data", 'd', ARG_STR, &o->data_path, "training text file (any bytes) or token file", 0},
+        {"tokenizer", 0, ARG_STR, &o->tokenizer,
+         "byte (default), char, gpt2[:DIR], a .tok file or harris_segments.json", 0},
         MODEL_FLAG_SPECS(*mf),
         {"batch", 'b', ARG_INT, &o->batch, "sequences per micro-batch B (12)", 0},
         {"seq", 0, ARG_INT, &o->seq, "tokens per sequence T, <= ctx (64)", 0},

@@ -19,8 +19,6 @@
 #include <jansson.h>
 #endif
 
-static const char GPT2_SPECIAL[] = "<|endoftext|>";
-
 /* bytes_to_unicode() inverted: code point -> byte, or -1. */
 static void gpt2_unicode_to_byte(int32_t inv[324]) {
     for (int i = 0; i < 324; i++) inv[i] = -1;
@@ -47,6 +45,8 @@ static int gpt2_token_bytes(const int32_t inv[324], const uint8_t *s, size_t n, 
 }
 
 #ifdef ANDREA_HAVE_JANSSON
+
+static const char GPT2_SPECIAL[] = "<|endoftext|>";
 
 andrea_tokenizer *andrea_tokenizer_gpt2_load(const char *encoder_json, const char *vocab_bpe) {
     int32_t inv[324];

@@ -57,7 +57,7 @@ void harris_free(harris_state *h) {
 
 void andrea_harris_train_options_default(andrea_harris_train_options *o) {
     o->n_segments = 2048;
-    o->min_variety = 3;
+    o->min_variety = 20;
     o->min_count = 2;
     o->max_len = 16;
     o->verbose = 0;

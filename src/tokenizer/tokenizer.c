@@ -167,7 +167,7 @@ int andrea_tokenizer_serialize(const andrea_tokenizer *t, andrea_bytes *out) {
         int32_t nseg = t->vocab - 257;
         rc = bytes_put_u32(out, (uint32_t)nseg);
         for (int32_t i = 0; i < nseg && !rc; i++) {
-            size_t len;
+            size_t len = 0;
             const uint8_t *p = andrea_tokenizer_token_bytes(t, 257 + i, &len);
             rc = bytes_put_u32(out, (uint32_t)len);
             if (!rc) rc = andrea_bytes_append(out, p, len);
@@ -292,18 +292,27 @@ static int is_dir(const char *p) {
 }
 
 static andrea_tokenizer *gpt2_from_dir(const char *dir) {
-    char enc[4096], bpe[4096];
-    snprintf(enc, sizeof enc, "%s/encoder.json", dir);
-    snprintf(bpe, sizeof bpe, "%s/vocab.bpe", dir);
-    return andrea_tokenizer_gpt2_load(enc, bpe);
+    size_t n = strlen(dir) + 16;
+    char *enc = malloc(n), *bpe = malloc(n);
+    andrea_tokenizer *t = NULL;
+    if (enc && bpe) {
+        snprintf(enc, n, "%s/encoder.json", dir);
+        snprintf(bpe, n, "%s/vocab.bpe", dir);
+        t = andrea_tokenizer_gpt2_load(enc, bpe);
+    } else {
+        andrea_set_error("out of memory");
+    }
+    free(enc);
+    free(bpe);
+    return t;
 }
 
 andrea_tokenizer *andrea_tokenizer_open(const char *spec) {
     if (!spec || strcmp(spec, "byte") == 0) return andrea_tokenizer_byte();
     if (strcmp(spec, "gpt2") == 0) {
-        char dir[4096];
         const char *env = getenv("ANDREA_DATA_DIR");
-        if (env && *env) {
+        if (env && *env && strlen(env) < 4000) {
+            char dir[4096];
             snprintf(dir, sizeof dir, "%s/gpt2", env);
             if (is_dir(dir)) return gpt2_from_dir(dir);
         }

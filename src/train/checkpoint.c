@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "andrea_tokenizer.h"
 #include "model/model.h"
 #include "util/error.h"
 #include "util/hash.h"
@@ -296,4 +297,29 @@ int andrea_checkpoint_peek(const char *path, andrea_config *cfg, andrea_ckpt_sta
     }
     if (st) *st = s;
     return 0;
+}
+
+andrea_model *andrea_checkpoint_load_with_tokenizer(const char *path, andrea_tokenizer **tok) {
+    void *blob = NULL;
+    uint64_t blen = 0;
+    *tok = NULL;
+    andrea_model *m = andrea_checkpoint_load(path, NULL, NULL, NULL, &blob, &blen);
+    if (!m) return NULL;
+    char what[600];
+    snprintf(what, sizeof what, "checkpoint '%s'", path);
+    *tok = blen ? andrea_tokenizer_deserialize(blob, (size_t)blen, what) : andrea_tokenizer_byte();
+    free(blob);
+    if (!*tok) {
+        andrea_model_free(m);
+        return NULL;
+    }
+    if (andrea_tokenizer_vocab_size(*tok) > m->cfg.vocab) {
+        andrea_set_error("checkpoint '%s': its tokenizer has %d tokens but the model only %d",
+                         path, andrea_tokenizer_vocab_size(*tok), m->cfg.vocab);
+        andrea_tokenizer_free(*tok);
+        *tok = NULL;
+        andrea_model_free(m);
+        return NULL;
+    }
+    return m;
 }

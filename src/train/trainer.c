@@ -16,6 +16,7 @@
 #include "kernels/kernels.h"
 #include "model/model.h"
 #include "train/checkpoint.h"
+#include "train/corpus.h"
 #include "train/data.h"
 #include "util/error.h"
 #include "util/hash.h"
@@ -160,11 +161,14 @@ typedef struct {
     andrea_model *m;
     float *adam_m, *adam_v;
     andrea_ckpt_state st;
+    const void *blob; /* the serialized tokenizer, embedded in every checkpoint */
+    size_t blob_len;
 } train_state;
 
 static int save(const char *path, train_state *ts, int with_moments) {
     return andrea_checkpoint_save(path, ts->m, with_moments ? ts->adam_m : NULL,
-                                  with_moments ? ts->adam_v : NULL, &ts->st, NULL, 0);
+                                  with_moments ? ts->adam_v : NULL, &ts->st, ts->blob,
+                                  ts->blob_len);
 }
 
 /* ---- the loop ----------------------------------------------------------------------------- */
@@ -173,44 +177,63 @@ int andrea_train(const andrea_config *cfg_in, const andrea_train_options *o) {
     andrea_config cfg = *cfg_in;
     if (andrea_config_validate(&cfg) || validate_options(&cfg, o)) return -1;
 
-    /* data: the byte tokenizer (256 bytes + BOS) */
-    unsigned char *text;
-    size_t text_len;
-    if (andrea_read_file(o->data_path, &text, &text_len)) return -1;
-    if (text_len == 0) {
-        free(text);
-        return andrea_set_error("training data '%s' is empty", o->data_path);
-    }
-    if (cfg.vocab < ANDREA_BYTE_VOCAB) {
-        free(text);
-        return andrea_set_error("the byte tokenizer needs vocab >= %d, the model has %d",
-                                ANDREA_BYTE_VOCAB, cfg.vocab);
-    }
-    int32_t *tokens = malloc(sizeof(int32_t) * text_len);
-    if (!tokens) {
-        free(text);
-        return andrea_set_error("out of memory tokenizing '%s'", o->data_path);
-    }
-    for (size_t i = 0; i < text_len; i++) tokens[i] = text[i];
-    uint64_t data_hash = andrea_hash(ANDREA_HASH_INIT, text, text_len);
-    free(text);
-    andrea_dataset data;
-    if (andrea_dataset_init(&data, tokens, (int64_t)text_len, o->val_fraction, o->seq, data_hash,
-                            o->data_path))
-        return -1;
-
+    /* resuming: the whole state, including the tokenizer the run started with */
     train_state ts;
     memset(&ts, 0, sizeof ts);
+    andrea_ckpt_state resumed;
+    andrea_tokenizer *tok = NULL;
+    if (o->resume_path) {
+        void *blob = NULL;
+        uint64_t blen = 0;
+        ts.m = andrea_checkpoint_load(o->resume_path, &ts.adam_m, &ts.adam_v, &resumed, &blob,
+                                      &blen);
+        if (!ts.m) return -1;
+        char what[600];
+        snprintf(what, sizeof what, "checkpoint '%s'", o->resume_path);
+        tok = blen ? andrea_tokenizer_deserialize(blob, (size_t)blen, what) : andrea_tokenizer_byte();
+        free(blob);
+        if (!tok) {
+            free(ts.adam_m);
+            free(ts.adam_v);
+            andrea_model_free(ts.m);
+            return -1;
+        }
+    }
+    int32_t *tokens;
+    int64_t n_tokens;
+    uint64_t data_hash;
+    if (andrea_corpus_load(o->data_path, o->tokenizer, &tok, &tokens, &n_tokens, &data_hash)) {
+        free(ts.adam_m);
+        free(ts.adam_v);
+        andrea_model_free(ts.m);
+        andrea_tokenizer_free(tok);
+        return -1;
+    }
+    int32_t tok_vocab = andrea_tokenizer_vocab_size(tok);
+    if (!o->resume_path && cfg.vocab != tok_vocab) {
+        if (!o->quiet)
+            printf("note: vocab set to %d by the %s tokenizer (the preset said %d)\n", tok_vocab,
+                   andrea_tokenizer_kind_name(andrea_tokenizer_kind(tok)), cfg.vocab);
+        cfg.vocab = tok_vocab;
+    }
+    andrea_bytes tok_blob = {0};
+    andrea_dataset data;
+    memset(&data, 0, sizeof data);
     andrea_rng data_rng;
     int rc = -1;
     char *ckpt_path = NULL, *best_path = NULL, *log_path = NULL;
     FILE *log = NULL;
     int32_t *x = NULL, *y = NULL;
 
+    if (andrea_tokenizer_serialize(tok, &tok_blob)) {
+        free(tokens);
+        goto done;
+    }
+    if (andrea_dataset_init(&data, tokens, n_tokens, o->val_fraction, o->seq, data_hash,
+                            o->data_path))
+        goto done;
     if (o->resume_path) {
-        andrea_ckpt_state st;
-        ts.m = andrea_checkpoint_load(o->resume_path, &ts.adam_m, &ts.adam_v, &st, NULL, NULL);
-        if (!ts.m) goto done;
+        andrea_ckpt_state st = resumed;
         if (!ts.adam_m) {
             andrea_set_error("checkpoint '%s' holds weights only (no AdamW state); resume from a "
                              "full checkpoint such as ckpt.bin", o->resume_path);
@@ -250,8 +273,10 @@ int andrea_train(const andrea_config *cfg_in, const andrea_train_options *o) {
     andrea_model_zero_grad(m);
     if (!m->grads) goto done;
     /* the state that a checkpoint records besides the tensors */
-    ts.st.tokenizer_kind = ANDREA_TOK_BYTE;
-    ts.st.tokenizer_checksum = 0;
+    ts.st.tokenizer_kind = (uint32_t)andrea_tokenizer_kind(tok);
+    ts.st.tokenizer_checksum = andrea_tokenizer_checksum(tok);
+    ts.blob = tok_blob.data;
+    ts.blob_len = tok_blob.len;
     ts.st.seed = o->seed;
     ts.st.data_checksum = data_hash;
     ts.st.batch = o->batch;
@@ -301,8 +326,10 @@ int andrea_train(const andrea_config *cfg_in, const andrea_train_options *o) {
         printf("model: L=%d NH=%d C=%d T=%d V=%d norm=%s act=%s bias=%d tied=%d | %.3fM params\n",
                cfg.n_layer, cfg.n_head, cfg.d_model, cfg.ctx, cfg.vocab, andrea_norm_name(cfg.norm),
                andrea_act_name(cfg.act), cfg.bias, cfg.tied, n_params / 1e6);
-        printf("data: '%s' %lld tokens (byte tokenizer): %lld train, %lld validation\n",
-               o->data_path, (long long)data.n, (long long)data.n_train,
+        printf("data: '%s' %lld tokens (%s tokenizer, V=%d): %lld train, %lld validation\n",
+               o->data_path, (long long)data.n,
+               andrea_tokenizer_kind_name(andrea_tokenizer_kind(tok)), tok_vocab,
+               (long long)data.n_train,
                (long long)(data.n - data.n_train));
         printf("train: B=%d T=%d accum=%d steps=%d lr=%g->%g warmup=%d betas=%g/%g eps=%g "
                "wd=%g clip=%g seed=%llu\n", B, T, o->grad_accum, o->max_steps, o->lr, o->lr_min,
@@ -468,5 +495,7 @@ done:
     free(ts.adam_v);
     andrea_model_free(ts.m);
     andrea_dataset_free(&data);
+    andrea_bytes_free(&tok_blob);
+    andrea_tokenizer_free(tok);
     return rc;
 }

@@ -1,0 +1,113 @@
+/*
+ * andrea_inspect.h - look inside one forward pass: the attention maps of every
+ * layer and head, in four views, with the very numbers the engine computed.
+ *
+ * Usage (error handling elided):
+ *
+ *     andrea_attn_maps maps;
+ *     andrea_attention_inspect(m, tokens, T, ANDREA_VIEWS_ALL, &maps);
+ *     const float *A = andrea_attn_map(&maps, ANDREA_VIEW_SOFTMAX, layer, head); // (T, T)
+ *     andrea_attn_stats st;
+ *     andrea_attention_stats(A, T, &st);
+ *     andrea_attn_maps_free(&maps);
+ *
+ * The four views of head h in layer l, for query i and key j (docs/attention.md):
+ *   raw      q_i . k_j                        (full T x T, see below)
+ *   scaled   raw * (1/sqrtf(HS))              (full T x T)
+ *   masked   scaled for j <= i, -INFINITY for j > i: what the softmax saw
+ *   softmax  A[i][j]: the probabilities; exactly 0 for j > i
+ *
+ * Where each number comes from:
+ * - softmax is copied from the forward pass (andrea_model_attention). The
+ *   inspector also re-runs the same kernel, attention_forward, on the q, k, v
+ *   the forward stored, and counts entries whose bits differ (0 expected).
+ * - masked, and scaled for j <= i, are the kernel's own scores (its preatt
+ *   output from that re-run), so they are bit-for-bit what the softmax used.
+ * - raw is recomputed here with the kernel's loop (float sum over d = 0..HS-1
+ *   in order, then nothing else); for j <= i the inspector checks that
+ *   fl(raw * scale) equals the kernel's scaled score bit for bit and counts
+ *   mismatches (0 expected). raw is NOT scaled / scale: that division would
+ *   round differently whenever sqrt(HS) is not a power of two.
+ * - above the diagonal (j > i) the engine never computes a score (it would be
+ *   masked); raw and scaled show there what it would have been, computed the
+ *   same way, so a reader can see what the mask removes.
+ */
+#ifndef ANDREA_INSPECT_H
+#define ANDREA_INSPECT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "andrea.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+    ANDREA_VIEW_RAW = 0,
+    ANDREA_VIEW_SCALED = 1,
+    ANDREA_VIEW_MASKED = 2,
+    ANDREA_VIEW_SOFTMAX = 3,
+    ANDREA_VIEW_COUNT = 4
+} andrea_attn_view;
+#define ANDREA_VIEW_BIT(v) (1u << (v))
+#define ANDREA_VIEWS_ALL 0xFu
+
+const char *andrea_attn_view_name(int view); /* "raw", "scaled", "masked", "softmax" */
+/* Parses a comma-separated list ("raw,softmax") into view bits. 0 or -1 with andrea_error(). */
+int andrea_attn_views_parse(const char *list, unsigned *views);
+
+typedef struct {
+    int32_t n_layer, n_head, d_model, head_size; /* L, NH, C, HS */
+    int32_t T;                                   /* tokens inspected (batch of 1) */
+    float scale;                                 /* 1/sqrtf(HS), the kernel's constant */
+    unsigned views;                              /* which maps[] are filled */
+    float *maps[ANDREA_VIEW_COUNT];              /* each (L, NH, T, T), NULL if not asked */
+    float *qkv;                                  /* (L, T, 3C) as the forward stored it */
+    float *atty;                                 /* (L, T, C) heads' A.V, concatenated */
+    float *proj;                                 /* (L, T, C) atty W_O^T (+ b_O) */
+    /* consistency counts, all 0 when the inspector reproduced the forward exactly */
+    int64_t prob_mismatches; /* re-run probabilities whose bits differ from the forward's */
+    int64_t out_mismatches;  /* re-run A.V outputs whose bits differ from the forward's */
+    int64_t raw_mismatches;  /* entries j <= i where fl(raw * scale) != the kernel's score */
+} andrea_attn_maps;
+
+/* Runs tokens (T <= ctx, batch 1) through m and fills out (which the caller
+ * frees with andrea_attn_maps_free, even after a failure). views: bits of
+ * ANDREA_VIEW_BIT(); memory is 4 L NH T^2 bytes per view. The model's
+ * activations are those of this forward afterwards. 0 or -1 with andrea_error(). */
+int andrea_attention_inspect(andrea_model *m, const int32_t *tokens, int T, unsigned views,
+                             andrea_attn_maps *out);
+void andrea_attn_maps_free(andrea_attn_maps *maps);
+/* The (T, T) matrix of one view, layer and head; NULL if absent or out of range. */
+const float *andrea_attn_map(const andrea_attn_maps *maps, int view, int layer, int head);
+
+/* Per-head summary of a (T, T) causal probability matrix A. Row 0 can only
+ * attend to itself, so the means run over rows i = 1..T-1 (row 0 alone if T = 1). */
+typedef struct {
+    double entropy;         /* mean_i -sum_j A_ij ln A_ij, nats */
+    double entropy_uniform; /* the same for a uniform causal head: mean_i ln(i + 1) */
+    double mean_distance;   /* mean_i sum_j A_ij (i - j): how far back it looks */
+    double first_weight;    /* mean_i A_i0: weight on the first token */
+} andrea_attn_stats;
+void andrea_attention_stats(const float *A, int T, andrea_attn_stats *out);
+
+/* The lesson's two promises about a (T, T) probability matrix A: every row sums
+ * to 1 and every entry above the diagonal is exactly 0. */
+typedef struct {
+    double max_row_error;   /* max_i |sum_j A_ij - 1|, summed in double */
+    double tolerance;       /* (T + 2) 2^-23, see andrea_attention_check */
+    int64_t upper_nonzero;  /* entries j > i that are not exactly +0.0f */
+    int64_t negative;       /* entries < 0 or NaN */
+    int ok;                 /* 1 if all three hold */
+} andrea_attn_check;
+/* Tolerance: each probability is fl(e_j * fl(1/sum)) with sum accumulated in
+ * float over at most T terms, so the row sum is off by at most ~(T + 2) half
+ * ulps of 1; we allow (T + 2) 2^-23, twice that. */
+void andrea_attention_check(const float *A, int T, andrea_attn_check *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ANDREA_INSPECT_H */

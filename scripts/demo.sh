@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# demo.sh - the main job: build, train a small model on real English text, print a sample.
+# Corpus: $1 if given, else ../shared/data/tinyshakespeare.txt, else Debian's fortunes.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+STEPS=${STEPS:-1000}
+corpus=${1:-}
+if [ -z "$corpus" ]; then
+    if [ -f ../shared/data/tinyshakespeare.txt ]; then
+        corpus=../shared/data/tinyshakespeare.txt
+    elif [ -d /usr/share/games/fortunes ]; then
+        corpus=out/fortunes.txt
+        mkdir -p out
+        # every plain-text fortune file, without the '%' separators
+        find /usr/share/games/fortunes -maxdepth 1 -type f ! -name '*.dat' ! -name '*.u8' \
+            -exec cat {} + | grep -v '^%$' > "$corpus"
+    else
+        echo "demo: no corpus: pass a text file, or install Debian's 'fortunes' package" >&2
+        exit 1
+    fi
+fi
+[ -x build/andrea ] || scripts/build.sh
+echo "demo: training the baby model (4 layers, 4 heads, d_model 128) on $corpus for $STEPS steps"
+build/andrea train --data "$corpus" --preset baby --max-steps "$STEPS" --log-every 100 \
+    --eval-every 250 -o out/demo
+echo "demo: sample from out/demo/best.bin"
+build/andrea generate -m out/demo/best.bin -p "${PROMPT:-The }" -n 400 --temp 0.8 --seed 42

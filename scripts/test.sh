@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# test.sh - the whole test suite: release build with warnings as errors, every
+# CTest test; then an AddressSanitizer/UBSan build running the unit tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+jobs=$(nproc)
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DANDREA_WERROR=ON > /dev/null
+cmake --build build -j"$jobs"
+ctest --test-dir build --output-on-failure -j"$jobs"
+if [ "${ANDREA_SKIP_ASAN:-0}" != 1 ]; then
+    cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DANDREA_SANITIZE=ON > /dev/null
+    cmake --build build-asan -j"$jobs"
+    # the long end-to-end runs are covered by the release build above
+    ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build-asan --output-on-failure -j"$jobs" -E 'test_train'
+fi

@@ -1,0 +1,204 @@
+/*
+ * inspect.c - the attention maps of one forward pass, in four views, taken from
+ * the engine itself: a normal andrea_model_forward, then per layer the same
+ * attention_forward kernel re-run on the q, k, v that forward stored, with its
+ * preatt output switched on. Contract and provenance of each view: andrea_inspect.h.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "andrea_inspect.h"
+#include "kernels/kernels.h"
+#include "model/model.h"
+#include "util/error.h"
+
+static const char *const VIEW_NAMES[ANDREA_VIEW_COUNT] = {"raw", "scaled", "masked", "softmax"};
+
+const char *andrea_attn_view_name(int view) {
+    return view >= 0 && view < ANDREA_VIEW_COUNT ? VIEW_NAMES[view] : "?";
+}
+
+int andrea_attn_views_parse(const char *list, unsigned *views) {
+    unsigned bits = 0;
+    const char *p = list;
+    for (;;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        int found = -1;
+        for (int v = 0; v < ANDREA_VIEW_COUNT; v++)
+            if (strlen(VIEW_NAMES[v]) == len && strncmp(p, VIEW_NAMES[v], len) == 0) found = v;
+        if (found < 0)
+            return andrea_set_error("unknown attention view '%.*s' (expected a comma-separated "
+                                    "list of raw, scaled, masked, softmax)", (int)len, p);
+        bits |= ANDREA_VIEW_BIT(found);
+        if (!end) break;
+        p = end + 1;
+    }
+    *views = bits;
+    return 0;
+}
+
+void andrea_attn_maps_free(andrea_attn_maps *maps) {
+    for (int v = 0; v < ANDREA_VIEW_COUNT; v++) free(maps->maps[v]);
+    free(maps->qkv);
+    free(maps->atty);
+    free(maps->proj);
+    memset(maps, 0, sizeof *maps);
+}
+
+const float *andrea_attn_map(const andrea_attn_maps *maps, int view, int layer, int head) {
+    if (view < 0 || view >= ANDREA_VIEW_COUNT || !maps->maps[view] || layer < 0 ||
+        layer >= maps->n_layer || head < 0 || head >= maps->n_head)
+        return NULL;
+    size_t TT = (size_t)maps->T * maps->T;
+    return maps->maps[view] + ((size_t)layer * maps->n_head + head) * TT;
+}
+
+static int same_bits(float a, float b) { return memcmp(&a, &b, sizeof a) == 0; }
+
+int andrea_attention_inspect(andrea_model *m, const int32_t *tokens, int T, unsigned views,
+                             andrea_attn_maps *out) {
+    memset(out, 0, sizeof *out);
+    const andrea_config *c = &m->cfg;
+    int L = c->n_layer, NH = c->n_head, C = c->d_model, HS = C / NH;
+    if (views & ~ANDREA_VIEWS_ALL) return andrea_set_error("inspect: unknown view bits 0x%x", views);
+    if (T < 1 || T > c->ctx)
+        return andrea_set_error("inspect: %d tokens do not fit the model's context of %d", T,
+                                c->ctx);
+    float f = andrea_model_forward(m, tokens, NULL, 1, T);
+    if (f != f) return -1; /* NaN: andrea_error() says why */
+
+    size_t TT = (size_t)T * T, per_layer = (size_t)NH * TT;
+    out->n_layer = L;
+    out->n_head = NH;
+    out->d_model = C;
+    out->head_size = HS;
+    out->T = T;
+    out->scale = 1.0f / sqrtf((float)HS); /* the kernel's expression, evaluated the same way */
+    out->views = views;
+    for (int v = 0; v < ANDREA_VIEW_COUNT; v++)
+        if (views & ANDREA_VIEW_BIT(v)) {
+            out->maps[v] = malloc(sizeof(float) * per_layer * (size_t)L);
+            if (!out->maps[v]) goto oom;
+        }
+    out->qkv = malloc(sizeof(float) * (size_t)L * T * 3 * C);
+    out->atty = malloc(sizeof(float) * (size_t)L * T * C);
+    out->proj = malloc(sizeof(float) * (size_t)L * T * C);
+    float *att = malloc(sizeof(float) * per_layer);
+    float *preatt = malloc(sizeof(float) * per_layer);
+    float *atty = malloc(sizeof(float) * (size_t)T * C);
+    float *raw = malloc(sizeof(float) * per_layer);
+    if (!out->qkv || !out->atty || !out->proj || !att || !preatt || !atty || !raw) {
+        free(att);
+        free(preatt);
+        free(atty);
+        free(raw);
+        goto oom;
+    }
+
+    long C3 = 3L * C;
+    for (int l = 0; l < L; l++) {
+        /* B = 1, so layer l's buffers start at l * T * (3C | C) and l * NH * T * T */
+        const float *qkv = m->a.qkv + (size_t)l * T * C3;
+        const float *f_atty = m->a.atty + (size_t)l * T * C;
+        const float *f_att = andrea_model_attention(m, l);
+        memcpy(out->qkv + (size_t)l * T * C3, qkv, sizeof(float) * (size_t)T * C3);
+        memcpy(out->atty + (size_t)l * T * C, f_atty, sizeof(float) * (size_t)T * C);
+
+        attention_forward(atty, att, preatt, qkv, 1, T, C, NH);
+        for (size_t k = 0; k < per_layer; k++)
+            if (!same_bits(att[k], f_att[k])) out->prob_mismatches++;
+        for (size_t k = 0; k < (size_t)T * C; k++)
+            if (!same_bits(atty[k], f_atty[k])) out->out_mismatches++;
+
+        /* raw q.k with the kernel's loop: one float accumulator, d ascending */
+        for (int h = 0; h < NH; h++) {
+            for (int i = 0; i < T; i++) {
+                const float *q = qkv + i * C3 + h * HS;
+                float *r = raw + ((size_t)h * T + i) * T;
+                const float *pre = preatt + ((size_t)h * T + i) * T;
+                for (int j = 0; j < T; j++) {
+                    const float *k = qkv + j * C3 + C + h * HS;
+                    float s = 0.0f;
+                    for (int d = 0; d < HS; d++) s += q[d] * k[d];
+                    r[j] = s;
+                    if (j <= i && !same_bits(s * out->scale, pre[j])) out->raw_mismatches++;
+                }
+            }
+        }
+
+        size_t off = (size_t)l * per_layer;
+        if (out->maps[ANDREA_VIEW_RAW]) memcpy(out->maps[ANDREA_VIEW_RAW] + off, raw,
+                                               sizeof(float) * per_layer);
+        if (out->maps[ANDREA_VIEW_MASKED]) memcpy(out->maps[ANDREA_VIEW_MASKED] + off, preatt,
+                                                  sizeof(float) * per_layer);
+        if (out->maps[ANDREA_VIEW_SOFTMAX]) memcpy(out->maps[ANDREA_VIEW_SOFTMAX] + off, f_att,
+                                                   sizeof(float) * per_layer);
+        if (out->maps[ANDREA_VIEW_SCALED]) {
+            float *sc = out->maps[ANDREA_VIEW_SCALED] + off;
+            for (int h = 0; h < NH; h++)
+                for (int i = 0; i < T; i++) {
+                    size_t row = ((size_t)h * T + i) * T;
+                    for (int j = 0; j < T; j++)
+                        sc[row + j] = j <= i ? preatt[row + j] : raw[row + j] * out->scale;
+                }
+        }
+        /* the output projection, with the kernel and weights the forward used */
+        const andrea_layer_view *w = &m->p.h[l];
+        matmul_forward(out->proj + (size_t)l * T * C, f_atty, w->wo, w->bo, T, C, C);
+    }
+    free(att);
+    free(preatt);
+    free(atty);
+    free(raw);
+    return 0;
+oom:
+    andrea_attn_maps_free(out);
+    return andrea_set_error("inspect: out of memory for the attention maps of %d layers x %d "
+                            "heads x %d^2 tokens (%.1f MB per view); use a shorter prompt",
+                            L, NH, T, 4.0 * L * per_layer / 1e6);
+}
+
+void andrea_attention_stats(const float *A, int T, andrea_attn_stats *out) {
+    memset(out, 0, sizeof *out);
+    int first = T > 1 ? 1 : 0;
+    int rows = T - first;
+    for (int i = first; i < T; i++) {
+        const float *a = A + (size_t)i * T;
+        double ent = 0, dist = 0;
+        for (int j = 0; j <= i; j++) {
+            double p = a[j];
+            if (p > 0) ent -= p * log(p);
+            dist += p * (i - j);
+        }
+        out->entropy += ent;
+        out->entropy_uniform += log((double)i + 1.0);
+        out->mean_distance += dist;
+        out->first_weight += a[0];
+    }
+    if (rows > 0) {
+        out->entropy /= rows;
+        out->entropy_uniform /= rows;
+        out->mean_distance /= rows;
+        out->first_weight /= rows;
+    }
+}
+
+void andrea_attention_check(const float *A, int T, andrea_attn_check *out) {
+    memset(out, 0, sizeof *out);
+    out->tolerance = (T + 2) * ldexp(1.0, -23);
+    for (int i = 0; i < T; i++) {
+        const float *a = A + (size_t)i * T;
+        double sum = 0;
+        for (int j = 0; j < T; j++) {
+            if (!(a[j] >= 0.0f)) out->negative++;
+            if (j > i && !same_bits(a[j], 0.0f)) out->upper_nonzero++;
+            sum += a[j];
+        }
+        double e = fabs(sum - 1.0);
+        if (!(e <= out->max_row_error)) out->max_row_error = isnan(e) ? INFINITY : e;
+    }
+    out->ok = out->max_row_error <= out->tolerance && out->upper_nonzero == 0 &&
+              out->negative == 0;
+}
