@@ -16,6 +16,7 @@ Both modes print one JSON object on the last line of stdout.
   python3 bench/torch_ref.py --check --ckpt run/ckpt.bin --data tiny.txt --batch 12 --seq 64
 """
 import argparse
+import ctypes
 import json
 import math
 import os
@@ -201,6 +202,21 @@ def lr_at(st, step, max_steps):
     return sched * min(warm, 1.0)
 
 
+def set_blas_threads(n):
+    """torch.set_num_threads limits ATen's OpenMP pool but not an external OpenBLAS
+    (Debian's torch calls libblas.so.3 = OpenBLAS with its own pthreads), so a
+    1-thread run would still multiply on every core. Returns the BLAS threads, or None."""
+    for lib in ("libopenblas.so.0", "libopenblas.so"):
+        try:
+            ob = ctypes.CDLL(lib)
+        except OSError:
+            continue
+        if n > 0:
+            ob.openblas_set_num_threads(n)
+        return ob.openblas_get_num_threads()
+    return None
+
+
 def read_tokens(path):
     """The byte tokenizer: token i = byte i of the file."""
     return torch.from_numpy(np.fromfile(path, dtype=np.uint8).astype(np.int64))
@@ -282,6 +298,7 @@ def main():
 
     if a.threads > 0:
         torch.set_num_threads(a.threads)
+    blas_threads = set_blas_threads(a.threads)
     cfg, st, tensors = load_checkpoint(a.ckpt)
     if a.seq > cfg["ctx"] or a.seq <= 0 or a.batch <= 0:
         sys.exit("torch_ref: need --batch >= 1 and 1 <= --seq <= ctx %d" % cfg["ctx"])
@@ -292,6 +309,7 @@ def main():
         sys.exit("torch_ref: '%s' has %d tokens, need at least %d" % (a.data, tokens.numel(),
                                                                       a.seq + 1))
     info = {"torch": torch.__version__, "threads": torch.get_num_threads(),
+            "blas_threads": blas_threads,
             "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY", "default"),
             "batch": a.batch, "seq": a.seq}
     if a.check:

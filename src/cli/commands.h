@@ -8,5 +8,8 @@ int cmd_info(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_tokenizer(int argc, char **argv);
 int cmd_prepare(int argc, char **argv);
+int cmd_attention(int argc, char **argv);
+int cmd_explain(int argc, char **argv);
+int cmd_score(int argc, char **argv);
 
 #endif

@@ -18,6 +18,9 @@ static const command COMMANDS[] = {
     {"info", cmd_info, "config, parameter counts and memory of a preset or checkpoint"},
     {"tokenizer", cmd_tokenizer, "train, inspect and run tokenizers (byte, char, bpe, gpt2, harris)"},
     {"prepare", cmd_prepare, "tokenize text or JSONL chat files into a token file"},
+    {"attention", cmd_attention, "show what attention did on a prompt: text, PNG, HTML, JSON"},
+    {"explain", cmd_explain, "walk the attention lesson on a tiny example, checking each claim"},
+    {"score", cmd_score, "coherence-gate score (0-100) of a text sample"},
     /* more subcommands register here */
 };
 

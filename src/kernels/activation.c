@@ -2,6 +2,7 @@
 #include <math.h>
 
 #include "andrea.h"
+#include "kernels/fastmath.h"
 #include "kernels/kernels.h"
 
 #define GELU_SCALE 0.7978845608028654f /* sqrt(2 / pi) */
@@ -13,7 +14,7 @@ void activation_forward(float *out, const float *inp, size_t n, int act) {
 #pragma omp parallel for schedule(static) if (N >= (1L << 15))
         for (long i = 0; i < N; i++) {
             float x = inp[i];
-            out[i] = 0.5f * x * (1.0f + tanhf(GELU_SCALE * (x + 0.044715f * x * x * x)));
+            out[i] = 0.5f * x * (1.0f + andrea_tanhf(GELU_SCALE * (x + 0.044715f * x * x * x)));
         }
         break;
     case ANDREA_ACT_RELU:
@@ -35,7 +36,7 @@ void activation_backward(float *dinp, const float *inp, const float *dout, size_
         for (long i = 0; i < N; i++) {
             float x = inp[i];
             float u = GELU_SCALE * (x + 0.044715f * x * x * x);
-            float th = tanhf(u);
+            float th = andrea_tanhf(u);
             float sech2 = 1.0f - th * th;
             float g = 0.5f * (1.0f + th) + 0.5f * x * sech2 * GELU_SCALE * (1.0f + 3.0f * 0.044715f * x * x);
             dinp[i] += g * dout[i];

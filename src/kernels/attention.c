@@ -30,6 +30,8 @@ void attention_forward(float *out, float *att, float *preatt, const float *qkv, 
                 for (int j = 0; j <= i; j++) {
                     const float *k = base + j * C3 + C + h * HS;
                     float s = 0.0f;
+                    /* simd reduction: vector partial sums (a fixed order, so still deterministic) */
+#pragma omp simd reduction(+ : s)
                     for (int d = 0; d < HS; d++) s += q[d] * k[d];
                     s *= scale;
                     a[j] = s;
@@ -85,10 +87,11 @@ void attention_backward(float *dqkv, const float *dout, const float *qkv, const 
                     for (int j = 0; j <= i; j++) {
                         const float *v = base + j * C3 + 2 * C + h * HS;
                         float *dv = dbase + j * C3 + 2 * C + h * HS;
-                        float s = 0.0f;
+                        float s = 0.0f, aj = a[j];
+#pragma omp simd reduction(+ : s)
                         for (int d = 0; d < HS; d++) {
                             s += g[d] * v[d];
-                            dv[d] += a[j] * g[d];
+                            dv[d] += aj * g[d];
                         }
                         da[j] = s;
                         dot += a[j] * s;

@@ -100,6 +100,7 @@ const float *andrea_kv_step(andrea_model *m, andrea_kv *kv, int32_t token) {
             for (int j = 0; j <= pos; j++) {
                 const float *kj = kc + (long)j * C + h * HS;
                 float s = 0.0f;
+#pragma omp simd reduction(+ : s)
                 for (int d = 0; d < HS; d++) s += q[d] * kj[d];
                 s *= scale;
                 kv->att[j] = s;

@@ -1,0 +1,187 @@
+#!/usr/bin/env bash
+# compare.sh - andrea's trainer against PyTorch on the CPU: same model, same initial
+# weights, same batches, same optimizer, same thread count; ms/step of both and their
+# ratio, measured in one run, plus a loss-equality check. Builds nothing.
+#
+#   bench/compare.sh [ANDREA_BINARY] [CORPUS]
+#       ANDREA_BINARY  default build/andrea          CORPUS  default ../shared/data/tinyshakespeare.txt
+#   environment (optional):
+#       CONFIGS="baby andrea-12m gpt2-124m"   which rows to run
+#       THREADS="1 2"                         thread counts
+#       REPS=2                                interleaved repetitions (gpt2-124m always 1)
+#       PYTHON=python3                        an interpreter that imports torch
+#
+# For each config and thread count the runs are interleaved (andrea, torch, andrea, torch)
+# so that load from other processes hits both engines alike; each cell is the median of
+# every timed step of every repetition. PyTorch gets its best settings: its OpenMP pool
+# and its OpenBLAS both get the thread count, and with more than one thread it runs once
+# with OMP_WAIT_POLICY unset and once with PASSIVE per repetition; the faster is reported.
+# Exits 1 when the two engines disagree on the loss of the same weights and batch.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/.." && pwd)
+abspath() { (cd "$(dirname "$1")" && printf '%s/%s\n' "$(pwd)" "$(basename "$1")"); }
+if [ $# -ge 1 ]; then ANDREA=$(abspath "$1"); else ANDREA="$root/build/andrea"; fi
+if [ $# -ge 2 ]; then DATA=$(abspath "$2"); else DATA=$(abspath "$root/../shared/data/tinyshakespeare.txt"); fi
+CONFIGS=${CONFIGS:-"baby andrea-12m gpt2-124m"}
+THREADS=${THREADS:-"1 2"}
+REPS=${REPS:-2}
+TORCH_REF="$here/torch_ref.py"
+
+if [ ! -x "$ANDREA" ]; then
+    echo "compare.sh: '$ANDREA' is not an executable; build it first (cmake -S . -B build && cmake --build build)" >&2
+    exit 2
+fi
+if [ ! -f "$DATA" ]; then
+    echo "compare.sh: corpus '$DATA' not found; pass a text file as the second argument" >&2
+    exit 2
+fi
+if [ -z "${PYTHON:-}" ]; then
+    for p in python3 /usr/bin/python3; do
+        if "$p" -c 'import torch, numpy' 2>/dev/null; then PYTHON=$p; break; fi
+    done
+fi
+if [ -z "${PYTHON:-}" ] || ! "$PYTHON" -c 'import torch, numpy' 2>/dev/null; then
+    echo "compare.sh: no python3 with torch and numpy (Debian: apt-get install -y python3-torch python3-numpy; or set PYTHON)" >&2
+    exit 2
+fi
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/andrea-compare.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+# a private copy, so a rebuild elsewhere during the run cannot swap the binary under us
+cp "$ANDREA" "$work/andrea"
+A="$work/andrea"
+results="$work/results.jsonl"
+: >"$results"
+t_start=$(date +%s)
+
+# name | model flags | B | T | untimed warmup steps | timed steps | repetitions
+config_row() {
+    case "$1" in
+    baby)        echo "--preset baby|12|64|5|30|$REPS" ;;
+    andrea-12m)  echo "--preset andrea-12m --vocab 257|4|256|2|5|$REPS" ;;
+    gpt2-124m)   echo "--preset gpt2-124m --vocab 50257|4|64|1|2|1" ;;
+    *) echo "compare.sh: unknown config '$1' (known: baby andrea-12m gpt2-124m)" >&2; exit 2 ;;
+    esac
+}
+
+# andrea's trainer: ms of the timed steps (log.jsonl) and the loss of every step
+run_andrea() { # cfg flags B T W N threads rep
+    local cfg=$1 flags=$2 B=$3 T=$4 W=$5 N=$6 t=$7 rep=$8 out="$work/run"
+    rm -rf "$out"
+    # shellcheck disable=SC2086
+    "$A" train --data "$DATA" $flags --batch "$B" --seq "$T" --max-steps $((W + N)) -t "$t" \
+        --eval-every 0 --eval-batches 1 --ckpt-every 0 -q -o "$out" >"$work/andrea.out" 2>&1 ||
+        { cat "$work/andrea.out" >&2; exit 1; }
+    "$PYTHON" - "$out/log.jsonl" "$cfg" "$t" "$rep" "$W" >>"$results" <<'EOF'
+import json, sys
+path, cfg, t, rep, W = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+steps = [r for r in map(json.loads, open(path)) if r.get("type") == "step"]
+print(json.dumps({"config": cfg, "threads": t, "rep": rep, "engine": "andrea", "policy": "-",
+                  "ms": [r["ms"] for r in steps[W:]], "losses": [r["loss"] for r in steps]}))
+EOF
+    rm -rf "$out"
+    printf '  andrea  t=%s rep %s: done\n' "$t" "$rep"
+}
+
+run_torch() { # cfg ckpt B T W N threads rep policy
+    local cfg=$1 ckpt=$2 B=$3 T=$4 W=$5 N=$6 t=$7 rep=$8 policy=$9
+    local envs=(OMP_NUM_THREADS="$t" OPENBLAS_NUM_THREADS="$t")
+    [ "$policy" = passive ] && envs+=(OMP_WAIT_POLICY=PASSIVE)
+    env -u OMP_WAIT_POLICY "${envs[@]}" "$PYTHON" "$TORCH_REF" --ckpt "$ckpt" --data "$DATA" \
+        --batch "$B" --seq "$T" --steps "$N" --warmup-steps "$W" --threads "$t" \
+        >"$work/torch.out" 2>&1 || { cat "$work/torch.out" >&2; exit 1; }
+    tail -n 1 "$work/torch.out" | "$PYTHON" -c '
+import json, sys
+r = json.loads(sys.stdin.read())
+cfg, t, rep, policy = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+W = r["warmup_steps"]
+print(json.dumps({"config": cfg, "threads": t, "rep": rep, "engine": "torch", "policy": policy,
+                  "ms": r["ms"][W:], "losses": r["losses"], "blas_threads": r["blas_threads"]}))
+' "$cfg" "$t" "$rep" "$policy" >>"$results"
+    printf '  torch   t=%s rep %s (%s): done\n' "$t" "$rep" "$policy"
+}
+
+for cfg in $CONFIGS; do
+    IFS='|' read -r flags B T W N R <<<"$(config_row "$cfg")"
+    echo "== $cfg ($flags, B=$B T=$T, $W warmup + $N timed steps, $R rep(s))"
+    init="$work/init-$cfg"
+    # shellcheck disable=SC2086
+    "$A" train --data "$DATA" $flags --batch "$B" --seq "$T" --max-steps 0 -q -o "$init" \
+        >"$work/andrea.out" 2>&1 || { cat "$work/andrea.out" >&2; exit 1; }
+    ckpt="$init/ckpt.bin"
+
+    # loss check: andrea eval and torch_ref --check on the first B windows, same weights
+    a_eval=$("$A" eval -m "$ckpt" -d "$DATA" --seq "$T" --batch "$B" --max-batches 1 -t 2 |
+        sed -n 's/.*| loss \([0-9.eE+-]*\) |.*/\1/p')
+    t_eval=$(OMP_NUM_THREADS=2 OPENBLAS_NUM_THREADS=2 "$PYTHON" "$TORCH_REF" --check --ckpt "$ckpt" \
+        --data "$DATA" --batch "$B" --seq "$T" --threads 2 | tail -n 1)
+    printf '{"config":"%s","engine":"eval","andrea":%s,"torch":%s}\n' "$cfg" "$a_eval" "$t_eval" >>"$results"
+    echo "  eval loss: andrea $a_eval, torch $(echo "$t_eval" | "$PYTHON" -c 'import json,sys; print("%.6f" % json.load(sys.stdin)["loss"])')"
+
+    for t in $THREADS; do
+        policies="default"
+        [ "$t" -gt 1 ] && policies="default passive"
+        for rep in $(seq 1 "$R"); do
+            run_andrea "$cfg" "$flags" "$B" "$T" "$W" "$N" "$t" "$rep"
+            for pol in $policies; do
+                run_torch "$cfg" "$ckpt" "$B" "$T" "$W" "$N" "$t" "$rep" "$pol"
+            done
+        done
+    done
+    rm -rf "$init"
+done
+
+elapsed=$(($(date +%s) - t_start))
+status=0
+"$PYTHON" - "$results" "$elapsed" <<'EOF' || status=$?
+import json, statistics, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+elapsed = int(sys.argv[2])
+configs = list(dict.fromkeys(r["config"] for r in rows))
+print()
+print("%-11s %3s %15s %15s %-8s %13s" % ("config", "thr", "andrea ms/step", "torch ms/step",
+                                        "(policy)", "torch/andrea"))
+for cfg in configs:
+    runs = [r for r in rows if r["config"] == cfg and r["engine"] != "eval"]
+    for t in sorted(set(r["threads"] for r in runs)):
+        ms_a = [m for r in runs if r["threads"] == t and r["engine"] == "andrea" for m in r["ms"]]
+        best = None
+        for pol in ("default", "passive"):
+            ms_t = [m for r in runs if r["threads"] == t and r["engine"] == "torch"
+                    and r["policy"] == pol for m in r["ms"]]
+            if ms_t and (best is None or statistics.median(ms_t) < best[1]):
+                best = (pol, statistics.median(ms_t))
+        a = statistics.median(ms_a)
+        print("%-11s %3d %15.1f %15.1f %-8s %13.2f" % (cfg, t, a, best[1], best[0], best[1] / a))
+
+print()
+print("loss check, same weights and batch (eval: first B windows, `andrea eval` prints 4 decimals;")
+print("train: per-step loss of andrea's log.jsonl vs torch on the same sampled batches)")
+print("%-11s %10s %12s %9s %6s | %14s %16s" % ("config", "andrea", "torch", "|diff|", "",
+                                               "step-1 |diff|", "max |diff| steps"))
+ok = True
+for cfg in configs:
+    ev = next(r for r in rows if r["config"] == cfg and r["engine"] == "eval")
+    d = abs(ev["andrea"] - ev["torch"]["loss"])
+    good = d <= 1e-4  # andrea prints %.4f: its rounding is <= 5e-5, the engines differ ~1e-6
+    ok &= good
+    ref = next(r for r in rows if r["config"] == cfg and r["engine"] == "andrea")["losses"]
+    d1, dmax, nsteps = 0.0, 0.0, 0
+    for r in rows:
+        if r["config"] == cfg and r["engine"] in ("andrea", "torch"):
+            d1 = max(d1, abs(r["losses"][0] - ref[0]))
+            dmax = max(dmax, max(abs(a - b) for a, b in zip(r["losses"], ref)))
+            nsteps = len(ref)
+    good1 = d1 <= 1e-4
+    ok &= good1
+    print("%-11s %10.4f %12.6f %9.1e %6s | %14.1e %16.1e (%d steps)" % (
+        cfg, ev["andrea"], ev["torch"]["loss"], d, "OK" if good else "DIFFER", d1, dmax, nsteps))
+print()
+print("wall time %dm%02ds" % (elapsed // 60, elapsed % 60))
+sys.exit(0 if ok else 1)
+EOF
+echo
+echo "reproduce: CONFIGS=\"$CONFIGS\" THREADS=\"$THREADS\" REPS=$REPS $0 $ANDREA $DATA"
+exit "$status"

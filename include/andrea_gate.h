@@ -1,0 +1,75 @@
+/*
+ * andrea_gate.h - the coherence gate: a 0-100 score of a generated text sample
+ * that falls when a model collapses into repetition, gibberish or a single
+ * character. Training samples regularly and stops after ANDREA_GATE_PATIENCE
+ * consecutive samples score below ANDREA_GATE_THRESHOLD.
+ *
+ * Usage (error handling elided):
+ *
+ *     andrea_gate *g = andrea_gate_load(NULL);   // the system's English word list
+ *     andrea_gate_result r;
+ *     andrea_gate_score(text, len, g, &r);       // r.total in [0, 100]
+ *     andrea_gate_watch w = {0};
+ *     if (andrea_gate_watch_update(&w, &r)) stop_training();
+ *     andrea_gate_free(g);
+ *
+ * The four parts (exact formulas and their reasons: docs/coherence-gate.md):
+ *   bigram   0-35  35 * distinct word bigrams / word bigrams
+ *   trigram  0-35  35 * distinct word trigrams / word trigrams
+ *   english  0-20  20 * words found in the word list / candidate words
+ *   chardiv  0-10  10 * min(1, distinct non-space characters / 20)
+ */
+#ifndef ANDREA_GATE_H
+#define ANDREA_GATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ANDREA_GATE_THRESHOLD 30.0 /* a sample below this fails */
+#define ANDREA_GATE_PATIENCE 5     /* consecutive failing samples that halt training */
+
+typedef struct andrea_gate andrea_gate;
+
+/* Loads an English word list, one word per line (lower-cased on load). path NULL:
+ * $ANDREA_WORDS, else /usr/share/dict/american-english (Debian's wamerican), else
+ * /usr/share/dict/words. NULL with andrea_error() if none can be read. */
+andrea_gate *andrea_gate_load(const char *path);
+/* A gate over the given words (copied), for tests and embedders. */
+andrea_gate *andrea_gate_from_words(const char *const *words, size_t n);
+void andrea_gate_free(andrea_gate *g);
+size_t andrea_gate_num_words(const andrea_gate *g);
+const char *andrea_gate_words_path(const andrea_gate *g); /* "" for from_words */
+
+typedef struct {
+    double bigram, trigram, english, chardiv; /* the four parts */
+    double total;                             /* their sum, 0..100 */
+    int pass;                                 /* total >= ANDREA_GATE_THRESHOLD */
+    /* the counts behind them */
+    int64_t words;                            /* whitespace-separated words */
+    int64_t bigrams, distinct_bigrams;
+    int64_t trigrams, distinct_trigrams;
+    int64_t candidates, english_words;        /* words with a letter; of those, in the list */
+    int64_t distinct_chars;                   /* distinct non-whitespace code points */
+} andrea_gate_result;
+
+/* Scores text[0..len) (UTF-8 expected, any bytes accepted). 0, or -1 with
+ * andrea_error() (out of memory, g NULL). */
+int andrea_gate_score(const char *text, size_t len, const andrea_gate *g, andrea_gate_result *out);
+
+/* The halting rule: counts consecutive failing samples. Zero-initialise. */
+typedef struct {
+    int consecutive_fails;
+    int64_t samples;
+} andrea_gate_watch;
+/* Records one sample; returns 1 when training should stop (ANDREA_GATE_PATIENCE
+ * failures in a row), else 0. */
+int andrea_gate_watch_update(andrea_gate_watch *w, const andrea_gate_result *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ANDREA_GATE_H */

@@ -1,0 +1,253 @@
+/*
+ * cmd_attention.c - `andrea attention`: run a prompt through a checkpoint and
+ * show, per layer and head, what attention did: the probabilities A (T x T)
+ * and on request the raw, scaled and masked scores, as text, JSON, PNG
+ * heatmaps and an offline HTML explorer, with per-head statistics and the
+ * lesson's checks (rows sum to 1, exactly 0 above the diagonal, and the
+ * exported numbers are bit-identical to the engine's). docs/attention.md.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "andrea.h"
+#include "andrea_inspect.h"
+#include "andrea_tokenizer.h"
+#include "args.h"
+#include "attn_util.h"
+#include "commands.h"
+#include "threads.h"
+
+enum { TEXT_MAX_T = 24, CELL_W = 8 };
+
+/* One view of one head as a labelled matrix; softmax rows end with their sum. */
+static void print_matrix(const attn_tokens *tk, const float *M, int T, int view, int lw) {
+    printf("%*s", lw, "");
+    for (int j = 0; j < T; j++) attn_print_cell(stdout, tk->labels[j], CELL_W, 1);
+    if (view == ANDREA_VIEW_SOFTMAX) printf("  | row sum");
+    printf("\n");
+    for (int i = 0; i < T; i++) {
+        attn_print_cell(stdout, tk->labels[i], lw - 1, 0);
+        printf(" ");
+        double sum = 0;
+        for (int j = 0; j < T; j++) {
+            float x = M[(size_t)i * T + j];
+            sum += x;
+            if (view == ANDREA_VIEW_SOFTMAX && x == 0.0f) printf("%*s", CELL_W, "0");
+            else if (view == ANDREA_VIEW_SOFTMAX) printf("%*.4f", CELL_W, (double)x);
+            else if (isinf(x)) printf("%*s", CELL_W, x < 0 ? "-inf" : "inf");
+            else printf("%*.3f", CELL_W, (double)x);
+        }
+        if (view == ANDREA_VIEW_SOFTMAX) printf("  | %.6f", sum);
+        printf("\n");
+    }
+}
+
+static const char *pass(int ok) { return ok ? "PASS" : "FAIL"; }
+
+/* Parses --layer/--head: -1 = all, else one index in [0, n). Fills idx, returns the count. */
+static int select_range(const char *what, int v, int n, int *idx) {
+    if (v < -1 || v >= n) {
+        fprintf(stderr, "andrea attention: --%s %d is out of range (the model has %d; use 0..%d, "
+                        "or -1 for all)\n", what, v, n, n - 1);
+        return -1;
+    }
+    if (v >= 0) {
+        idx[0] = v;
+        return 1;
+    }
+    for (int i = 0; i < n; i++) idx[i] = i;
+    return n;
+}
+
+int cmd_attention(int argc, char **argv) {
+    const char *model_path = NULL, *prompt = NULL, *views_s = "softmax", *png_dir = NULL,
+               *html_path = NULL, *json_path = NULL;
+    int layer = -1, head = -1, bos = 0, threads = 0, matrices = 1;
+    arg_spec specs[] = {
+        {"model", 'm', ARG_STR, &model_path, "checkpoint to inspect", 0},
+        {"prompt", 'p', ARG_STR, &prompt, "text to run through the model", 0},
+        {"layer", 0, ARG_INT, &layer, "only this layer (default: all)", 0},
+        {"head", 0, ARG_INT, &head, "only this head (default: all)", 0},
+        {"views", 0, ARG_STR, &views_s,
+         "comma list of raw, scaled, masked, softmax for text/JSON/PNG (softmax)", 0},
+        {"png", 0, ARG_STR, &png_dir, "write PNG heatmaps into this folder", 0},
+        {"html", 0, ARG_STR, &html_path, "write a self-contained HTML explorer (all views)", 0},
+        {"json", 0, ARG_STR, &json_path, "write the numbers as JSON ('-' = stdout)", 0},
+        {"bos", 0, ARG_FLAG, &bos, "put the BOS token before the prompt", 0},
+        {"matrices", 0, ARG_INT, &matrices, "1 = print matrices as text (when T <= 24), 0 = only "
+                                            "statistics and checks (1)", 0},
+        {"threads", 't', ARG_INT, &threads, "OpenMP threads, 0 = all cores (0)", 0},
+    };
+    int n_specs = (int)(sizeof specs / sizeof specs[0]);
+    int r = args_parse("attention", argc, argv, specs, n_specs, NULL, 0, NULL);
+    if (r == 1) {
+        args_usage("attention", "-m CKPT -p TEXT [--layer L] [--head H] [--views LIST] "
+                                "[--png DIR] [--html FILE] [--json FILE]", specs, n_specs);
+        return 0;
+    }
+    if (r) return 2;
+    if (!model_path || !prompt) {
+        fprintf(stderr, "andrea attention: need a model and a prompt (use -m CKPT -p TEXT)\n");
+        return 2;
+    }
+    unsigned views = 0;
+    if (andrea_attn_views_parse(views_s, &views)) {
+        fprintf(stderr, "andrea attention: --views: %s\n", andrea_error());
+        return 2;
+    }
+#ifndef ANDREA_HAVE_PNG
+    if (png_dir) {
+        fprintf(stderr, "andrea attention: --png: this build has no PNG support (libpng was not "
+                        "found; apt install libpng-dev and re-run cmake)\n");
+        return 2;
+    }
+#endif
+    cli_set_threads(threads);
+    int json_stdout = json_path && strcmp(json_path, "-") == 0;
+
+    andrea_tokenizer *tok = NULL;
+    andrea_model *m = andrea_checkpoint_load_with_tokenizer(model_path, &tok);
+    if (!m) {
+        fprintf(stderr, "andrea attention: %s\n", andrea_error());
+        return 1;
+    }
+    const andrea_config *c = andrea_model_config(m);
+    int rc = 1;
+    attn_tokens tk = {0};
+    andrea_attn_maps maps = {0};
+    int *layers = malloc(sizeof(int) * (size_t)c->n_layer);
+    int *heads = malloc(sizeof(int) * (size_t)c->n_head);
+    if (!layers || !heads) {
+        fprintf(stderr, "andrea attention: out of memory\n");
+        goto done;
+    }
+    int n_layers = select_range("layer", layer, c->n_layer, layers);
+    int n_heads = select_range("head", head, c->n_head, heads);
+    if (n_layers < 0 || n_heads < 0) {
+        rc = 2;
+        goto done;
+    }
+    if (attn_tokens_make("attention", tok, prompt, bos, c->ctx, &tk)) goto done;
+    int T = tk.T;
+    /* the HTML page switches between all four views, so it needs them all */
+    unsigned need = html_path ? ANDREA_VIEWS_ALL : views | ANDREA_VIEW_BIT(ANDREA_VIEW_SOFTMAX);
+    if (andrea_attention_inspect(m, tk.ids, T, need, &maps)) {
+        fprintf(stderr, "andrea attention: %s\n", andrea_error());
+        goto done;
+    }
+    FILE *out = json_stdout ? stderr : stdout; /* keep stdout clean for JSON */
+    fprintf(out, "attention: model '%s' (L=%d NH=%d C=%d d_k=%d ctx=%d, %s tokenizer) | T=%d tokens "
+                 "| scale 1/sqrt(%d) = %.9g\n",
+            model_path, c->n_layer, c->n_head, c->d_model, maps.head_size, c->ctx,
+            andrea_tokenizer_kind_name(andrea_tokenizer_kind(tok)), T, maps.head_size,
+            (double)maps.scale);
+
+    /* matrices, for the selected heads and views */
+    if (!json_stdout && matrices) {
+        if (T > TEXT_MAX_T) {
+            printf("(matrices as text are shown for T <= %d; this prompt has %d tokens: use --png, "
+                   "--html or --json)\n", TEXT_MAX_T, T);
+        } else {
+            int lw = 2;
+            for (int i = 0; i < T; i++) {
+                int w = attn_utf8_width(tk.labels[i]) + 1;
+                if (w > lw) lw = w;
+            }
+            if (lw > 12) lw = 12;
+            for (int li = 0; li < n_layers; li++)
+                for (int hi = 0; hi < n_heads; hi++)
+                    for (int v = 0; v < ANDREA_VIEW_COUNT; v++) {
+                        if (!(views & ANDREA_VIEW_BIT(v))) continue;
+                        int l = layers[li], h = heads[hi];
+                        const float *M = andrea_attn_map(&maps, v, l, h);
+                        printf("\n== layer %d head %d | %s ==\n", l, h, andrea_attn_view_name(v));
+                        print_matrix(&tk, M, T, v, lw);
+                        if (v == ANDREA_VIEW_SOFTMAX) {
+                            andrea_attn_check ck;
+                            andrea_attention_check(M, T, &ck);
+                            printf("check: rows sum to 1 (max |sum - 1| = %.3g, tolerance %.3g): "
+                                   "%s | above the diagonal exactly 0 (%lld entries, %lld not 0): "
+                                   "%s\n", ck.max_row_error, ck.tolerance,
+                                   pass(ck.max_row_error <= ck.tolerance && !ck.negative),
+                                   (long long)T * (T - 1) / 2, (long long)ck.upper_nonzero,
+                                   pass(ck.upper_nonzero == 0));
+                        }
+                    }
+        }
+    }
+
+    /* statistics of the selected heads, and the checks over every head */
+    if (!json_stdout) {
+        andrea_attn_stats ref;
+        andrea_attention_stats(andrea_attn_map(&maps, ANDREA_VIEW_SOFTMAX, 0, 0), T, &ref);
+        printf("\nper-head statistics over query rows 1..T-1 (entropy in nats; a uniform causal "
+               "head would have %.4f)\n", ref.entropy_uniform);
+        printf("%5s %4s %9s %10s %12s\n", "layer", "head", "entropy", "mean_dist", "first_token");
+    }
+    int ok_all = 1;
+    double worst_row = 0;
+    long long upper_bad = 0;
+    for (int l = 0; l < c->n_layer; l++)
+        for (int h = 0; h < c->n_head; h++) {
+            const float *A = andrea_attn_map(&maps, ANDREA_VIEW_SOFTMAX, l, h);
+            andrea_attn_check ck;
+            andrea_attention_check(A, T, &ck);
+            if (!ck.ok) ok_all = 0;
+            if (!(ck.max_row_error <= worst_row)) worst_row = ck.max_row_error;
+            upper_bad += ck.upper_nonzero + ck.negative;
+        }
+    for (int li = 0; li < n_layers && !json_stdout; li++)
+        for (int hi = 0; hi < n_heads; hi++) {
+            andrea_attn_stats st;
+            andrea_attention_stats(andrea_attn_map(&maps, ANDREA_VIEW_SOFTMAX, layers[li], heads[hi]),
+                                   T, &st);
+            printf("%5d %4d %9.4f %10.3f %12.4f\n", layers[li], heads[hi], st.entropy,
+                   st.mean_distance, st.first_weight);
+        }
+    int same = maps.prob_mismatches == 0 && maps.out_mismatches == 0 && maps.raw_mismatches == 0;
+    fprintf(out, "\nchecks over all %d layers x %d heads:\n", c->n_layer, c->n_head);
+    fprintf(out, "  rows of A sum to 1 (max |sum - 1| = %.3g, tolerance (T+2) 2^-23 = %.3g): %s\n",
+            worst_row, (T + 2) * ldexp(1.0, -23), pass(worst_row <= (T + 2) * ldexp(1.0, -23)));
+    fprintf(out, "  A is exactly 0 above the diagonal and >= 0 everywhere (%lld bad entries): %s\n",
+            upper_bad, pass(upper_bad == 0));
+    fprintf(out, "  exported numbers are the engine's: attention_forward re-run on the stored q,k,v "
+                 "gives bit-identical A (%lld differ) and A.V (%lld differ); fl(raw * scale) equals "
+                 "the engine's scores (%lld differ): %s\n",
+            (long long)maps.prob_mismatches, (long long)maps.out_mismatches,
+            (long long)maps.raw_mismatches, pass(same));
+    ok_all = ok_all && same;
+
+    attn_export x = {model_path, prompt, &tk, &maps, layers, heads, n_layers, n_heads};
+    int wrote_ok = 1;
+    if (json_path) {
+        FILE *f = json_stdout ? stdout : fopen(json_path, "w");
+        if (!f) {
+            fprintf(stderr, "andrea attention: cannot create '%s' for --json\n", json_path);
+            wrote_ok = 0;
+        } else {
+            if (attn_write_json(f, &x, views)) wrote_ok = 0;
+            if (!json_stdout) {
+                if (fclose(f) != 0) {
+                    fprintf(stderr, "andrea attention: write error on '%s'\n", json_path);
+                    wrote_ok = 0;
+                } else {
+                    fprintf(stderr, "attention: wrote '%s'\n", json_path);
+                }
+            }
+        }
+    }
+    if (wrote_ok && html_path && attn_write_html(html_path, &x)) wrote_ok = 0;
+    if (wrote_ok && png_dir && attn_write_pngs(png_dir, &x, views)) wrote_ok = 0;
+    rc = !wrote_ok ? 1 : ok_all ? 0 : 3;
+    if (rc == 3) fprintf(stderr, "andrea attention: a check FAILED (see above)\n");
+done:
+    free(layers);
+    free(heads);
+    andrea_attn_maps_free(&maps);
+    attn_tokens_free(&tk);
+    andrea_tokenizer_free(tok);
+    andrea_model_free(m);
+    return rc;
+}

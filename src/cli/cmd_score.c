@@ -1,0 +1,113 @@
+/* cmd_score.c - `andrea score FILE|-`: the coherence gate's score of a text sample. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "andrea.h"
+#include "andrea_gate.h"
+#include "args.h"
+#include "commands.h"
+
+/* Reads all of f into a malloc'd buffer. */
+static char *read_all(FILE *f, size_t *len) {
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        n += fread(buf + n, 1, cap - n, f);
+        if (n < cap) break;
+        char *b = realloc(buf, cap * 2);
+        if (!b) {
+            free(buf);
+            return NULL;
+        }
+        buf = b;
+        cap *= 2;
+    }
+    if (buf && ferror(f)) {
+        free(buf);
+        return NULL;
+    }
+    *len = n;
+    return buf;
+}
+
+int cmd_score(int argc, char **argv) {
+    const char *words = NULL;
+    float fail_below = -1.0f;
+    int json = 0;
+    arg_spec specs[] = {
+        {"words", 0, ARG_STR, &words,
+         "English word list, one per line (default: $ANDREA_WORDS, /usr/share/dict/american-english)", 0},
+        {"fail-below", 0, ARG_FLOAT, &fail_below,
+         "exit 1 when the total is below this (e.g. 30, the gate's threshold)", 0},
+        {"json", 0, ARG_FLAG, &json, "print one JSON object instead of the table", 0},
+    };
+    int n_specs = (int)(sizeof specs / sizeof specs[0]);
+    const char *pos[1] = {NULL};
+    int n_pos = 0;
+    int r = args_parse("score", argc, argv, specs, n_specs, pos, 1, &n_pos);
+    if (r == 1) {
+        args_usage("score", "FILE|- [--fail-below 30] [--words FILE] [--json]", specs, n_specs);
+        return 0;
+    }
+    if (r) return 2;
+    if (n_pos != 1) {
+        fprintf(stderr, "andrea score: give one text file to score, or - for standard input\n");
+        return 2;
+    }
+    if (args_seen(specs, n_specs, "fail-below") && !(fail_below >= 0 && fail_below <= 100)) {
+        fprintf(stderr, "andrea score: --fail-below must be between 0 and 100, got %g\n",
+                (double)fail_below);
+        return 2;
+    }
+    int from_stdin = strcmp(pos[0], "-") == 0;
+    FILE *f = from_stdin ? stdin : fopen(pos[0], "rb");
+    if (!f) {
+        fprintf(stderr, "andrea score: cannot open '%s'\n", pos[0]);
+        return 1;
+    }
+    size_t len = 0;
+    char *text = read_all(f, &len);
+    if (!from_stdin) fclose(f);
+    if (!text) {
+        fprintf(stderr, "andrea score: cannot read '%s' (I/O error or out of memory)\n", pos[0]);
+        return 1;
+    }
+    andrea_gate *g = andrea_gate_load(words);
+    andrea_gate_result res;
+    if (!g || andrea_gate_score(text, len, g, &res)) {
+        fprintf(stderr, "andrea score: %s\n", andrea_error());
+        free(text);
+        andrea_gate_free(g);
+        return 1;
+    }
+    if (json) {
+        printf("{\"bigram\":%.6f,\"trigram\":%.6f,\"english\":%.6f,\"chardiv\":%.6f,"
+               "\"total\":%.6f,\"threshold\":%g,\"pass\":%s,\"words\":%lld,\"bigrams\":%lld,"
+               "\"distinct_bigrams\":%lld,\"trigrams\":%lld,\"distinct_trigrams\":%lld,"
+               "\"candidates\":%lld,\"english_words\":%lld,\"distinct_chars\":%lld}\n",
+               res.bigram, res.trigram, res.english, res.chardiv, res.total,
+               ANDREA_GATE_THRESHOLD, res.pass ? "true" : "false", (long long)res.words,
+               (long long)res.bigrams, (long long)res.distinct_bigrams, (long long)res.trigrams,
+               (long long)res.distinct_trigrams, (long long)res.candidates,
+               (long long)res.english_words, (long long)res.distinct_chars);
+    } else {
+        printf("coherence gate: '%s' (%zu bytes, %lld words; word list '%s', %zu words)\n",
+               pos[0], len, (long long)res.words, andrea_gate_words_path(g),
+               andrea_gate_num_words(g));
+        printf("  bigram diversity   %6.2f / 35   (%lld distinct of %lld word bigrams)\n",
+               res.bigram, (long long)res.distinct_bigrams, (long long)res.bigrams);
+        printf("  trigram diversity  %6.2f / 35   (%lld distinct of %lld word trigrams)\n",
+               res.trigram, (long long)res.distinct_trigrams, (long long)res.trigrams);
+        printf("  English words      %6.2f / 20   (%lld of %lld words in the list)\n",
+               res.english, (long long)res.english_words, (long long)res.candidates);
+        printf("  character variety  %6.2f / 10   (%lld distinct characters; 20 or more = full)\n",
+               res.chardiv, (long long)res.distinct_chars);
+        printf("  total              %6.2f / 100  %s (threshold %g)\n", res.total,
+               res.pass ? "PASS" : "FAIL", ANDREA_GATE_THRESHOLD);
+    }
+    int rc = args_seen(specs, n_specs, "fail-below") && res.total < fail_below ? 1 : 0;
+    free(text);
+    andrea_gate_free(g);
+    return rc;
+}

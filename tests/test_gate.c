@@ -1,0 +1,144 @@
+/*
+ * test_gate.c - the coherence gate's formulas (docs/coherence-gate.md) on crafted
+ * inputs with a small word list, so every expected value is worked out by hand;
+ * then the lesson's failure modes and a healthy paragraph with the system word
+ * list (skipped parts when /usr/share/dict/american-english is absent).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "andrea.h"
+#include "andrea_gate.h"
+#include "test_util.h"
+
+static andrea_gate_result score(const andrea_gate *g, const char *text) {
+    andrea_gate_result r;
+    CHECK(andrea_gate_score(text, strlen(text), g, &r) == 0);
+    return r;
+}
+
+static void test_formulas(void) {
+    static const char *const words[] = {"the", "cat", "sat", "on", "mat", "King's", "well", "known"};
+    andrea_gate *g = andrea_gate_from_words(words, sizeof words / sizeof words[0]);
+    CHECK(g != NULL && andrea_gate_num_words(g) == 8);
+    if (!g) return;
+
+    /* 6 words, 5 bigrams all distinct except none; "the" twice but (the cat) != (the mat) */
+    andrea_gate_result r = score(g, "The cat sat on the mat.");
+    CHECK(r.words == 6 && r.bigrams == 5 && r.distinct_bigrams == 5);
+    CHECK(r.trigrams == 4 && r.distinct_trigrams == 4);
+    CHECK_CLOSE(r.bigram, 35, 1e-12, 0);
+    CHECK_CLOSE(r.trigram, 35, 1e-12, 0);
+    CHECK(r.candidates == 6 && r.english_words == 6); /* case and the final '.' are ignored */
+    CHECK_CLOSE(r.english, 20, 1e-12, 0);
+    /* distinct non-space characters: T h e c a t s o n m . = 11 */
+    CHECK(r.distinct_chars == 11);
+    CHECK_CLOSE(r.chardiv, 10.0 * 11 / 20, 1e-12, 0);
+    CHECK_CLOSE(r.total, 35 + 35 + 20 + 5.5, 1e-9, 0);
+    CHECK(r.pass);
+
+    /* a b a b a b: bigrams ab ba ab ba ab -> 2 of 5; trigrams aba bab aba bab -> 2 of 4 */
+    r = score(g, "cat mat cat mat cat mat");
+    CHECK(r.distinct_bigrams == 2 && r.bigrams == 5);
+    CHECK_CLOSE(r.bigram, 35.0 * 2 / 5, 1e-12, 0);
+    CHECK_CLOSE(r.trigram, 35.0 * 2 / 4, 1e-12, 0);
+
+    /* n-gram words are lower-cased and stripped of punctuation: one distinct bigram */
+    r = score(g, "Region, region; REGION! \"region\"");
+    CHECK(r.words == 4 && r.distinct_bigrams == 1 && r.distinct_trigrams == 1);
+    CHECK(r.english_words == 0 && r.candidates == 4);
+    CHECK_CLOSE(r.english, 0, 0, 0);
+
+    /* English: numbers and bare punctuation are not candidates; other scripts are and fail;
+     * hyphenated words count when every part is a word; a typographic apostrophe is one */
+    r = score(g, "the 1999 -- cat \xd0\xba\xd0\xbe\xd1\x82 well-known king\xe2\x80\x99s xyzzy");
+    /* candidates: the cat кот well-known king’s xyzzy = 6; English: the cat well-known king's */
+    CHECK(r.candidates == 6);
+    CHECK(r.english_words == 4);
+    CHECK_CLOSE(r.english, 20.0 * 4 / 6, 1e-12, 0);
+
+    /* character variety: whitespace does not count, 20 or more distinct is full marks,
+     * code points not bytes (кот is 3 characters in 6 bytes) */
+    r = score(g, "a b\tc\nd");
+    CHECK(r.distinct_chars == 4);
+    CHECK_CLOSE(r.chardiv, 2, 1e-12, 0);
+    r = score(g, "\xd0\xba\xd0\xbe\xd1\x82");
+    CHECK(r.distinct_chars == 3);
+    r = score(g, "abcdefghijklmnopqrstuvwxyz");
+    CHECK(r.distinct_chars == 26);
+    CHECK_CLOSE(r.chardiv, 10, 0, 0);
+    r = score(g, "\xff\xfe\xff"); /* invalid UTF-8: each byte value is its own character */
+    CHECK(r.distinct_chars == 2);
+
+    /* degenerate inputs: empty, one word, two words */
+    r = score(g, "");
+    CHECK(r.words == 0 && r.total == 0 && !r.pass);
+    r = score(g, "cat");
+    CHECK(r.bigrams == 0 && r.bigram == 0 && r.trigram == 0);
+    CHECK_CLOSE(r.english, 20, 0, 0);
+    r = score(g, "cat sat");
+    CHECK(r.bigrams == 1 && r.trigrams == 0);
+    CHECK_CLOSE(r.bigram, 35, 0, 0);
+
+    /* the text need not be NUL-terminated, and len is respected */
+    const char buf[] = {'c', 'a', 't', ' ', 'x', 'y'};
+    andrea_gate_result r2;
+    CHECK(andrea_gate_score(buf, 3, g, &r2) == 0 && r2.words == 1 && r2.english_words == 1);
+
+    /* no gate: an error, not a crash */
+    CHECK(andrea_gate_score("x", 1, NULL, &r2) != 0);
+
+    /* the halting rule: ANDREA_GATE_PATIENCE failures in a row, reset by a pass */
+    andrea_gate_watch w = {0};
+    andrea_gate_result bad = {0}, good = {0};
+    good.pass = 1;
+    for (int i = 0; i < ANDREA_GATE_PATIENCE - 1; i++) CHECK(andrea_gate_watch_update(&w, &bad) == 0);
+    CHECK(andrea_gate_watch_update(&w, &good) == 0);
+    for (int i = 0; i < ANDREA_GATE_PATIENCE - 1; i++) CHECK(andrea_gate_watch_update(&w, &bad) == 0);
+    CHECK(andrea_gate_watch_update(&w, &bad) == 1);
+    CHECK(w.samples == 2 * ANDREA_GATE_PATIENCE);
+    andrea_gate_free(g);
+}
+
+static void test_system_words(void) {
+    andrea_gate *g = andrea_gate_load(NULL);
+    if (!g) {
+        fprintf(stderr, "note: %s (system word list checks skipped)\n", andrea_error());
+        return;
+    }
+    CHECK(andrea_gate_num_words(g) > 50000);
+    /* the lesson's failure modes */
+    char rep[4096] = "";
+    for (int i = 0; i < 100; i++) strcat(rep, "region ");
+    andrea_gate_result r = score(g, rep);
+    CHECK(r.total < ANDREA_GATE_THRESHOLD && !r.pass);
+    r = score(g, "''''''''");
+    CHECK(r.total < ANDREA_GATE_THRESHOLD);
+    rep[0] = '\0';
+    for (int i = 0; i < 100; i++) strcat(rep, "... ");
+    r = score(g, rep);
+    CHECK(r.total < ANDREA_GATE_THRESHOLD);
+    rep[0] = '\0';
+    for (int i = 0; i < 60; i++) strcat(rep, "the king ");
+    r = score(g, rep);
+    CHECK(r.total < ANDREA_GATE_THRESHOLD); /* English but looping */
+    /* healthy prose */
+    r = score(g, "It is a truth universally acknowledged, that a single man in possession of a "
+                 "good fortune, must be in want of a wife. However little known the feelings or "
+                 "views of such a man may be on his first entering a neighbourhood, this truth is "
+                 "so well fixed in the minds of the surrounding families, that he is considered "
+                 "the rightful property of some one or other of their daughters.");
+    CHECK(r.total > 60 && r.pass);
+    /* an explicit missing file is an error that names it */
+    CHECK(andrea_gate_load("/nonexistent/words.txt") == NULL);
+    CHECK(strstr(andrea_error(), "/nonexistent/words.txt") != NULL);
+    andrea_gate_free(g);
+}
+
+int main(void) {
+    test_formulas();
+    test_system_words();
+    return tu_finish("test_gate");
+}
