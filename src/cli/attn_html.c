@@ -7,8 +7,10 @@
  *
  * Opening the page with a URL hash  #select=L,H,i,j[,view]  selects that head
  * and view and "hovers" cell (i, j) from script, writing the value into
- * #info-value (text and data-value); the tests read it back with a headless
- * browser and compare it with the JSON export.
+ * #info-value (text and data-value). Several cells may be given, separated by
+ * ';'; each leaves a hidden copy, <span class="probe" data-layer.. data-value..>,
+ * in #probes. The tests read them back with a headless browser and compare
+ * them with the JSON export.
  */
 #include <stdio.h>
 #include <string.h>
@@ -43,6 +45,7 @@ static const char *const HTML_HEAD[] = {
     "<canvas id=\"cv\" width=\"100\" height=\"100\"></canvas>\n",
     "<div id=\"info\"><span id=\"info-pair\">hover a cell</span>\n",
     "<span id=\"info-value\" data-value=\"\"></span></div>\n",
+    "<div id=\"probes\" hidden></div>\n",
     "<div class=\"checks\" id=\"checks\"></div>\n",
     "<table id=\"stats\"><thead><tr><th>layer</th><th>head</th><th>entropy (nats)</th>",
     "<th>uniform head</th><th>mean distance</th><th>first-token weight</th></tr></thead>",
@@ -57,7 +60,7 @@ static const char *const HTML_TAIL[] = {
     "const T = D.T, cv = document.getElementById('cv'), ctx = cv.getContext('2d');\n",
     "const CELL = Math.max(6, Math.min(32, Math.floor(640 / T)));\n",
     "const LAB = 70, X0 = LAB, Y0 = LAB;\n",
-    "let cur = 0, view = 'softmax';\n",
+    "let cur = 0, view = 'softmax', base = null;\n",
     "const $ = id => document.getElementById(id);\n",
     "const VIEWTXT = {\n",
     " raw: 'raw scores q_i \\u00b7 k_j (above the diagonal: computed for display, never used by the engine)',\n",
@@ -95,12 +98,15 @@ static const char *const HTML_TAIL[] = {
     "  ctx.save(); ctx.translate(X0 + i * CELL + CELL / 2, Y0 - 4); ctx.rotate(-Math.PI / 2);\n",
     "  ctx.textAlign = 'left'; ctx.fillText(s, 0, 0); ctx.restore();\n",
     " }\n",
+    " base = ctx.getImageData(0, 0, cv.width, cv.height);\n",
     " $('explain').textContent = VIEWTXT[view];\n",
     " document.querySelectorAll('#stats tbody tr').forEach((tr, k) => tr.className = k === cur ? 'sel' : '');\n",
     "}\n",
     "function fmt(x) { return x === null ? (view === 'masked' ? '-Infinity (masked)' : 'null') : String(x); }\n",
     "function showCell(i, j) {\n",
     " const h = D.heads[cur], x = matrix()[i][j];\n",
+    " if (base) ctx.putImageData(base, 0, 0);\n",
+    " ctx.strokeStyle = '#e00'; ctx.lineWidth = 2; ctx.strokeRect(X0 + j * CELL + 1, Y0 + i * CELL + 1, CELL - 2, CELL - 2);\n",
     " let pair = 'layer ' + h.layer + ' head ' + h.head + ' ' + view + ': query ' + i + ' \\u201c' + D.labels[i] +\n",
     "  '\\u201d \\u2192 key ' + j + ' \\u201c' + D.labels[j] + '\\u201d' + (j > i ? ' (future: masked)' : '');\n",
     " if (view === 'softmax') pair += '   row ' + i + ' sums to ' + matrix()[i].reduce((a, b) => a + b, 0).toFixed(7);\n",
@@ -143,12 +149,17 @@ static const char *const HTML_TAIL[] = {
     "  if (i >= 0 && i < T && j >= 0 && j < T) showCell(i, j);\n",
     " };\n",
     " select(D.heads[0].layer, D.heads[0].head);\n",
-    " const m = /select=(\\d+),(\\d+),(\\d+),(\\d+)(?:,(\\w+))?/.exec(location.hash);\n",
-    " if (m) {\n",
+    " const sel = /select=([0-9a-z,;]+)/.exec(location.hash);\n",
+    " for (const part of sel ? sel[1].split(';') : []) {\n",
+    "  const m = /^(\\d+),(\\d+),(\\d+),(\\d+)(?:,(\\w+))?$/.exec(part);\n",
+    "  if (!m) { $('info-pair').textContent = 'bad selection: ' + part; continue; }\n",
     "  if (m[5] && D.heads[0][m[5]]) { view = m[5]; document.querySelector('input[value=' + view + ']').checked = true; }\n",
     "  const i = +m[3], j = +m[4];\n",
-    "  if (select(+m[1], +m[2]) && i < T && j < T) showCell(i, j);\n",
-    "  else $('info-pair').textContent = 'no such cell: ' + location.hash;\n",
+    "  if (!(select(+m[1], +m[2]) && i < T && j < T)) { $('info-pair').textContent = 'no such cell: ' + part; continue; }\n",
+    "  showCell(i, j);\n",
+    "  const probe = $('info-value').cloneNode(true);\n",
+    "  probe.removeAttribute('id'); probe.className = 'probe'; probe.hidden = true;\n",
+    "  $('probes').appendChild(probe);\n",
     " }\n",
     "}\n",
     "init();\n",

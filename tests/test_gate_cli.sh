@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# `andrea score`: the lesson's failure modes score below 30, a paragraph of a
+# Gutenberg book above 60; --fail-below sets the exit code; clear errors.
+. "$(dirname "$0")/lib.sh"
+A="$ANDREA_BIN"
+T="$ANDREA_TMP"
+if [ ! -r /usr/share/dict/american-english ] && [ -z "${ANDREA_WORDS:-}" ]; then
+    echo "skip: no word list (apt-get install wamerican)" >&2; exit 77
+fi
+total() { sed -n 's/^  total *\([0-9.]*\) .*/\1/p'; }
+
+printf 'region %.0s' $(seq 1 100) > "$T/region.txt"
+t=$("$A" score "$T/region.txt" | total)
+awk -v t="$t" 'BEGIN { exit !(t < 30) }' && pass "'region region ...' scores $t < 30" || fail "'region region ...' scores $t"
+printf "''''''''" > "$T/quotes.txt"
+t=$("$A" score "$T/quotes.txt" | total)
+awk -v t="$t" 'BEGIN { exit !(t < 30) }' && pass "\"''''''''\" scores $t < 30" || fail "quotes score $t"
+printf '... %.0s' $(seq 1 80) | "$A" score - > "$T/dots.out" || fail "score - failed"
+t=$(total < "$T/dots.out")
+awk -v t="$t" 'BEGIN { exit !(t < 30) }' && pass "'... ... ...' from stdin scores $t < 30" || fail "dots score $t"
+
+G=$(need_corpus gutenberg_books.txt)
+# a paragraph: the 10th block of 8+ non-empty lines
+awk 'BEGIN { RS = ""; n = 0 } { if (split($0, l, "\n") >= 8 && ++n == 10) { print; exit } }' "$G" > "$T/para.txt"
+[ -s "$T/para.txt" ] || fail "no paragraph found in $G"
+t=$("$A" score "$T/para.txt" | total)
+awk -v t="$t" 'BEGIN { exit !(t > 60) }' && pass "a Gutenberg paragraph ($(wc -w < "$T/para.txt") words) scores $t > 60" || fail "paragraph scores $t: $(cat "$T/para.txt")"
+
+# the four parts are printed, and the JSON form agrees with the table
+out=$("$A" score "$T/para.txt")
+for part in 'bigram diversity' 'trigram diversity' 'English words' 'character variety'; do
+    echo "$out" | grep -q "$part" || fail "no '$part' line"
+done
+"$A" score --json "$T/region.txt" | grep -q '"pass":false' && pass "--json reports pass:false" || fail "--json"
+
+# --fail-below: exit 1 under the bar, 0 over it
+"$A" score --fail-below 30 "$T/region.txt" > /dev/null; [ $? -eq 1 ] && pass "--fail-below 30: exit 1 for repetition" || fail "--fail-below exit code (repetition)"
+"$A" score --fail-below 30 "$T/para.txt" > /dev/null && pass "--fail-below 30: exit 0 for prose" || fail "--fail-below exit code (prose)"
+"$A" score "$T/region.txt" > /dev/null && pass "without --fail-below: exit 0 even when failing" || fail "exit code without --fail-below"
+
+expect_error "missing file" "cannot open '$T/none.txt'" "$A" score "$T/none.txt"
+expect_error "no file" "give one text file" "$A" score
+expect_error "missing word list" "cannot read the word list '$T/nowords'" "$A" score --words "$T/nowords" "$T/para.txt"
+expect_error "bad threshold" "--fail-below must be between 0 and 100" "$A" score --fail-below 300 "$T/para.txt"
+finish
