@@ -62,7 +62,7 @@ config_row() {
     case "$1" in
     baby)        echo "--preset baby|12|64|5|30|$REPS" ;;
     andrea-12m)  echo "--preset andrea-12m --vocab 257|4|256|1|3|$REPS" ;;
-    gpt2-124m)   echo "--preset gpt2-124m --vocab 50257|4|64|1|2|1" ;;
+    gpt2-124m)   echo "--preset gpt2-124m --vocab 50257|4|64|1|3|1" ;;
     *) echo "compare.sh: unknown config '$1' (known: baby andrea-12m gpt2-124m)" >&2; exit 2 ;;
     esac
 }

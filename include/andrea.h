@@ -182,6 +182,12 @@ typedef struct {
     int ckpt_every;          /* 0 = only at the end */
     int log_every;           /* progress line every N steps */
     int max_bad_steps;       /* consecutive non-finite steps before giving up */
+    /* sample-quality monitor (ANDREA's coherence gate, andrea_gate.h) */
+    int sample_every;        /* generate and score a sample every N steps, 0 = off (100) */
+    int sample_tokens;       /* tokens per sample (420) */
+    float gate_threshold;    /* a sample scoring below this fails (30) */
+    int gate_patience;       /* consecutive failing samples that halt training (5) */
+    const char *words_path;  /* English word list (NULL: the system's, wamerican) */
     const char *out_dir;
     const char *resume_path; /* NULL: fresh start */
     int quiet;

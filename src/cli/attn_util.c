@@ -36,7 +36,7 @@ int attn_tokens_make(const char *cmd, const andrea_tokenizer *tok, const char *p
     if (bos && andrea_ids_push(&ids, andrea_tokenizer_bos(tok))) goto fail;
     if (andrea_tokenizer_encode(tok, prompt, strlen(prompt), 0, &ids)) goto fail;
     if (ids.len == 0) {
-        fprintf(stderr, "andrea %s: the prompt is empty; give some text with -p (or --bos)\n", cmd);
+        fprintf(stderr, "andrea %s: the prompt is empty; give some text with -p\n", cmd);
         andrea_ids_free(&ids);
         return -1;
     }

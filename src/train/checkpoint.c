@@ -64,6 +64,11 @@ static void encode_header(unsigned char *h, const andrea_config *c, int64_t n_pa
     const float fl[] = {s->lr, s->lr_min, s->beta1, s->beta2, s->eps, s->weight_decay,
                         s->grad_clip, s->val_fraction};
     for (int i = 0; i < 8; i++) putf(h, 184 + 4 * i, fl[i]);
+    put32(h, 216, (uint32_t)s->sample_every);
+    put32(h, 220, (uint32_t)s->sample_tokens);
+    put32(h, 224, (uint32_t)s->gate_patience);
+    putf(h, 228, s->gate_threshold);
+    put32(h, 232, (uint32_t)s->gate_fails);
 }
 
 static void decode_header(const unsigned char *h, andrea_config *c, andrea_ckpt_state *s) {
@@ -94,6 +99,11 @@ static void decode_header(const unsigned char *h, andrea_config *c, andrea_ckpt_
     float *fl[] = {&s->lr, &s->lr_min, &s->beta1, &s->beta2, &s->eps, &s->weight_decay,
                    &s->grad_clip, &s->val_fraction};
     for (int i = 0; i < 8; i++) *fl[i] = getf(h, 184 + 4 * i);
+    s->sample_every = (int32_t)get32(h, 216);
+    s->sample_tokens = (int32_t)get32(h, 220);
+    s->gate_patience = (int32_t)get32(h, 224);
+    s->gate_threshold = getf(h, 228);
+    s->gate_fails = (int32_t)get32(h, 232);
 }
 
 static int write_all(FILE *f, const void *p, size_t n) { return fwrite(p, 1, n, f) == n ? 0 : -1; }

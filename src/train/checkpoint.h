@@ -28,6 +28,9 @@ typedef struct {
     int32_t batch, seq, grad_accum, max_steps, warmup;
     int32_t eval_every, eval_batches, ckpt_every, log_every, max_bad_steps;
     float lr, lr_min, beta1, beta2, eps, weight_decay, grad_clip, val_fraction;
+    int32_t sample_every, sample_tokens, gate_patience;
+    float gate_threshold;
+    int32_t gate_fails;        /* consecutive failing samples so far */
 } andrea_ckpt_state;
 
 /* Writes path atomically. m and v may be NULL (weights-only file).

@@ -17,6 +17,8 @@
 #include "model/model.h"
 #include "train/checkpoint.h"
 #include "train/corpus.h"
+#include "andrea_gate.h"
+#include "util/json.h"
 #include "train/data.h"
 #include "util/error.h"
 #include "util/hash.h"
@@ -42,6 +44,10 @@ void andrea_train_options_default(andrea_train_options *o) {
     o->ckpt_every = 500;
     o->log_every = 1;
     o->max_bad_steps = 5;
+    o->sample_every = 100;
+    o->sample_tokens = 420;
+    o->gate_threshold = 30.0f;
+    o->gate_patience = 5;
     o->out_dir = "out";
     o->inject_nan_step = -1;
 }
@@ -69,6 +75,10 @@ int andrea_train_options_from_checkpoint(const char *path, andrea_config *cfg,
     o->grad_clip = s.grad_clip;
     o->val_fraction = s.val_fraction;
     o->seed = s.seed;
+    o->sample_every = s.sample_every;
+    o->sample_tokens = s.sample_tokens;
+    o->gate_threshold = s.gate_threshold;
+    o->gate_patience = s.gate_patience;
     o->resume_path = path;
     return 0;
 }
@@ -154,6 +164,10 @@ static int validate_options(const andrea_config *cfg, const andrea_train_options
     if (o->weight_decay < 0 || o->grad_clip < 0 || o->warmup < 0)
         return andrea_set_error("--weight-decay, --grad-clip and --warmup must be >= 0");
     if (o->max_bad_steps <= 0) return andrea_set_error("--max-bad-steps must be positive");
+    if (o->sample_every < 0 || o->sample_tokens <= 0 || o->gate_patience <= 0 ||
+        !(o->gate_threshold >= 0 && o->gate_threshold <= 100))
+        return andrea_set_error("need --sample-every >= 0, --sample-tokens > 0, --gate-patience > 0 "
+                                "and 0 <= --gate-threshold <= 100");
     return 0;
 }
 
@@ -169,6 +183,54 @@ static int save(const char *path, train_state *ts, int with_moments) {
     return andrea_checkpoint_save(path, ts->m, with_moments ? ts->adam_m : NULL,
                                   with_moments ? ts->adam_v : NULL, &ts->st, ts->blob,
                                   ts->blob_len);
+}
+
+/* Generates o->sample_tokens tokens from BOS (temperature 0.8, a seed derived from the run's
+ * seed and the step, so no extra state is needed to resume exactly), scores the text with
+ * the coherence gate and logs both. */
+static int sample_and_score(train_state *ts, andrea_kv *kv, const andrea_tokenizer *tok,
+                            const andrea_gate *gate, const andrea_train_options *o, int step,
+                            FILE *log, andrea_gate_result *gr) {
+    andrea_model *m = ts->m;
+    andrea_rng rng;
+    andrea_rng_seed(&rng, o->seed * 0x9E3779B97F4A7C15ull + (uint64_t)step);
+    andrea_sampler sampler = {0.8f, 0, 1.0f};
+    int32_t bos = andrea_tokenizer_bos(tok);
+    int n = o->sample_tokens < m->cfg.ctx ? o->sample_tokens : m->cfg.ctx - 1;
+    andrea_bytes text = {0};
+    andrea_kv_reset(kv);
+    const float *logits = andrea_kv_step(m, kv, bos);
+    int produced = 0;
+    for (int i = 0; i < n && logits; i++) {
+        int t = andrea_sample(logits, m->cfg.vocab, &sampler, &rng);
+        if (t < 0) return andrea_set_error("out of memory while sampling");
+        if (t == bos) break;
+        size_t len = 0;
+        const uint8_t *b = andrea_tokenizer_token_bytes(tok, t, &len);
+        if (b && len && andrea_bytes_append(&text, b, len)) {
+            andrea_bytes_free(&text);
+            return andrea_set_error("out of memory while sampling");
+        }
+        produced++;
+        if (i + 1 < n) logits = andrea_kv_step(m, kv, t);
+    }
+    int rc = andrea_gate_score((const char *)text.data, text.len, gate, gr);
+    if (rc == 0) {
+        fprintf(log, "{\"type\":\"sample\",\"step\":%d,\"tokens\":%d,\"score\":%.2f,"
+                "\"bigram\":%.2f,\"trigram\":%.2f,\"english\":%.2f,\"chardiv\":%.2f,"
+                "\"pass\":%s,\"text\":", step, produced, gr->total, gr->bigram, gr->trigram,
+                gr->english, gr->chardiv, gr->total >= o->gate_threshold ? "true" : "false");
+        andrea_json_write_string(log, text.data, text.len);
+        fputs("}\n", log);
+        if (!o->quiet) {
+            printf("step %5d/%d | sample score %.1f (bigram %.1f trigram %.1f english %.1f "
+                   "chars %.1f)%s\n", step, o->max_steps, gr->total, gr->bigram, gr->trigram,
+                   gr->english, gr->chardiv, gr->total < o->gate_threshold ? " FAIL" : "");
+            fflush(stdout);
+        }
+    }
+    andrea_bytes_free(&text);
+    return rc;
 }
 
 /* ---- the loop ----------------------------------------------------------------------------- */
@@ -224,6 +286,8 @@ int andrea_train(const andrea_config *cfg_in, const andrea_train_options *o) {
     char *ckpt_path = NULL, *best_path = NULL, *log_path = NULL;
     FILE *log = NULL;
     int32_t *x = NULL, *y = NULL;
+    andrea_gate *gate = NULL;
+    andrea_kv *kv = NULL;
 
     if (andrea_tokenizer_serialize(tok, &tok_blob)) {
         free(tokens);
@@ -297,6 +361,10 @@ int andrea_train(const andrea_config *cfg_in, const andrea_train_options *o) {
     ts.st.weight_decay = o->weight_decay;
     ts.st.grad_clip = o->grad_clip;
     ts.st.val_fraction = o->val_fraction;
+    ts.st.sample_every = o->sample_every;
+    ts.st.sample_tokens = o->sample_tokens;
+    ts.st.gate_patience = o->gate_patience;
+    ts.st.gate_threshold = o->gate_threshold;
 
     if (make_dir(o->out_dir)) goto done;
     ckpt_path = join(o->out_dir, "ckpt.bin");
@@ -310,6 +378,20 @@ int andrea_train(const andrea_config *cfg_in, const andrea_train_options *o) {
     if (!log) {
         andrea_set_error("cannot write log '%s': %s", log_path, strerror(errno));
         goto done;
+    }
+
+    if (o->sample_every > 0) {
+        gate = andrea_gate_load(o->words_path);
+        kv = gate ? andrea_kv_create(m) : NULL;
+        if (!gate || !kv) {
+            if (!gate) {
+                char why[600];
+                snprintf(why, sizeof why, "%s", andrea_error());
+                andrea_set_error("coherence gate: %s (install wamerican, give --words FILE, or "
+                                 "turn sampling off with --sample-every 0)", why);
+            }
+            goto done;
+        }
     }
 
     int B = o->batch, T = o->seq;
@@ -454,6 +536,23 @@ int andrea_train(const andrea_config *cfg_in, const andrea_train_options *o) {
                 }
             }
         }
+        if (o->sample_every > 0 && done_steps % o->sample_every == 0) {
+            andrea_gate_result gr;
+            if (sample_and_score(&ts, kv, tok, gate, o, done_steps, log, &gr)) {
+                rc = -1;
+                break;
+            }
+            ts.st.gate_fails = gr.total < o->gate_threshold ? ts.st.gate_fails + 1 : 0;
+            if (ts.st.gate_fails >= o->gate_patience) {
+                save(ckpt_path, &ts, 1); /* a coherent state, kept for inspection */
+                andrea_set_error("coherence gate: %d consecutive samples scored below %g (last "
+                                 "%.1f) at step %d; training halted, state in '%s'",
+                                 ts.st.gate_fails, o->gate_threshold, gr.total, done_steps,
+                                 ckpt_path);
+                rc = -1;
+                break;
+            }
+        }
         fflush(log);
         int stop_here = g_stop_signal || (o->stop_at > 0 && done_steps >= o->stop_at && !last);
         if ((o->ckpt_every > 0 && done_steps % o->ckpt_every == 0) || last || stop_here) {
@@ -486,6 +585,8 @@ int andrea_train(const andrea_config *cfg_in, const andrea_train_options *o) {
     }
 
 done:
+    andrea_kv_free(kv);
+    andrea_gate_free(gate);
     if (log) fclose(log);
     free(x);
     free(ckpt_path);
