@@ -70,6 +70,14 @@ const char *andrea_act_name(int act);
 int andrea_norm_parse(const char *s, int *out);
 int andrea_act_parse(const char *s, int *out);
 
+/* ---- matmul backend ---------------------------------------------------------------- */
+
+enum { ANDREA_MATMUL_BUILTIN = 0, ANDREA_MATMUL_BLAS = 1 };
+/* Which engine runs the large matmuls: our kernels (default) or the BLAS found at
+ * build time. Returns -1 (with andrea_error()) when BLAS was not compiled in. */
+int andrea_set_matmul_backend(int backend);
+int andrea_matmul_backend(void);
+
 /* ---- model ----------------------------------------------------------------- */
 
 typedef struct andrea_model andrea_model;

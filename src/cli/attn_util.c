@@ -91,6 +91,17 @@ void attn_print_cell(FILE *f, const char *s, int width, int right) {
     else fprintf(f, "%s%*s", s, width - w, "");
 }
 
+void attn_print_score(FILE *f, double x, double maxabs, int width) {
+    if (isinf(x)) {
+        fprintf(f, "%*s", width, x < 0 ? "-inf" : "inf");
+        return;
+    }
+    /* sign + integer digits + point + decimals must leave one column of space */
+    int dec = maxabs < 100 ? 3 : maxabs < 1000 ? 2 : maxabs < 10000 ? 1 : 0;
+    if (maxabs >= 100000) fprintf(f, "%*.1e", width, x);
+    else fprintf(f, "%*.*f", width, dec, x);
+}
+
 /* Length of a valid UTF-8 sequence at s (n bytes left), 0 if invalid. */
 static size_t utf8_valid(const unsigned char *s, size_t n) {
     size_t len = s[0] < 0x80 ? 1 : (s[0] & 0xE0) == 0xC0 ? 2 : (s[0] & 0xF0) == 0xE0 ? 3

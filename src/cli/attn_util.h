@@ -35,6 +35,11 @@ int attn_utf8_width(const char *s);
 /* Writes s to f padded (right-aligned if right) or cut to exactly width columns. */
 void attn_print_cell(FILE *f, const char *s, int width, int right);
 
+/* Prints a finite score in a field of `width` >= 8 columns, with as many
+ * decimals (3 down to 0) as fit when the largest |score| shown is maxabs;
+ * infinities as -inf/inf. */
+void attn_print_score(FILE *f, double x, double maxabs, int width);
+
 /* A JSON string literal (quotes included): valid UTF-8 kept, other bytes and
  * controls as \u00XX, and < > & escaped so the text can sit inside <script>. */
 void attn_json_string(FILE *f, const char *s, size_t n);

@@ -27,6 +27,9 @@ static void print_matrix(const attn_tokens *tk, const float *M, int T, int view,
     for (int j = 0; j < T; j++) attn_print_cell(stdout, tk->labels[j], CELL_W, 1);
     if (view == ANDREA_VIEW_SOFTMAX) printf("  | row sum");
     printf("\n");
+    double maxabs = 0;
+    for (size_t k = 0; k < (size_t)T * T; k++)
+        if (isfinite(M[k]) && fabs(M[k]) > maxabs) maxabs = fabs(M[k]);
     for (int i = 0; i < T; i++) {
         attn_print_cell(stdout, tk->labels[i], lw - 1, 0);
         printf(" ");
@@ -36,8 +39,7 @@ static void print_matrix(const attn_tokens *tk, const float *M, int T, int view,
             sum += x;
             if (view == ANDREA_VIEW_SOFTMAX && x == 0.0f) printf("%*s", CELL_W, "0");
             else if (view == ANDREA_VIEW_SOFTMAX) printf("%*.4f", CELL_W, (double)x);
-            else if (isinf(x)) printf("%*s", CELL_W, x < 0 ? "-inf" : "inf");
-            else printf("%*.3f", CELL_W, (double)x);
+            else attn_print_score(stdout, x, maxabs, CELL_W);
         }
         if (view == ANDREA_VIEW_SOFTMAX) printf("  | %.6f", sum);
         printf("\n");

@@ -61,6 +61,12 @@ static void print_mat(const attn_tokens *tk, int rows, int cols, int col_is_toke
     }
     if (row_sums) printf("  | row sum");
     printf("\n");
+    double maxabs = 0;
+    for (int i = 0; i < rows; i++)
+        for (int j = 0; j < cols; j++) {
+            double x = get(ctx, i, j);
+            if (isfinite(x) && fabs(x) > maxabs) maxabs = fabs(x);
+        }
     for (int i = 0; i < rows; i++) {
         printf("  ");
         attn_print_cell(stdout, tk->labels[i], 6, 0);
@@ -68,9 +74,8 @@ static void print_mat(const attn_tokens *tk, int rows, int cols, int col_is_toke
         for (int j = 0; j < cols; j++) {
             double x = get(ctx, i, j);
             sum += x;
-            if (isinf(x)) printf("%*s", W, x < 0 ? "-inf" : "inf");
-            else if (x == 0 && row_sums) printf("%*s", W, "0");
-            else printf("%*.3f", W, x);
+            if (x == 0 && row_sums) printf("%*s", W, "0");
+            else attn_print_score(stdout, x, maxabs, W);
         }
         if (row_sums) printf("  | %.6f", sum);
         printf("\n");

@@ -11,6 +11,7 @@
 #define SYNOPSIS "--data FILE [--preset NAME] [flags]   |   andrea train --resume CKPT --data FILE"
 
 static int parse(int argc, char **argv, andrea_train_options *o, model_flags *mf, int *threads,
+                 const char **matmul,
                  arg_spec *specs_out, int *n_out, int quiet_usage) {
     arg_spec specs[] = {
         {"data", 'd', ARG_STR, &o->data_path, "training text file (any bytes) or token file", 0},
@@ -44,6 +45,7 @@ static int parse(int argc, char **argv, andrea_train_options *o, model_flags *mf
         {"out-dir", 'o', ARG_STR, &o->out_dir, "directory for ckpt.bin, best.bin, log.jsonl (out)", 0},
         {"resume", 0, ARG_STR, &o->resume_path, "continue exactly from a checkpoint", 0},
         {"threads", 't', ARG_INT, threads, "OpenMP threads, 0 = all cores (0)", 0},
+        {"matmul", 0, ARG_STR, matmul, "matmul engine: builtin | blas (builtin)", 0},
         {"quiet", 'q', ARG_FLAG, &o->quiet, "no progress lines", 0},
         {"stop-at", 0, ARG_INT, &o->stop_at, "stop after step N as if interrupted (resumable)", 0},
         {"inject-nan-step", 0, ARG_INT, &o->inject_nan_step, "testing: poison gradients from this step", 0},
@@ -63,10 +65,11 @@ int cmd_train(int argc, char **argv) {
     andrea_train_options o;
     model_flags mf;
     int threads = 0;
+    const char *matmul = "builtin";
     memset(&mf, 0, sizeof mf);
     andrea_train_options_default(&o);
     /* pass 1: find --resume (and report flag errors once) */
-    int r = parse(argc, argv, &o, &mf, &threads, NULL, NULL, 0);
+    int r = parse(argc, argv, &o, &mf, &threads, &matmul, NULL, NULL, 0);
     if (r) return r == 1 ? 0 : 2;
     andrea_config cfg;
     memset(&cfg, 0, sizeof cfg);
@@ -83,10 +86,18 @@ int cmd_train(int argc, char **argv) {
     int n_specs = 0;
     memset(&mf, 0, sizeof mf);
     andrea_config saved = cfg;
-    parse(argc, argv, &o, &mf, &threads, specs, &n_specs, 1);
+    parse(argc, argv, &o, &mf, &threads, &matmul, specs, &n_specs, 1);
     if (o.resume_path && !model_flags_any(specs, n_specs)) {
         cfg = saved;
     } else if (model_flags_apply("train", &mf, specs, n_specs, "baby", &cfg)) {
+        return 2;
+    }
+    int backend = strcmp(matmul, "blas") == 0      ? ANDREA_MATMUL_BLAS
+                  : strcmp(matmul, "builtin") == 0 ? ANDREA_MATMUL_BUILTIN
+                                                   : -1;
+    if (backend < 0 || andrea_set_matmul_backend(backend)) {
+        fprintf(stderr, "andrea train: --matmul '%s': %s\n", matmul,
+                backend < 0 ? "expected builtin or blas" : andrea_error());
         return 2;
     }
     int nt = cli_set_threads(threads);

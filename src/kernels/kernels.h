@@ -128,4 +128,20 @@ void ref_crossentropy_backward(float *probs_to_dlogits, const int32_t *targets, 
 void ref_adamw_update(float *p, const float *g, float *m, float *v, size_t n, float lr,
                       float b1, float b2, float eps, float wd, int t);
 
+/* ---- fused causal attention (kernels/attention_flash.c) ------------------------------ */
+
+/* The same attention as attention_forward/backward without the (B, NH, T, T)
+ * matrix: keys in blocks with an online softmax (FlashAttention-2). Same qkv
+ * layout, same scale (one multiply by 1/sqrt(HS) per score), out (B, T, C).
+ * lse (B, NH, T) receives each row's log-sum-exp of the scaled scores,
+ * max_j s_j + log(sum_j exp(s_j - max)), which is all the backward keeps:
+ * it recomputes att[i][j] = exp(s_ij - lse_i) from q and k. O(T) memory, no
+ * heap allocation. Agrees with attention_forward/backward to float rounding,
+ * not bitwise (different summation order). */
+void attention_flash_forward(float *out, float *lse, const float *qkv, int B, int T, int C,
+                             int NH);
+/* dqkv (B, T, 3C) += gradient, given dout (B, T, C) and the forward's out and lse. */
+void attention_flash_backward(float *dqkv, const float *dout, const float *qkv,
+                              const float *out, const float *lse, int B, int T, int C, int NH);
+
 #endif /* ANDREA_KERNELS_H */

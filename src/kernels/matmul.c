@@ -17,7 +17,36 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "andrea.h"
 #include "kernels/kernels.h"
+#include "util/error.h"
+
+#ifdef ANDREA_HAVE_BLAS
+#include <cblas.h>
+#endif
+
+static int g_backend = ANDREA_MATMUL_BUILTIN;
+
+int andrea_set_matmul_backend(int backend) {
+    if (backend == ANDREA_MATMUL_BUILTIN) return g_backend = backend, 0;
+#ifdef ANDREA_HAVE_BLAS
+    if (backend == ANDREA_MATMUL_BLAS) return g_backend = backend, 0;
+#endif
+    return andrea_set_error("matmul backend %d is not available in this build (BLAS: %s)", backend,
+#ifdef ANDREA_HAVE_BLAS
+                            "yes"
+#else
+                            "no; install libopenblas-dev and rebuild"
+#endif
+    );
+}
+
+int andrea_matmul_backend(void) { return g_backend; }
+
+/* BLAS pays off only on big products; small ones stay on our kernels. */
+static int use_blas(long M, long K, long N) {
+    return g_backend == ANDREA_MATMUL_BLAS && M > 4 && M * K * N >= (1L << 18);
+}
 
 #define MR 4
 #define NR 32
@@ -169,6 +198,18 @@ static void matmul_forward_rows(float *out, const float *inp, const float *w, co
 
 void matmul_forward(float *out, const float *inp, const float *w, const float *bias, int M,
                     int K, int N) {
+#ifdef ANDREA_HAVE_BLAS
+    if (use_blas(M, K, N)) {
+        for (int m = 0; m < M; m++) {
+            float *o = out + (long)m * N;
+            if (bias) memcpy(o, bias, sizeof(float) * (size_t)N);
+            else memset(o, 0, sizeof(float) * (size_t)N);
+        }
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1.0f, inp, K, w, K, 1.0f,
+                    out, N);
+        return;
+    }
+#endif
     float *wt = M > 4 ? pack_scratch((size_t)K * N) : NULL;
     if (!wt) {
         matmul_forward_rows(out, inp, w, bias, M, K, N);
@@ -192,6 +233,18 @@ void matmul_forward(float *out, const float *inp, const float *w, const float *b
 
 void matmul_backward(float *dinp, float *dw, float *dbias, const float *dout, const float *inp,
                      const float *w, int M, int K, int N) {
+#ifdef ANDREA_HAVE_BLAS
+    if (use_blas(M, K, N)) {
+        if (dinp)
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, K, N, 1.0f, dout, N, w, K,
+                        1.0f, dinp, K);
+        if (dw)
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, N, K, M, 1.0f, dout, N, inp, K,
+                        1.0f, dw, K);
+        dinp = NULL;
+        dw = NULL;
+    }
+#endif
     if (dinp) gemm_nn(dinp, K, dout, N, 1, w, K, M, N, K, 1);   /* (M,N) @ (N,K) */
     if (dw) gemm_nn(dw, K, dout, 1, N, inp, K, N, M, K, 1);     /* (N,M) @ (M,K) */
     if (dbias) {

@@ -103,6 +103,15 @@ int andrea_attention_inspect(andrea_model *m, const int32_t *tokens, int T, unsi
         const float *qkv = m->a.qkv + (size_t)l * T * C3;
         const float *f_atty = m->a.atty + (size_t)l * T * C;
         const float *f_att = andrea_model_attention(m, l);
+        if (!f_att) {
+            andrea_attn_maps_free(out);
+            free(att);
+            free(preatt);
+            free(atty);
+            free(raw);
+            return andrea_set_error("inspect: the forward pass kept no attention matrix for "
+                                    "layer %d, so there is nothing to compare with", l);
+        }
         memcpy(out->qkv + (size_t)l * T * C3, qkv, sizeof(float) * (size_t)T * C3);
         memcpy(out->atty + (size_t)l * T * C, f_atty, sizeof(float) * (size_t)T * C);
 

@@ -19,6 +19,7 @@
 #include "train/corpus.h"
 #include "andrea_gate.h"
 #include "util/json.h"
+#include "util/perf.h"
 #include "train/data.h"
 #include "util/error.h"
 #include "util/hash.h"
@@ -430,6 +431,16 @@ int andrea_train(const andrea_config *cfg_in, const andrea_train_options *o) {
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
 
+    /* MFU is measured against this machine's sgemm, measured now (0.3 s) */
+    double peak_gflops = o->quiet ? 0.0
+                                  : andrea_perf_sgemm_gflops(512, 0.3,
+                                                             andrea_matmul_backend() == ANDREA_MATMUL_BLAS);
+    double flops_per_tok = andrea_train_flops_per_token(&cfg, T);
+    if (!o->quiet) {
+        printf("mfu: %.2f MFLOP per token; sgemm peak here %.1f GFLOP/s\n", flops_per_tok / 1e6,
+               peak_gflops);
+        fflush(stdout);
+    }
     int bad_steps = 0;
     double t_start = now_s(), ms_sum = 0.0;
     int timed_steps = 0;
@@ -500,16 +511,17 @@ int andrea_train(const andrea_config *cfg_in, const andrea_train_options *o) {
         double avg_ms = timed_steps ? ms_sum / timed_steps : ms;
         double tok_s = (double)B * T * o->grad_accum / (ms / 1e3);
         double eta = avg_ms * (o->max_steps - done_steps) / 1e3;
+        double mfu = peak_gflops > 0 ? flops_per_tok * tok_s / 1e9 / peak_gflops : 0.0;
         fprintf(log, "{\"type\":\"step\",\"step\":%d,\"loss\":%.9g,\"loss_smooth\":%.9g,"
-                "\"lr\":%.9g,\"grad_norm\":%.9g,\"ms\":%.3f,\"tok_per_s\":%.1f,\"eta_s\":%.1f}\n",
-                done_steps, loss, ts.st.smooth_loss, lr, gnorm, ms, tok_s, eta);
+                "\"lr\":%.9g,\"grad_norm\":%.9g,\"ms\":%.3f,\"tok_per_s\":%.1f,\"eta_s\":%.1f,"
+                "\"mfu\":%.4f}\n", done_steps, loss, ts.st.smooth_loss, lr, gnorm, ms, tok_s, eta, mfu);
         if (!o->quiet && o->log_every > 0 &&
             (done_steps % o->log_every == 0 || done_steps == o->max_steps)) {
             char etabuf[32];
             format_eta(eta, etabuf, sizeof etabuf);
             printf("step %5d/%d | loss %.4f | smooth %.4f | lr %.2e | gnorm %.3f | %.1f ms | "
-                   "%.0f tok/s | ETA %s\n", done_steps, o->max_steps, loss, ts.st.smooth_loss, lr,
-                   gnorm, ms, tok_s, etabuf);
+                   "%.0f tok/s | MFU %.0f%% | ETA %s\n", done_steps, o->max_steps, loss,
+                   ts.st.smooth_loss, lr, gnorm, ms, tok_s, 100.0 * mfu, etabuf);
             fflush(stdout);
         }
 

@@ -1,0 +1,161 @@
+/*
+ * cmd_bench.c - `andrea bench`: training and generation speed of a preset on
+ * this machine, next to what the machine can do (sgemm throughput, copy
+ * bandwidth) measured in the same run, so the numbers read as ratios:
+ * MFU for training, fraction of the bandwidth bound for generation.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "andrea.h"
+#include "args.h"
+#include "commands.h"
+#include "kernels/kernels.h"
+#include "model/model.h"
+#include "model_flags.h"
+#include "threads.h"
+#include "util/perf.h"
+
+static double bench_train(andrea_model *m, int B, int T, int warmup, int steps) {
+    int64_t n = andrea_model_num_params(m);
+    float *am = calloc((size_t)n, sizeof(float)), *av = calloc((size_t)n, sizeof(float));
+    int32_t *x = malloc(sizeof(int32_t) * (size_t)B * T * 2);
+    if (!am || !av || !x) {
+        free(am), free(av), free(x);
+        return -1.0;
+    }
+    int32_t *y = x + (size_t)B * T;
+    andrea_rng rng;
+    andrea_rng_seed(&rng, 7);
+    double t_total = 0.0;
+    for (int s = 0; s < warmup + steps; s++) {
+        for (int i = 0; i < B * T; i++) {
+            x[i] = (int32_t)(andrea_rng_u64(&rng) % (uint64_t)m->cfg.vocab);
+            y[i] = (int32_t)(andrea_rng_u64(&rng) % (uint64_t)m->cfg.vocab);
+        }
+        double t0 = andrea_now();
+        andrea_model_zero_grad(m);
+        andrea_model_forward(m, x, y, B, T);
+        andrea_model_backward(m);
+        for (int i = 0; i < m->layout.n; i++) {
+            const andrea_tensor_info *t = &m->layout.t[i];
+            adamw_update(m->params + t->offset, m->grads + t->offset, am + t->offset,
+                         av + t->offset, (size_t)t->size, 1e-4f, 0.9f, 0.99f, 1e-8f,
+                         t->decay ? 0.1f : 0.0f, s + 1);
+        }
+        if (s >= warmup) t_total += andrea_now() - t0;
+    }
+    free(am), free(av), free(x);
+    return t_total / steps;
+}
+
+static double bench_generate(andrea_model *m, int n_tokens) {
+    andrea_kv *kv = andrea_kv_create(m);
+    if (!kv) return -1.0;
+    int V = m->cfg.vocab, tok = 0;
+    if (n_tokens > m->cfg.ctx) n_tokens = m->cfg.ctx;
+    andrea_kv_step(m, kv, tok); /* first step touches the cache pages */
+    andrea_kv_reset(kv);
+    double t0 = andrea_now();
+    for (int i = 0; i < n_tokens; i++) {
+        const float *lg = andrea_kv_step(m, kv, tok);
+        if (!lg) break;
+        int best = 0;
+        for (int v = 1; v < V; v++)
+            if (lg[v] > lg[best]) best = v;
+        tok = best;
+    }
+    double dt = andrea_now() - t0;
+    andrea_kv_free(kv);
+    return dt / n_tokens;
+}
+
+int cmd_bench(int argc, char **argv) {
+    model_flags mf;
+    memset(&mf, 0, sizeof mf);
+    int batch = 4, seq = 0, steps = 10, warmup = 2, threads = 0, gen = 64;
+    const char *matmul = "builtin";
+    arg_spec specs[] = {
+        MODEL_FLAG_SPECS(mf),
+        {"batch", 'b', ARG_INT, &batch, "training batch B (4)", 0},
+        {"seq", 0, ARG_INT, &seq, "training sequence length T (default: min(ctx, 256))", 0},
+        {"steps", 0, ARG_INT, &steps, "timed training steps (10)", 0},
+        {"warmup", 0, ARG_INT, &warmup, "untimed steps first (2)", 0},
+        {"generate", 'n', ARG_INT, &gen, "tokens of batch-1 generation to time, 0 = skip (64)", 0},
+        {"matmul", 0, ARG_STR, &matmul, "builtin | blas (OpenBLAS, when built with it)", 0},
+        {"threads", 't', ARG_INT, &threads, "OpenMP threads, 0 = all cores (0)", 0},
+    };
+    int n_specs = (int)(sizeof specs / sizeof specs[0]);
+    int r = args_parse("bench", argc, argv, specs, n_specs, NULL, 0, NULL);
+    if (r == 1) {
+        args_usage("bench", "[--preset andrea-12m] [overrides] [--batch B --seq T] [--steps N]",
+                   specs, n_specs);
+        return 0;
+    }
+    if (r) return 2;
+    andrea_config cfg;
+    if (model_flags_apply("bench", &mf, specs, n_specs, "andrea-12m", &cfg)) return 2;
+    if (seq <= 0) seq = cfg.ctx < 256 ? cfg.ctx : 256;
+    if (batch <= 0 || seq > cfg.ctx || steps <= 0 || warmup < 0 || gen < 0) {
+        fprintf(stderr, "andrea bench: need --batch >= 1, --seq <= ctx %d, --steps >= 1\n", cfg.ctx);
+        return 2;
+    }
+    int backend = strcmp(matmul, "blas") == 0 ? ANDREA_MATMUL_BLAS
+                  : strcmp(matmul, "builtin") == 0 ? ANDREA_MATMUL_BUILTIN : -1;
+    if (backend < 0 || andrea_set_matmul_backend(backend)) {
+        fprintf(stderr, "andrea bench: --matmul '%s': %s\n", matmul,
+                backend < 0 ? "expected builtin or blas" : andrea_error());
+        return 2;
+    }
+    int nt = cli_set_threads(threads);
+
+    /* the machine, measured now */
+    double g_ours = andrea_perf_sgemm_gflops(1024, 1.0, 0);
+    double g_blas = andrea_set_matmul_backend(ANDREA_MATMUL_BLAS) == 0
+                        ? andrea_perf_sgemm_gflops(1024, 1.0, 1) : 0.0;
+    andrea_set_matmul_backend(backend);
+    double g_best = g_ours > g_blas ? g_ours : g_blas;
+    printf("machine: %d threads | sgemm 1024^3: built-in %.1f GFLOP/s", nt, g_ours);
+    if (g_blas > 0) printf(", OpenBLAS %.1f GFLOP/s", g_blas);
+    printf("\n");
+
+    andrea_model *m = andrea_model_create(&cfg, 1);
+    if (!m) {
+        fprintf(stderr, "andrea bench: %s\n", andrea_error());
+        return 1;
+    }
+    andrea_param_counts pc = andrea_config_param_counts(&cfg);
+    printf("model: L=%d NH=%d C=%d V=%d %s/%s | %.2fM params | matmul %s\n", cfg.n_layer,
+           cfg.n_head, cfg.d_model, cfg.vocab, andrea_norm_name(cfg.norm), andrea_act_name(cfg.act),
+           pc.total / 1e6, matmul);
+    double s = bench_train(m, batch, seq, warmup, steps);
+    if (s < 0) {
+        fprintf(stderr, "andrea bench: out of memory\n");
+        andrea_model_free(m);
+        return 1;
+    }
+    double tok_s = batch * seq / s;
+    double gflops = andrea_train_flops_per_token(&cfg, seq) * tok_s / 1e9;
+    andrea_memory mem = andrea_config_memory(&cfg, batch, seq);
+    double est = (double)(mem.weights + mem.grads + mem.optimizer + mem.activations);
+    double rss = (double)andrea_perf_peak_rss();
+    printf("train B=%d T=%d: %.1f ms/step | %.0f tok/s | %.1f GFLOP/s | MFU %.1f%% of the best "
+           "sgemm | peak RSS %.0f MiB = %.2f x (weights+grads+adam+activations %.0f MiB)\n",
+           batch, seq, s * 1e3, tok_s, gflops, 100.0 * gflops / g_best, rss / 1048576.0,
+           rss / est, est / 1048576.0);
+    if (gen > 0) {
+        double per = bench_generate(m, gen);
+        /* measured last: its 2 x 256 MiB buffers must not count in the training peak above */
+        double bw = andrea_perf_copy_gbps((size_t)256 << 20, 1.0);
+        double bytes = (double)mem.weights; /* every weight is read once per token */
+        double bound = bw * 1e9 / 2.0 / bytes; /* copy GB/s counts read + write */
+        printf("generate batch 1 (fp32): %.1f tok/s | bandwidth bound %.1f tok/s (%.0f MB of "
+               "weights per token at %.1f GB/s read) | %.0f%% of bound\n", 1.0 / per, bound,
+               bytes / 1e6, bw / 2.0, 100.0 / per / bound);
+    }
+    printf("reproduce: andrea bench --preset %s --batch %d --seq %d --steps %d -t %d --matmul %s\n",
+           mf.preset ? mf.preset : "andrea-12m", batch, seq, steps, nt, matmul);
+    andrea_model_free(m);
+    return 0;
+}

@@ -1,0 +1,81 @@
+/* perf.c - measurements of the machine (sgemm, bandwidth, memory) and of the model (FLOPs). */
+#include "util/perf.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "kernels/kernels.h"
+
+double andrea_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+double andrea_perf_sgemm_gflops(int n, double seconds, int blas) {
+    size_t nn = (size_t)n * n;
+    float *a = malloc(sizeof(float) * nn), *b = malloc(sizeof(float) * nn);
+    float *c = malloc(sizeof(float) * nn);
+    if (!a || !b || !c) {
+        free(a), free(b), free(c);
+        return 0.0;
+    }
+    for (size_t i = 0; i < nn; i++) a[i] = (float)(i % 7) * 0.1f, b[i] = (float)(i % 5) * 0.1f;
+    memset(c, 0, sizeof(float) * nn);
+    int saved = andrea_matmul_backend();
+    if (blas && andrea_set_matmul_backend(ANDREA_MATMUL_BLAS) != 0) {
+        free(a), free(b), free(c);
+        return 0.0;
+    }
+    if (!blas) andrea_set_matmul_backend(ANDREA_MATMUL_BUILTIN);
+    double best = 0.0, t_end = andrea_now() + seconds;
+    int reps = 0;
+    while (andrea_now() < t_end || reps < 3) {
+        double t0 = andrea_now();
+        matmul_forward(c, a, b, NULL, n, n, n); /* c = a @ b^T: the training matmul shape */
+        double dt = andrea_now() - t0;
+        double g = 2.0 * n * n * (double)n / dt / 1e9;
+        if (g > best) best = g;
+        reps++;
+    }
+    andrea_set_matmul_backend(saved);
+    free(a), free(b), free(c);
+    return best;
+}
+
+double andrea_perf_copy_gbps(size_t bytes, double seconds) {
+    char *src = malloc(bytes), *dst = malloc(bytes);
+    if (!src || !dst) {
+        free(src), free(dst);
+        return 0.0;
+    }
+    memset(src, 1, bytes);
+    memset(dst, 2, bytes);
+    double best = 0.0, t_end = andrea_now() + seconds;
+    int reps = 0;
+    while (andrea_now() < t_end || reps < 3) {
+        double t0 = andrea_now();
+        memcpy(dst, src, bytes);
+        double dt = andrea_now() - t0;
+        double g = 2.0 * bytes / dt / 1e9;
+        if (g > best) best = g;
+        reps++;
+        src[reps % bytes] = (char)reps; /* keep the copy observable */
+    }
+    free(src), free(dst);
+    return best;
+}
+
+int64_t andrea_perf_peak_rss(void) {
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0) return 0;
+    return (int64_t)ru.ru_maxrss * 1024; /* Linux reports kilobytes */
+}
+
+double andrea_train_flops_per_token(const andrea_config *c, int T) {
+    double C = c->d_model;
+    double n_matmul = 12.0 * c->n_layer * C * C + (double)c->vocab * C;
+    return 6.0 * n_matmul + 12.0 * c->n_layer * C * T;
+}

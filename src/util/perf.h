@@ -1,0 +1,22 @@
+/* perf.h - machine measurements for benchmarks and MFU: sgemm throughput, copy
+ * bandwidth, peak memory, and the model FLOPs of a training step. */
+#ifndef ANDREA_UTIL_PERF_H
+#define ANDREA_UTIL_PERF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "andrea.h"
+
+double andrea_now(void); /* monotonic seconds */
+/* Best GFLOP/s of an n x n x n sgemm over ~seconds (our kernels, or BLAS if blas=1). */
+double andrea_perf_sgemm_gflops(int n, double seconds, int blas);
+/* Best memcpy bandwidth in GB/s (bytes read + written) on a buffer of `bytes`. */
+double andrea_perf_copy_gbps(size_t bytes, double seconds);
+/* Peak resident memory of this process, bytes. */
+int64_t andrea_perf_peak_rss(void);
+/* Training FLOPs per token (forward + backward) at sequence length T, PaLM's
+ * convention: 6 N + 12 L C T, N = the matmul weights (L 12 C^2 + V C). */
+double andrea_train_flops_per_token(const andrea_config *c, int T);
+
+#endif
