@@ -21,8 +21,9 @@ typedef struct {
 static const preset PRESETS[] = {
     /* tiny: for tests and gradient checks */
     {"tiny", {2, 2, 32, 32, ANDREA_BYTE_VOCAB, ANDREA_ARCH}},
-    /* nanoGPT's CPU "baby" shakespeare_char recipe: LayerNorm, GELU, no biases, tied */
-    {"baby", {4, 4, 128, 64, ANDREA_BYTE_VOCAB, ANDREA_NORM_LAYER, ANDREA_ACT_GELU, 0, 1, 1e-5f, 0.02f}},
+    /* the shapes of nanoGPT's CPU "baby" shakespeare_char recipe, ANDREA's architecture
+     * (nanoGPT's own: --norm layernorm --act gelu --tied 1) */
+    {"baby", {4, 4, 128, 64, ANDREA_BYTE_VOCAB, ANDREA_ARCH}},
     {"andrea-12m", {6, 12, 384, 1024, 2305, ANDREA_ARCH}},
     {"andrea-120m", {12, 12, 768, 1024, 8449, ANDREA_ARCH}},
     {"andrea-480m", {16, 24, 1536, 1024, 8449, ANDREA_ARCH}},
