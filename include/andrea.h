@@ -142,6 +142,9 @@ int andrea_kv_pos(const andrea_kv *kv);
 /* Feeds one token at the next position; returns the logits (V) for the next
  * token, or NULL (with andrea_error()) when the context is full. */
 const float *andrea_kv_step(andrea_model *m, andrea_kv *kv, int32_t token);
+/* Feeds n tokens; from an empty cache this is one batched forward pass. Returns
+ * the logits after the last one, or NULL when they do not fit the context. */
+const float *andrea_kv_prefill(andrea_model *m, andrea_kv *kv, const int32_t *tokens, int n);
 
 /* ---- tokenizer ------------------------------------------------------------------ */
 

@@ -69,6 +69,8 @@ static void test_kv_matches_forward(int preset_gpt2) {
     float *full = malloc(sizeof(float) * 16 * 50);
     memcpy(full, andrea_model_logits(m), sizeof(float) * 16 * 50);
     andrea_kv *kv = andrea_kv_create(m);
+    int32_t toks17[17];
+    memcpy(toks17, toks, sizeof toks);
     for (int t = 0; t < 16; t++) {
         const float *lg = andrea_kv_step(m, kv, toks[t]);
         CHECK(lg != NULL);
@@ -76,6 +78,17 @@ static void test_kv_matches_forward(int preset_gpt2) {
         if (lg) tu_check_array("kv logits", lg, full + t * 50, 50, 1e-5, 1e-4);
     }
     CHECK(andrea_kv_step(m, kv, 1) == NULL); /* context full: an error, not a crash */
+    /* batched prefill of 10 tokens, then steps: the same logits as the full forward */
+    andrea_kv_reset(kv);
+    const float *pl = andrea_kv_prefill(m, kv, toks, 10);
+    CHECK(pl != NULL && andrea_kv_pos(kv) == 10);
+    if (pl) tu_check_array("prefill logits", pl, full + 9 * 50, 50, 1e-5, 1e-4);
+    for (int t = 10; t < 16; t++) {
+        const float *lg = andrea_kv_step(m, kv, toks[t]);
+        if (lg) tu_check_array("steps after prefill", lg, full + t * 50, 50, 1e-5, 1e-4);
+    }
+    andrea_kv_reset(kv);
+    CHECK(andrea_kv_prefill(m, kv, toks17, 17) == NULL); /* longer than the context */
     CHECK(strstr(andrea_error(), "context") != NULL);
     andrea_kv_reset(kv);
     CHECK(andrea_kv_step(m, kv, 99) == NULL); /* out of vocabulary */

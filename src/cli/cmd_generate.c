@@ -93,8 +93,7 @@ int cmd_generate(int argc, char **argv) {
         logits = andrea_kv_step(m, kv, bos);
     } else {
         fwrite(prompt, 1, strlen(prompt), stdout);
-        for (size_t i = 0; i < plen; i++)
-            if (!(logits = andrea_kv_step(m, kv, ids.data[i]))) break;
+        logits = andrea_kv_prefill(m, kv, ids.data, (int)plen);
     }
     double t_prompt = now_s() - t0;
     int generated = 0;

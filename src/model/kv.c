@@ -133,3 +133,37 @@ const float *andrea_kv_step(andrea_model *m, andrea_kv *kv, int32_t token) {
     kv->pos++;
     return kv->logits;
 }
+
+const float *andrea_kv_prefill(andrea_model *m, andrea_kv *kv, const int32_t *tokens, int n) {
+    const andrea_config *c = &m->cfg;
+    if (n <= 0) {
+        andrea_set_error("prefill: no tokens");
+        return NULL;
+    }
+    if (kv->pos + n > c->ctx) {
+        andrea_set_error("context full: %d + %d tokens exceed the model's context of %d", kv->pos,
+                         n, c->ctx);
+        return NULL;
+    }
+    if (kv->pos != 0 || n == 1) { /* continuing a sequence: one position at a time */
+        const float *lg = NULL;
+        for (int i = 0; i < n; i++)
+            if (!(lg = andrea_kv_step(m, kv, tokens[i]))) return NULL;
+        return lg;
+    }
+    /* a fresh prompt: one batched forward pass (matrix-matrix products instead of n
+     * matrix-vector ones), then the keys and values it computed fill the cache */
+    if (isnan(andrea_model_forward(m, tokens, NULL, 1, n))) return NULL;
+    int C = c->d_model;
+    for (int l = 0; l < c->n_layer; l++) {
+        const float *qkv = m->a.qkv + (long)l * n * 3 * C;
+        float *kc = kv->k + (long)l * c->ctx * C, *vc = kv->v + (long)l * c->ctx * C;
+        for (int t = 0; t < n; t++) {
+            memcpy(kc + (long)t * C, qkv + (long)t * 3 * C + C, sizeof(float) * (size_t)C);
+            memcpy(vc + (long)t * C, qkv + (long)t * 3 * C + 2 * C, sizeof(float) * (size_t)C);
+        }
+    }
+    memcpy(kv->logits, m->a.logits + (long)(n - 1) * c->vocab, sizeof(float) * (size_t)c->vocab);
+    kv->pos = n;
+    return kv->logits;
+}
