@@ -153,6 +153,9 @@ enum { ANDREA_TOK_BYTE = 1 };
 #define ANDREA_BYTE_BOS 256
 #define ANDREA_BYTE_VOCAB 257
 
+/* The tokenizer object (andrea_tokenizer.h has its API). */
+typedef struct andrea_tokenizer andrea_tokenizer;
+
 /* ---- random numbers --------------------------------------------------------------- */
 
 typedef struct { uint64_t s[2]; } andrea_rng;
@@ -163,13 +166,51 @@ float andrea_rng_normal(andrea_rng *r);   /* N(0, 1) */
 
 /* ---- sampling and generation --------------------------------------------------------- */
 
+/* Applied in this order (printed by andrea_sampler_describe):
+ * repeat penalty -> temperature -> top-k -> top-p -> min-p -> draw. */
 typedef struct {
-    float temperature; /* 0 = greedy */
-    int top_k;         /* 0 = off */
-    float top_p;       /* 1 = off */
+    float temperature;    /* 0 = greedy (argmax after the repeat penalty) */
+    int top_k;            /* 0 = off */
+    float top_p;          /* 1 = off */
+    float min_p;          /* keep tokens with p >= min_p * p_max; 0 = off */
+    float repeat_penalty; /* llama.cpp's: logit / r if > 0 else logit * r, for tokens
+                           * among the last repeat_last_n; 1 = off */
+    int repeat_last_n;
 } andrea_sampler;
-/* Picks a token from logits (V); scratch holds 2 V floats/ints (may be NULL). */
+void andrea_sampler_default(andrea_sampler *s);
+/* One line: the settings in the order they are applied. */
+void andrea_sampler_describe(const andrea_sampler *s, char *buf, size_t n);
+/* Picks a token from logits (V). history (may be NULL) feeds the repeat penalty.
+ * Returns -1 on out of memory. */
+int andrea_sample_ex(const float *logits, int V, const andrea_sampler *s,
+                     const int32_t *history, int n_history, andrea_rng *rng);
 int andrea_sample(const float *logits, int V, const andrea_sampler *s, andrea_rng *rng);
+/* log p(token) under softmax(logits) at temperature 1: the model's own belief. */
+float andrea_logprob(const float *logits, int V, int token);
+
+/* ---- streaming generation (src/infer/generate.c) ---------------------------------------- */
+
+typedef struct {
+    andrea_sampler sampler;
+    int n_predict;          /* max new tokens */
+    const char *const *stops; /* stop when the text contains one of these (not printed) */
+    int n_stops;
+    void (*emit)(const void *bytes, size_t n, void *user); /* streamed text */
+    void *user;
+    void *logprobs;         /* FILE*: one JSON line per token, or NULL */
+    const int32_t *context; /* the tokens already fed (for the repeat penalty), may be NULL */
+    int n_context;
+} andrea_gen_options;
+typedef struct {
+    int n_generated;
+    const char *stop_reason; /* "n-predict", "bos", "stop string", "context full" */
+    double seconds;
+} andrea_gen_result;
+/* Generates after the tokens already in kv, whose last logits are `logits`.
+ * Returns 0, or -1 with andrea_error(). */
+int andrea_generate(andrea_model *m, andrea_kv *kv, const andrea_tokenizer *tok,
+                    const float *logits, const andrea_gen_options *g, andrea_rng *rng,
+                    andrea_gen_result *res);
 
 /* ---- training ------------------------------------------------------------------------ */
 
@@ -233,7 +274,6 @@ int andrea_eval_tokens(andrea_model *m, const int32_t *tokens, int64_t n, int B,
 andrea_model *andrea_checkpoint_load_model(const char *path);
 /* Same, plus the tokenizer the model was trained with (the byte tokenizer for
  * checkpoints that embed none). Free it with andrea_tokenizer_free(). */
-typedef struct andrea_tokenizer andrea_tokenizer;
 andrea_model *andrea_checkpoint_load_with_tokenizer(const char *path, andrea_tokenizer **tok);
 
 #ifdef __cplusplus

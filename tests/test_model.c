@@ -207,21 +207,41 @@ static void test_sampler(void) {
     float logits[5] = {1.0f, 3.0f, 2.0f, 3.0f, -1.0f};
     andrea_rng rng;
     andrea_rng_seed(&rng, 1);
-    andrea_sampler greedy = {0.0f, 0, 1.0f};
+    /* {temperature, top_k, top_p, min_p, repeat_penalty, repeat_last_n} */
+    andrea_sampler greedy = {0.0f, 0, 1.0f, 0.0f, 1.0f, 64};
     CHECK(andrea_sample(logits, 5, &greedy, &rng) == 1); /* first of the tied maxima */
-    andrea_sampler k1 = {1.0f, 1, 1.0f};
+    andrea_sampler k1 = {1.0f, 1, 1.0f, 0.0f, 1.0f, 64};
     for (int i = 0; i < 20; i++) CHECK(andrea_sample(logits, 5, &k1, &rng) == 1);
-    andrea_sampler k3 = {1.0f, 3, 1.0f};
+    andrea_sampler k3 = {1.0f, 3, 1.0f, 0.0f, 1.0f, 64};
     int seen[5] = {0};
     for (int i = 0; i < 2000; i++) seen[andrea_sample(logits, 5, &k3, &rng)]++;
     CHECK(seen[0] == 0 && seen[4] == 0 && seen[1] > 0 && seen[2] > 0 && seen[3] > 0);
     /* frequencies follow softmax: p(3.0) / p(2.0) = e */
     CHECK(fabs((double)seen[1] / seen[2] - exp(1.0)) < 0.5);
-    andrea_sampler p = {1.0f, 0, 0.5f}; /* the two 3.0 logits hold ~0.66 of the mass */
+    andrea_sampler p = {1.0f, 0, 0.5f, 0.0f, 1.0f, 64}; /* the two 3.0 logits hold ~0.66 of the mass */
     for (int i = 0; i < 200; i++) {
         int t = andrea_sample(logits, 5, &p, &rng);
         CHECK(t == 1 || t == 3);
     }
+    /* min-p 0.5: keeps tokens with p >= 0.5 p_max: the two 3.0 logits only (e^-1 < 0.5) */
+    andrea_sampler mp = {1.0f, 0, 1.0f, 0.5f, 1.0f, 64};
+    for (int i = 0; i < 200; i++) {
+        int t = andrea_sample(logits, 5, &mp, &rng);
+        CHECK(t == 1 || t == 3);
+    }
+    /* repeat penalty: with 1 and 3 in the history, 3.0 / 2 = 1.5 < 2.0, so greedy picks 2 */
+    andrea_sampler rp = {0.0f, 0, 1.0f, 0.0f, 2.0f, 64};
+    int32_t hist[3] = {1, 3, 1};
+    CHECK(andrea_sample_ex(logits, 5, &rp, hist, 3, &rng) == 2);
+    /* negative logits are multiplied: -1 * 2 = -2 stays the least likely */
+    float neg[3] = {-1.0f, -0.5f, -3.0f};
+    int32_t h2[1] = {0};
+    CHECK(andrea_sample_ex(neg, 3, &rp, h2, 1, &rng) == 1);
+    /* the repeat window: a token older than repeat_last_n is not penalised */
+    andrea_sampler rp1 = {0.0f, 0, 1.0f, 0.0f, 2.0f, 1};
+    int32_t h3[2] = {1, 4};
+    CHECK(andrea_sample_ex(logits, 5, &rp1, h3, 2, &rng) == 1);
+    CHECK_CLOSE(andrea_logprob(logits, 5, 1), 3.0 - log(exp(1) + 2 * exp(3) + exp(2) + exp(-1)), 1e-6, 1e-6);
 }
 
 int main(void) {

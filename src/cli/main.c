@@ -21,6 +21,7 @@ static const command COMMANDS[] = {
     {"attention", cmd_attention, "show what attention did on a prompt: text, PNG, HTML, JSON"},
     {"explain", cmd_explain, "walk the attention lesson on a tiny example, checking each claim"},
     {"score", cmd_score, "coherence-gate score (0-100) of a text sample"},
+    {"chat", cmd_chat, "talk to a checkpoint in ANDREA's '> user' / '< model' turn format"},
     {"bench", cmd_bench, "training and generation speed, MFU and memory of a preset"},
     /* more subcommands register here */
 };

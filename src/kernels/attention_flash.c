@@ -159,6 +159,9 @@ void attention_flash_backward(float *dqkv, const float *dout, const float *qkv,
                         float *dk = dbase + (j0 + j) * C3 + C + h * HS;
                         float *dv = dk + C;
                         float pj = p[j], dsj = ds[j];
+                        /* dv, dk (row j) and dq (row i) are disjoint channel ranges, which
+                         * GCC cannot prove for three stores ("complicated access pattern"). */
+#pragma omp simd
                         for (int d = 0; d < HS; d++) {
                             dv[d] += pj * g[d];
                             dk[d] += dsj * q[d];

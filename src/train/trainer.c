@@ -195,7 +195,8 @@ static int sample_and_score(train_state *ts, andrea_kv *kv, const andrea_tokeniz
     andrea_model *m = ts->m;
     andrea_rng rng;
     andrea_rng_seed(&rng, o->seed * 0x9E3779B97F4A7C15ull + (uint64_t)step);
-    andrea_sampler sampler = {0.8f, 0, 1.0f};
+    andrea_sampler sampler;
+    andrea_sampler_default(&sampler); /* temperature 0.8, no filtering */
     int32_t bos = andrea_tokenizer_bos(tok);
     int n = o->sample_tokens < m->cfg.ctx ? o->sample_tokens : m->cfg.ctx - 1;
     andrea_bytes text = {0};

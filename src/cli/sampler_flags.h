@@ -1,0 +1,29 @@
+/* sampler_flags.h - the sampling flags shared by generate and chat (llama.cpp's names). */
+#ifndef ANDREA_CLI_SAMPLER_FLAGS_H
+#define ANDREA_CLI_SAMPLER_FLAGS_H
+
+#include <stdio.h>
+
+#include "andrea.h"
+#include "args.h"
+
+#define SAMPLER_FLAG_SPECS(s)                                                                   \
+    {"temp", 0, ARG_FLOAT, &(s).temperature, "temperature, 0 = greedy (0.8)", 0},              \
+        {"top-k", 0, ARG_INT, &(s).top_k, "keep the k most likely tokens, 0 = off (0)", 0},     \
+        {"top-p", 0, ARG_FLOAT, &(s).top_p, "nucleus: smallest set with this mass, 1 = off", 0}, \
+        {"min-p", 0, ARG_FLOAT, &(s).min_p, "drop tokens below min-p x the top one, 0 = off", 0}, \
+        {"repeat-penalty", 0, ARG_FLOAT, &(s).repeat_penalty,                                    \
+         "divide recent tokens' logits by this, 1 = off (1.0)", 0},                              \
+        {"repeat-last-n", 0, ARG_INT, &(s).repeat_last_n, "window of the repeat penalty (64)", 0}
+
+static inline int sampler_flags_check(const char *cmd, const andrea_sampler *s) {
+    if (s->temperature < 0 || s->top_k < 0 || !(s->top_p > 0 && s->top_p <= 1) ||
+        !(s->min_p >= 0 && s->min_p < 1) || !(s->repeat_penalty > 0) || s->repeat_last_n < 0) {
+        fprintf(stderr, "andrea %s: need --temp >= 0, --top-k >= 0, 0 < --top-p <= 1, "
+                        "0 <= --min-p < 1, --repeat-penalty > 0, --repeat-last-n >= 0\n", cmd);
+        return -1;
+    }
+    return 0;
+}
+
+#endif

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Chat and sampling: a scripted session produces one '< ' reply per '> ' turn,
+# replies end at the stop string, over-long messages get a clear message, and
+# generate's --stop, --logprobs, --min-p and --repeat-penalty work end to end.
+. "$(dirname "$0")/lib.sh"
+data=$(need_corpus tinyshakespeare.txt)
+A="$ANDREA_BIN"; T="$ANDREA_TMP"
+head -c 300000 "$data" > "$T/text.txt"
+"$A" train --data "$T/text.txt" --preset tiny --ctx 96 --seq 32 --batch 8 --max-steps 150 --lr 3e-3 \
+    --warmup 10 --eval-every 0 --eval-batches 5 --sample-every 0 -q -t 2 -o "$T/m" || fail "train"
+M="$T/m/ckpt.bin"
+
+printf 'Good morrow\nWhat news?\n' | "$A" chat -m "$M" -n 40 --seed 1 --stop e > "$T/chat.out" 2> "$T/chat.err" || fail "chat exited non-zero"
+[ "$(grep -c '^> ' "$T/chat.out")" -eq 2 ] && [ "$(grep -c '^< ' "$T/chat.out")" -eq 2 ] \
+    && pass "two turns, two replies: $(tr '\n' '|' < "$T/chat.out" | head -c 120)" || fail "turns: $(cat "$T/chat.out")"
+grep '^< ' "$T/chat.out" | cut -c3- | grep -q e && fail "a reply contains the stop string 'e'" || pass "replies end before the stop string"
+grep -q "seed 1" "$T/chat.err" && grep -q "sampler: repeat-penalty" "$T/chat.err" && pass "seed and sampler order printed" || fail "chat header: $(cat "$T/chat.err")"
+printf 'Good morrow\nWhat news?\n' | "$A" chat -m "$M" -n 40 --seed 1 --stop e > "$T/chat2.out" 2>/dev/null
+cmp -s "$T/chat.out" "$T/chat2.out" && pass "same seed, same conversation" || fail "chat not reproducible"
+long=$(head -c 200 "$T/text.txt" | tr '\n' ' ')
+printf '%s\nhi\n' "$long" | "$A" chat -m "$M" -n 10 --seed 1 > "$T/chat3.out" 2> "$T/chat3.err"
+grep -q "does not fit the model's context of 96" "$T/chat3.err" && pass "over-long message: clear message, chat goes on" || fail "long message: $(cat "$T/chat3.err")"
+[ "$(grep -c '^< ' "$T/chat3.out")" -eq 1 ] && pass "the next turn is answered" || fail "after long message: $(cat "$T/chat3.out")"
+# many turns: the oldest are dropped to fit
+for i in $(seq 1 12); do echo "turn number $i"; done | "$A" chat -m "$M" -n 8 --seed 2 > "$T/chat4.out" 2> "$T/chat4.err"
+grep -q "context full: dropped the" "$T/chat4.err" && [ "$(grep -c '^< ' "$T/chat4.out")" -eq 12 ] \
+    && pass "12 turns in a 96-token context: oldest turns dropped, every turn answered" || fail "long chat: $(cat "$T/chat4.err")"
+
+# generate: stop string, logprobs, min-p, repeat penalty
+out=$("$A" generate -m "$M" -p "KING" -n 60 --seed 4 --stop "o" 2>/dev/null)
+[[ "${out#KING}" != *o* ]] && pass "generate --stop: '${out:0:30}'" || fail "generate --stop printed past 'o': $out"
+"$A" generate -m "$M" -p "KING" -n 20 --seed 4 --logprobs "$T/lp.jsonl" > /dev/null 2>&1
+n=$(grep -c '"logprob":-' "$T/lp.jsonl"); [ "$n" -eq 20 ] && pass "--logprobs: 20 lines" || fail "--logprobs lines: $n"
+"$A" generate -m "$M" -p "KING" -n 30 --seed 4 --min-p 0.2 --repeat-penalty 1.3 --top-k 20 --top-p 0.9 > /dev/null 2> "$T/gen.err" \
+    && grep -q "repeat-penalty 1.3 (last 64) -> temp 0.8 -> top-k 20 -> top-p 0.9 -> min-p 0.2" "$T/gen.err" \
+    && pass "sampler chain printed in order" || fail "sampler flags: $(cat "$T/gen.err")"
+expect_error "bad min-p" "min-p" "$A" generate -m "$M" --min-p 1.5
+expect_error "chat without model" "no model given" "$A" chat
+finish
