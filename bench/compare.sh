@@ -10,6 +10,7 @@
 #       THREADS="1 2"                         thread counts
 #       REPS=2                                interleaved repetitions (gpt2-124m always 1)
 #       PYTHON=python3                        an interpreter that imports torch
+#       RESULTS=FILE                          keep every run's per-step ms and losses (JSON lines)
 #
 # For each config and thread count the runs are interleaved (andrea, torch, andrea, torch)
 # so that load from other processes hits both engines alike; each cell is the median of
@@ -22,7 +23,7 @@ set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/.." && pwd)
-abspath() { (cd "$(dirname "$1")" && printf '%s/%s\n' "$(pwd)" "$(basename "$1")"); }
+abspath() { (cd "$(dirname "$1")" 2>/dev/null && printf '%s/%s\n' "${PWD%/}" "$(basename "$1")") || echo "$1"; }
 if [ $# -ge 1 ]; then ANDREA=$(abspath "$1"); else ANDREA="$root/build/andrea"; fi
 if [ $# -ge 2 ]; then DATA=$(abspath "$2"); else DATA=$(abspath "$root/../shared/data/tinyshakespeare.txt"); fi
 CONFIGS=${CONFIGS:-"baby andrea-12m gpt2-124m"}
@@ -30,6 +31,15 @@ THREADS=${THREADS:-"1 2"}
 REPS=${REPS:-2}
 TORCH_REF="$here/torch_ref.py"
 
+for cfg in $CONFIGS; do
+    case "$cfg" in baby | andrea-12m | gpt2-124m) ;;
+    *) echo "compare.sh: unknown config '$cfg' in CONFIGS (known: baby andrea-12m gpt2-124m)" >&2; exit 2 ;;
+    esac
+done
+for t in $THREADS; do
+    case "$t" in '' | *[!0-9]* | 0) echo "compare.sh: THREADS must list positive integers, got '$t'" >&2; exit 2 ;; esac
+done
+case "$REPS" in '' | *[!0-9]* | 0) echo "compare.sh: REPS must be a positive integer, got '$REPS'" >&2; exit 2 ;; esac
 if [ ! -x "$ANDREA" ]; then
     echo "compare.sh: '$ANDREA' is not an executable; build it first (cmake -S . -B build && cmake --build build)" >&2
     exit 2
@@ -63,7 +73,6 @@ config_row() {
     baby)        echo "--preset baby|12|64|5|30|$REPS" ;;
     andrea-12m)  echo "--preset andrea-12m --vocab 257|4|256|1|3|$REPS" ;;
     gpt2-124m)   echo "--preset gpt2-124m --vocab 50257|4|64|1|3|1" ;;
-    *) echo "compare.sh: unknown config '$1' (known: baby andrea-12m gpt2-124m)" >&2; exit 2 ;;
     esac
 }
 
@@ -137,6 +146,7 @@ for cfg in $CONFIGS; do
 done
 
 elapsed=$(($(date +%s) - t_start))
+if [ -n "${RESULTS:-}" ]; then cp "$results" "$RESULTS"; fi
 status=0
 "$PYTHON" - "$results" "$elapsed" <<'EOF' || status=$?
 import json, statistics, sys

@@ -132,6 +132,15 @@ typedef struct {
 } andrea_memory;
 andrea_memory andrea_config_memory(const andrea_config *cfg, int B, int T);
 
+/* Weight-only quantisation for generation: KV-cached decoding then reads bf16
+ * (half the bytes) or int8 with a per-row scale (a quarter). The fp32 weights
+ * stay (training and full forward passes use them). */
+enum { ANDREA_QUANT_NONE = 0, ANDREA_QUANT_BF16 = 1, ANDREA_QUANT_INT8 = 2 };
+int andrea_model_quantize(andrea_model *m, int kind);
+/* Rounds the fp32 weight matrices to the format's values (to measure its accuracy). */
+int andrea_model_fake_quantize(andrea_model *m, int kind);
+int andrea_quant_parse(const char *s, int *out); /* "f32", "bf16", "int8" */
+
 /* ---- KV-cached inference ------------------------------------------------------ */
 
 typedef struct andrea_kv andrea_kv;

@@ -1,14 +1,16 @@
 /*
  * test_attention_flash.c - the fused (flash) attention against the double
  * reference (ref_attention_*) and against the explicit-matrix kernels
- * (attention_forward/backward), on shapes whose T straddles the key block
- * (1, 2, 5, 63, 64, 65, 130, 257 with blocks of 64) and head sizes 16, 32, 64:
+ * (attention_forward/backward), on shapes whose T straddles the query tile and
+ * key block (1, 2, 5, 63, 64, 65, 130, 257; tiles of 32, blocks of 64) and head
+ * sizes 16 and 64 (whole register tiles), 12 and 40 (partial ones) and 200
+ * (several channel chunks of 64), for every instruction set the CPU has:
  *   - out and the backward's dqkv (pre-filled: the contract is +=);
  *   - lse against a log-sum-exp recomputed in double from the same float scores;
  *   - large scores (q scaled up) so that the online softmax's rescaling and exp
  *     underflow run, where a missed rescale would be a large error;
  *   - the forward ignores what out and lse held before (NaN pre-fill);
- *   - results bitwise equal for 1, 2 and 3 threads.
+ *   - results bitwise equal for 1, 2 and 3 threads (per instruction set).
  *
  * Tolerance vocabulary (as in test_kernels.c): eps = FLT_EPSILON. A float sum of
  * n terms is within about n eps/2 * sum|term| of the exact sum, so each bound is
@@ -28,6 +30,8 @@
 #include "test_util.h"
 
 #define EPS ((double)FLT_EPSILON)
+
+static int g_isa; /* the instruction set under test (attention_flash_set_isa) */
 
 /* ---- helpers ------------------------------------------------------------------------- */
 
@@ -160,7 +164,8 @@ static void test_flash(int B, int T, int C, int NH, float q_gain) {
      * when max|s| <= 1). */
     double sc = smax > 1.0 ? smax : 1.0;
     double rel = 4 * (HS * sc + T + 16) * EPS;
-    const char *kind = q_gain == 1.0f ? "" : " large-scores";
+    char kind[40];
+    snprintf(kind, sizeof kind, " isa=%d%s", g_isa, q_gain == 1.0f ? "" : " large-scores");
     snprintf(what, sizeof what, "flash forward out vs ref B=%d T=%d C=%d NH=%d%s", B, T, C,
              NH, kind);
     check_rel(what, out, rout, nout, rel);
@@ -239,10 +244,25 @@ static void test_flash(int B, int T, int C, int NH, float q_gain) {
 int main(void) {
     static const int Ts[] = {1, 2, 5, 63, 64, 65, 130, 257};
     static const int CNH[][2] = {{32, 2}, {64, 4}, {128, 2}};
-    for (int b = 1; b <= 2; b++)
-        for (int t = 0; t < 8; t++)
-            for (int c = 0; c < 3; c++) test_flash(b, Ts[t], CNH[c][0], CNH[c][1], 1.0f);
-    /* Peaked rows: scores of tens, most exps underflow, the max moves between blocks. */
-    for (int t = 3; t < 8; t++) test_flash(2, Ts[t], 64, 4, 6.0f);
+    /* Head sizes off the 16-wide register tiles (12 = 3 x 4, 40 = 32 + 8) and above the
+     * 64-channel chunk (200 = 3 x 64 + 8). */
+    static const int CNH_odd[][2] = {{36, 3}, {120, 3}, {200, 1}};
+    static const int Ts_odd[] = {1, 33, 130};
+    int best = attention_flash_set_isa(-1);
+    for (g_isa = 0; g_isa <= best; g_isa++) {
+        if (attention_flash_set_isa(g_isa) != g_isa) {
+            fprintf(stderr, "attention_flash_set_isa(%d) did not take\n", g_isa);
+            tu_failures++;
+        }
+        for (int b = 1; b <= 2; b++)
+            for (int t = 0; t < 8; t++)
+                for (int c = 0; c < 3; c++) test_flash(b, Ts[t], CNH[c][0], CNH[c][1], 1.0f);
+        for (int t = 0; t < 3; t++)
+            for (int c = 0; c < 3; c++) test_flash(2, Ts_odd[t], CNH_odd[c][0], CNH_odd[c][1], 1.0f);
+        /* Peaked rows: scores of tens, most exps underflow, the max moves between blocks. */
+        for (int t = 3; t < 8; t++) test_flash(2, Ts[t], 64, 4, 6.0f);
+    }
+    attention_flash_set_isa(-1);
+    printf("test_attention_flash: instruction sets 0..%d checked\n", best);
     return tu_finish("test_attention_flash");
 }

@@ -75,7 +75,8 @@ int cmd_bench(int argc, char **argv) {
     model_flags mf;
     memset(&mf, 0, sizeof mf);
     int batch = 4, seq = 0, steps = 10, warmup = 2, threads = 0, gen = 64;
-    const char *matmul = "builtin";
+    const char *matmul = "builtin", *quant = "f32";
+    int qkind = ANDREA_QUANT_NONE;
     arg_spec specs[] = {
         MODEL_FLAG_SPECS(mf),
         {"batch", 'b', ARG_INT, &batch, "training batch B (4)", 0},
@@ -83,6 +84,7 @@ int cmd_bench(int argc, char **argv) {
         {"steps", 0, ARG_INT, &steps, "timed training steps (10)", 0},
         {"warmup", 0, ARG_INT, &warmup, "untimed steps first (2)", 0},
         {"generate", 'n', ARG_INT, &gen, "tokens of batch-1 generation to time, 0 = skip (64)", 0},
+        {"quant", 0, ARG_STR, &quant, "weights for the generation test: f32 | bf16 | int8", 0},
         {"matmul", 0, ARG_STR, &matmul, "builtin | blas (OpenBLAS, when built with it)", 0},
         {"threads", 't', ARG_INT, &threads, "OpenMP threads, 0 = all cores (0)", 0},
     };
@@ -106,6 +108,10 @@ int cmd_bench(int argc, char **argv) {
     if (backend < 0 || andrea_set_matmul_backend(backend)) {
         fprintf(stderr, "andrea bench: --matmul '%s': %s\n", matmul,
                 backend < 0 ? "expected builtin or blas" : andrea_error());
+        return 2;
+    }
+    if (andrea_quant_parse(quant, &qkind)) {
+        fprintf(stderr, "andrea bench: --quant: %s\n", andrea_error());
         return 2;
     }
     int nt = cli_set_threads(threads);
@@ -145,13 +151,19 @@ int cmd_bench(int argc, char **argv) {
            batch, seq, s * 1e3, tok_s, gflops, 100.0 * gflops / g_best, rss / 1048576.0,
            rss / est, est / 1048576.0);
     if (gen > 0) {
+        if (andrea_model_quantize(m, qkind)) {
+            fprintf(stderr, "andrea bench: %s\n", andrea_error());
+            andrea_model_free(m);
+            return 1;
+        }
         double per = bench_generate(m, gen);
         /* measured last: its 2 x 256 MiB buffers must not count in the training peak above */
         double bw = andrea_perf_copy_gbps((size_t)256 << 20, 1.0);
-        double bytes = (double)mem.weights; /* every weight is read once per token */
+        /* every matrix weight is read once per token, at 4, 2 or 1 bytes */
+        double bytes = (double)mem.weights / (qkind == ANDREA_QUANT_BF16 ? 2 : qkind == ANDREA_QUANT_INT8 ? 4 : 1);
         double bound = bw * 1e9 / 2.0 / bytes; /* copy GB/s counts read + write */
-        printf("generate batch 1 (fp32): %.1f tok/s | bandwidth bound %.1f tok/s (%.0f MB of "
-               "weights per token at %.1f GB/s read) | %.0f%% of bound\n", 1.0 / per, bound,
+        printf("generate batch 1 (%s weights): %.1f tok/s | bandwidth bound %.1f tok/s (%.0f MB of "
+               "weights per token at %.1f GB/s read) | %.0f%% of bound\n", quant, 1.0 / per, bound,
                bytes / 1e6, bw / 2.0, 100.0 / per / bound);
     }
     printf("reproduce: andrea bench --preset %s --batch %d --seq %d --steps %d -t %d --matmul %s\n",

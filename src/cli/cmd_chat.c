@@ -45,6 +45,8 @@ int cmd_chat(int argc, char **argv) {
     const char *model_path = NULL, *stop = NULL;
     int n_predict = 256, threads = 0;
     uint64_t seed = 0;
+    const char *quant = "f32";
+    int qkind = ANDREA_QUANT_NONE;
     andrea_sampler s;
     andrea_sampler_default(&s);
     arg_spec specs[] = {
@@ -52,6 +54,7 @@ int cmd_chat(int argc, char **argv) {
         {"n-predict", 'n', ARG_INT, &n_predict, "max tokens per reply (256)", 0},
         SAMPLER_FLAG_SPECS(s),
         {"stop", 0, ARG_STR, &stop, "also end a reply at this text (not printed)", 0},
+        {"quant", 0, ARG_STR, &quant, "weights for decoding: f32 | bf16 | int8 (f32)", 0},
         {"seed", 0, ARG_U64, &seed, "sampling seed (default: from the clock, printed)", 0},
         {"threads", 't', ARG_INT, &threads, "OpenMP threads, 0 = all cores (0)", 0},
     };
@@ -74,12 +77,16 @@ int cmd_chat(int argc, char **argv) {
         fprintf(stderr, "andrea chat: --stop must not be empty\n");
         return 2;
     }
+    if (andrea_quant_parse(quant, &qkind)) {
+        fprintf(stderr, "andrea %s: --quant: %s\n", argv[0], andrea_error());
+        return 2;
+    }
     if (!args_seen(specs, n_specs, "seed")) seed = (uint64_t)time(NULL);
     cli_set_threads(threads);
     andrea_tokenizer *tok = NULL;
     andrea_model *m = andrea_checkpoint_load_with_tokenizer(model_path, &tok);
     andrea_kv *kv = m ? andrea_kv_create(m) : NULL;
-    if (!m || !kv) {
+    if (!m || !kv || andrea_model_quantize(m, qkind)) {
         fprintf(stderr, "andrea chat: %s\n", andrea_error());
         andrea_tokenizer_free(tok);
         andrea_model_free(m);

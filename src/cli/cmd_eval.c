@@ -11,7 +11,8 @@
 #include "train/corpus.h"
 
 int cmd_eval(int argc, char **argv) {
-    const char *model_path = NULL, *data_path = NULL;
+    const char *model_path = NULL, *data_path = NULL, *quant = "f32";
+    int qkind = ANDREA_QUANT_NONE;
     int batch = 8, seq = 0, max_batches = 0, threads = 0;
     arg_spec specs[] = {
         {"model", 'm', ARG_STR, &model_path, "checkpoint to evaluate", 0},
@@ -19,6 +20,7 @@ int cmd_eval(int argc, char **argv) {
         {"batch", 'b', ARG_INT, &batch, "windows per forward pass (8)", 0},
         {"seq", 0, ARG_INT, &seq, "window length T (default: the model's context)", 0},
         {"max-batches", 0, ARG_INT, &max_batches, "stop after N batches, 0 = whole file (0)", 0},
+        {"quant", 0, ARG_STR, &quant, "round the weights to f32 | bf16 | int8 first (f32)", 0},
         {"threads", 't', ARG_INT, &threads, "OpenMP threads, 0 = all cores (0)", 0},
     };
     int n_specs = (int)(sizeof specs / sizeof specs[0]);
@@ -32,11 +34,21 @@ int cmd_eval(int argc, char **argv) {
         fprintf(stderr, "andrea eval: need a model (-m CKPT) and a text file (-d FILE)\n");
         return 2;
     }
+    if (andrea_quant_parse(quant, &qkind)) {
+        fprintf(stderr, "andrea eval: --quant: %s\n", andrea_error());
+        return 2;
+    }
     cli_set_threads(threads);
     andrea_tokenizer *tok = NULL;
     andrea_model *m = andrea_checkpoint_load_with_tokenizer(model_path, &tok);
     if (!m) {
         fprintf(stderr, "andrea eval: %s\n", andrea_error());
+        return 1;
+    }
+    if (andrea_model_fake_quantize(m, qkind)) {
+        fprintf(stderr, "andrea eval: %s\n", andrea_error());
+        andrea_tokenizer_free(tok);
+        andrea_model_free(m);
         return 1;
     }
     const andrea_config *c = andrea_model_config(m);
@@ -64,8 +76,8 @@ int cmd_eval(int argc, char **argv) {
         fprintf(stderr, "andrea eval: '%s': %s\n", data_path, andrea_error());
         rc = 1;
     } else {
-        printf("eval: '%s' on '%s': %lld tokens, T=%d | loss %.4f | perplexity %.3f | %.4f bits/token\n",
-               model_path, data_path, (long long)n_tok, seq, loss, exp(loss), loss / log(2.0));
+        printf("eval: '%s' (%s weights) on '%s': %lld tokens, T=%d | loss %.6f | perplexity %.3f | %.4f bits/token\n",
+               model_path, quant, data_path, (long long)n_tok, seq, loss, exp(loss), loss / log(2.0));
     }
     free(tokens);
     andrea_tokenizer_free(tok);

@@ -21,6 +21,8 @@ int cmd_generate(int argc, char **argv) {
     const char *model_path = NULL, *prompt = "", *stop = NULL, *logprobs_path = NULL;
     int n_predict = 256, threads = 0;
     uint64_t seed = 0;
+    const char *quant = "f32";
+    int qkind = ANDREA_QUANT_NONE;
     andrea_sampler s;
     andrea_sampler_default(&s);
     arg_spec specs[] = {
@@ -30,6 +32,7 @@ int cmd_generate(int argc, char **argv) {
         SAMPLER_FLAG_SPECS(s),
         {"stop", 0, ARG_STR, &stop, "stop when the output contains this text (not printed)", 0},
         {"logprobs", 0, ARG_STR, &logprobs_path, "write each token's log-probability (JSONL) here, - = stderr", 0},
+        {"quant", 0, ARG_STR, &quant, "weights for decoding: f32 | bf16 | int8 (f32)", 0},
         {"seed", 0, ARG_U64, &seed, "sampling seed (default: from the clock, printed)", 0},
         {"threads", 't', ARG_INT, &threads, "OpenMP threads, 0 = all cores (0)", 0},
     };
@@ -53,6 +56,10 @@ int cmd_generate(int argc, char **argv) {
         fprintf(stderr, "andrea generate: --stop must not be empty\n");
         return 2;
     }
+    if (andrea_quant_parse(quant, &qkind)) {
+        fprintf(stderr, "andrea %s: --quant: %s\n", argv[0], andrea_error());
+        return 2;
+    }
     if (!args_seen(specs, n_specs, "seed")) seed = (uint64_t)time(NULL);
     cli_set_threads(threads);
 
@@ -69,7 +76,7 @@ int cmd_generate(int argc, char **argv) {
     andrea_kv *kv = m ? andrea_kv_create(m) : NULL;
     andrea_ids ids = {0};
     int rc = 0;
-    if (!m || !kv || andrea_tokenizer_encode(tok, prompt, strlen(prompt), 0, &ids)) {
+    if (!m || !kv || andrea_model_quantize(m, qkind) || andrea_tokenizer_encode(tok, prompt, strlen(prompt), 0, &ids)) {
         fprintf(stderr, "andrea generate: %s\n", andrea_error());
         rc = 1;
     } else if ((long)ids.len > andrea_model_config(m)->ctx) {
@@ -81,9 +88,9 @@ int cmd_generate(int argc, char **argv) {
         const andrea_config *c = andrea_model_config(m);
         char desc[256];
         andrea_sampler_describe(&s, desc, sizeof desc);
-        fprintf(stderr, "generate: model '%s' (L=%d C=%d T=%d V=%d, %s tokenizer) | seed %llu | "
-                        "n-predict %d\nsampler: %s%s%s\n", model_path, c->n_layer, c->d_model, c->ctx,
-                c->vocab, andrea_tokenizer_kind_name(andrea_tokenizer_kind(tok)),
+        fprintf(stderr, "generate: model '%s' (L=%d C=%d T=%d V=%d, %s tokenizer, %s weights) | seed "
+                        "%llu | n-predict %d\nsampler: %s%s%s\n", model_path, c->n_layer, c->d_model, c->ctx,
+                c->vocab, andrea_tokenizer_kind_name(andrea_tokenizer_kind(tok)), quant,
                 (unsigned long long)seed, n_predict, desc, stop ? " | stop at " : "",
                 stop ? stop : "");
         andrea_rng rng;

@@ -1,175 +1,344 @@
 /*
  * attention_flash.c - causal attention without the T x T matrix (FlashAttention-2
- * on the CPU): same maths as attention.c, but the probabilities are never stored.
+ * on the CPU): the same maths as attention.c, but the probabilities are never stored.
  *
  * Forward. Keys are visited in blocks of FLASH_BK with an online softmax: each
  * query row keeps a running max m, a running sum l = sum_j exp(s_j - m) and an
  * unnormalised output o = sum_j exp(s_j - m) v_j. When a block raises the max
  * to m', the old l and o are multiplied by exp(m - m') so that every term is
  * relative to the same max again; at the end out = o / l. This is exactly the
- * softmax of attention.c, only summed in pieces. Query rows are taken FLASH_BQ
- * at a time so that one key block (k and v: 2 * FLASH_BK * HS floats) is reused
- * from L1 by all of them. Blocks entirely above the diagonal are never visited.
- * lse_i = m + log(l) is saved: it is all the backward needs to rebuild a row.
+ * softmax of attention.c, only summed in pieces. lse_i = m + log(l) is saved:
+ * it is all the backward needs to rebuild a row of probabilities.
  *
- * Backward. p_ij = exp(s_ij - lse_i) recomputes the probability of the forward
- * pass from q, k and lse alone. With D_i = dout_i . out_i (= sum_j p_ij dP_ij,
- * the softmax backward's row term, computed from the saved output instead of
- * from the T x T matrix):
+ * Backward. p_ij = exp(s_ij - lse_i) recomputes the forward's probability from
+ * q, k and lse alone. With D_i = dout_i . out_i (= sum_j p_ij dP_ij, the softmax
+ * backward's row term, from the saved output instead of the T x T matrix):
  *     dP_ij = dout_i . v_j,   dS_ij = p_ij (dP_ij - D_i)
  *     dv_j += p_ij dout_i,    dq_i += scale dS_ij k_j,   dk_j += scale dS_ij q_i
- * The loop runs over key blocks outside and query rows inside, so the block's
- * k, v, dk and dv stay in cache while the rows stream past. D_i is recomputed
- * for each key block (one dot of HS per row and block, against 5 per row and
- * key): that costs ~1/FLASH_BK of the work and leaves the kernel without any
- * heap scratch, so it has no allocation that could fail.
+ * Key blocks outside, query rows inside, so one block's k, v, dk and dv stay in
+ * cache while the rows stream past.
  *
- * Both passes run one (batch, head) pair per thread and accumulate in a fixed
- * order, so results do not depend on the thread count. Exponentials use
- * andrea_expf (relative error < 2e-7), which vectorises where libm's expf does not.
+ * Tiles. A (FLASH_BQ rows x FLASH_BK keys) tile of scores is computed with the
+ * keys transposed into a stack buffer (channel-major), so the innermost loop is
+ * one q channel times 16 consecutive keys: a full vector, no horizontal sums
+ * (a q.k dot over HS = 32 or 64 channels is too short for that to pay). The
+ * weighted row sums (p V, dS K, P^T dout, dS^T Q) keep 16 or 32 output channels
+ * in registers while the rows they sum stream through. Channels are taken
+ * FLASH_DC at a time, so every buffer has a fixed size on the stack (~48 KiB)
+ * whatever HS is: no allocation, nothing that can fail.
+ *
+ * Determinism. One (batch, head) pair is one thread's; every sum runs in a fixed
+ * order (channels in order for scores, keys in order for outputs, rows in order
+ * for dk and dv), so results do not depend on the thread count. The kernels are
+ * compiled for AVX-512, AVX2+FMA and the baseline and picked from the CPU at run
+ * time, as matmul.c does, so results can differ in the last bits between CPUs
+ * (FMA or not), never between runs. Exponentials use andrea_expf (relative
+ * error < 2e-7), which vectorises where libm's expf does not.
  */
 #include <math.h>
+#include <string.h>
 
 #include "kernels/fastmath.h"
 #include "kernels/kernels.h"
 
 #define FLASH_BK 64 /* keys per block */
-#define FLASH_BQ 32 /* query rows sharing a key block in the forward pass */
+#define FLASH_BQ 32 /* query rows per tile */
+#define FLASH_DC 64 /* channels per transposed chunk */
 
-static inline int imin(int a, int b) { return a < b ? a : b; }
-static inline int imax(int a, int b) { return a > b ? a : b; }
+/* Every row of a query tile must see the first key of each block it visits. */
+_Static_assert(FLASH_BK % FLASH_BQ == 0, "key blocks are whole query tiles");
 
-void attention_flash_forward(float *out, float *lse, const float *qkv, int B, int T, int C,
-                             int NH) {
+/* 16 floats: one AVX-512 register, two AVX2 or four SSE ones (GCC and clang
+ * vector extension, as in matmul.c). Loaded and stored with memcpy: unaligned. */
+typedef float vf16 __attribute__((vector_size(64)));
+
+/* Everything below is inlined into the per-ISA entry points at the end, so it is
+ * compiled once for each target. */
+#define FLASH_INLINE static inline __attribute__((always_inline))
+
+FLASH_INLINE int imin(int a, int b) { return a < b ? a : b; }
+
+/* xt[c * FLASH_BK + j] = x[j * stride + c] for j < nk, c < nc. */
+FLASH_INLINE void transpose_block(float *xt, const float *x, long stride, int nk, int nc) {
+    for (int j = 0; j < nk; j++)
+        for (int c = 0; c < nc; c++) xt[c * FLASH_BK + j] = x[j * stride + c];
+}
+
+/* ---- the one product: C(M, N) += A(M, K) @ B(K, N) ------------------------------------
+ * A(m, k) = a[m * a_rs + k * a_cs] (any strides: transposes are free), B and C
+ * row-major with row strides ldb, ldc. Every C element is summed in k order, in
+ * the register tiles and at the edges alike. Register tile: 4 rows x 32 columns,
+ * 8 independent accumulators, enough to hide the FMA latency; then 4 x 16. */
+FLASH_INLINE void tile_4x32(float *c, long ldc, const float *a, long a_rs, long a_cs,
+                            const float *b, long ldb, int K) {
+    vf16 c00, c01, c10, c11, c20, c21, c30, c31;
+    memcpy(&c00, c, 64);
+    memcpy(&c01, c + 16, 64);
+    memcpy(&c10, c + ldc, 64);
+    memcpy(&c11, c + ldc + 16, 64);
+    memcpy(&c20, c + 2 * ldc, 64);
+    memcpy(&c21, c + 2 * ldc + 16, 64);
+    memcpy(&c30, c + 3 * ldc, 64);
+    memcpy(&c31, c + 3 * ldc + 16, 64);
+    for (int k = 0; k < K; k++) {
+        vf16 b0, b1;
+        memcpy(&b0, b + k * ldb, 64);
+        memcpy(&b1, b + k * ldb + 16, 64);
+        const float *ak = a + k * a_cs;
+        float a0 = ak[0], a1 = ak[a_rs], a2 = ak[2 * a_rs], a3 = ak[3 * a_rs];
+        c00 += a0 * b0;
+        c01 += a0 * b1;
+        c10 += a1 * b0;
+        c11 += a1 * b1;
+        c20 += a2 * b0;
+        c21 += a2 * b1;
+        c30 += a3 * b0;
+        c31 += a3 * b1;
+    }
+    memcpy(c, &c00, 64);
+    memcpy(c + 16, &c01, 64);
+    memcpy(c + ldc, &c10, 64);
+    memcpy(c + ldc + 16, &c11, 64);
+    memcpy(c + 2 * ldc, &c20, 64);
+    memcpy(c + 2 * ldc + 16, &c21, 64);
+    memcpy(c + 3 * ldc, &c30, 64);
+    memcpy(c + 3 * ldc + 16, &c31, 64);
+}
+
+FLASH_INLINE void tile_4x16(float *c, long ldc, const float *a, long a_rs, long a_cs,
+                            const float *b, long ldb, int K) {
+    vf16 c0, c1, c2, c3;
+    memcpy(&c0, c, 64);
+    memcpy(&c1, c + ldc, 64);
+    memcpy(&c2, c + 2 * ldc, 64);
+    memcpy(&c3, c + 3 * ldc, 64);
+    for (int k = 0; k < K; k++) {
+        vf16 b0;
+        memcpy(&b0, b + k * ldb, 64);
+        const float *ak = a + k * a_cs;
+        c0 += ak[0] * b0;
+        c1 += ak[a_rs] * b0;
+        c2 += ak[2 * a_rs] * b0;
+        c3 += ak[3 * a_rs] * b0;
+    }
+    memcpy(c, &c0, 64);
+    memcpy(c + ldc, &c1, 64);
+    memcpy(c + 2 * ldc, &c2, 64);
+    memcpy(c + 3 * ldc, &c3, 64);
+}
+
+/* Fewer than 4 rows or 16 columns: plain loops, the same k order. */
+FLASH_INLINE void tile_edge(float *c, long ldc, const float *a, long a_rs, long a_cs,
+                            const float *b, long ldb, int K, int mr, int nr) {
+    for (int r = 0; r < mr; r++)
+        for (int k = 0; k < K; k++) {
+            float ar = a[r * a_rs + k * a_cs];
+            for (int n = 0; n < nr; n++) c[r * ldc + n] += ar * b[k * ldb + n];
+        }
+}
+
+FLASH_INLINE void mm(float *c, long ldc, const float *a, long a_rs, long a_cs, const float *b,
+                     long ldb, int M, int K, int N) {
+    for (int m = 0; m < M; m += 4) {
+        int mr = imin(4, M - m);
+        float *cm = c + m * ldc;
+        const float *am = a + m * a_rs;
+        int n = 0;
+        if (mr == 4) {
+            for (; n + 32 <= N; n += 32) tile_4x32(cm + n, ldc, am, a_rs, a_cs, b + n, ldb, K);
+            for (; n + 16 <= N; n += 16) tile_4x16(cm + n, ldc, am, a_rs, a_cs, b + n, ldb, K);
+        }
+        if (n < N) tile_edge(cm + n, ldc, am, a_rs, a_cs, b + n, ldb, K, mr, N - n);
+    }
+}
+
+/* ---- forward ------------------------------------------------------------------------- */
+
+FLASH_INLINE void flash_forward_head(float *out, float *lse, const float *qkv, int b, int h,
+                                     int T, int C, int NH) {
     int HS = C / NH;
     /* One float multiply per score, the same constant as attention.c. */
     float scale = 1.0f / sqrtf((float)HS);
     long C3 = 3L * C;
-#pragma omp parallel for collapse(2) schedule(static)
-    for (int b = 0; b < B; b++) {
-        for (int h = 0; h < NH; h++) {
-            const float *base = qkv + (long)b * T * C3;
-            float *lrow = lse + ((long)b * NH + h) * T;
-            for (int i0 = 0; i0 < T; i0 += FLASH_BQ) {
-                int i1 = imin(i0 + FLASH_BQ, T);
-                float m[FLASH_BQ], l[FLASH_BQ];
-                for (int i = i0; i < i1; i++) {
-                    m[i - i0] = -INFINITY;
-                    l[i - i0] = 0.0f;
-                    float *o = out + ((long)b * T + i) * C + h * HS;
-                    for (int d = 0; d < HS; d++) o[d] = 0.0f;
-                }
-                /* Key blocks up to the diagonal; row i < j0 has nothing in block j0. */
-                for (int j0 = 0; j0 < i1; j0 += FLASH_BK) {
-                    for (int i = imax(i0, j0); i < i1; i++) {
-                        int jn = imin(j0 + FLASH_BK, i + 1) - j0; /* keys j0 .. j0+jn-1 */
-                        const float *q = base + i * C3 + h * HS;
-                        float *o = out + ((long)b * T + i) * C + h * HS;
-                        float p[FLASH_BK];
-                        float mb = -INFINITY;
-                        for (int j = 0; j < jn; j++) {
-                            const float *k = base + (j0 + j) * C3 + C + h * HS;
-                            float s = 0.0f;
-#pragma omp simd reduction(+ : s)
-                            for (int d = 0; d < HS; d++) s += q[d] * k[d];
-                            s *= scale;
-                            p[j] = s;
-                            mb = s > mb ? s : mb;
-                        }
-                        float mold = m[i - i0], mnew = mold > mb ? mold : mb;
-                        /* mnew is finite (jn >= 1), so every exponent is <= 0 and exp <= 1. */
-                        float sum = 0.0f;
-#pragma omp simd reduction(+ : sum)
-                        for (int j = 0; j < jn; j++) {
-                            p[j] = andrea_expf(p[j] - mnew);
-                            sum += p[j];
-                        }
-                        if (mnew != mold) {
-                            /* Rescale what was summed against the old max. On the first
-                             * block l and o are 0 and the factor (exp(-inf) -> ~1e-38) is moot. */
-                            float corr = andrea_expf(mold - mnew);
-                            l[i - i0] *= corr;
-                            for (int d = 0; d < HS; d++) o[d] *= corr;
-                            m[i - i0] = mnew;
-                        }
-                        l[i - i0] += sum;
-                        for (int j = 0; j < jn; j++) {
-                            const float *v = base + (j0 + j) * C3 + 2 * C + h * HS;
-                            float w = p[j];
-                            for (int d = 0; d < HS; d++) o[d] += w * v[d];
-                        }
-                    }
-                }
-                for (int i = i0; i < i1; i++) {
-                    /* l >= 1: the max term contributes exp(0) = 1. */
-                    float inv = 1.0f / l[i - i0];
-                    float *o = out + ((long)b * T + i) * C + h * HS;
-                    for (int d = 0; d < HS; d++) o[d] *= inv;
-                    lrow[i] = m[i - i0] + logf(l[i - i0]);
-                }
+    const float *Q = qkv + (long)b * T * C3 + h * HS, *K = Q + C, *V = Q + 2 * C;
+    float *O = out + (long)b * T * C + h * HS;
+    float *L = lse + ((long)b * NH + h) * T;
+    _Alignas(64) float kt[FLASH_DC * FLASH_BK]; /* one key block, channel-major */
+    _Alignas(64) float s[FLASH_BQ * FLASH_BK];  /* the tile's scores, then exp(s - m) */
+    float m[FLASH_BQ], l[FLASH_BQ];
+    for (int i0 = 0; i0 < T; i0 += FLASH_BQ) {
+        int nq = imin(FLASH_BQ, T - i0);
+        for (int r = 0; r < nq; r++) {
+            m[r] = -INFINITY;
+            l[r] = 0.0f;
+            memset(O + (long)(i0 + r) * C, 0, sizeof(float) * (size_t)HS);
+        }
+        /* Key blocks up to the tile's last row, none above the diagonal. Blocks are
+         * a multiple of tiles, so every row of the tile sees key j0. */
+        for (int j0 = 0; j0 < i0 + nq; j0 += FLASH_BK) {
+            int nk = imin(FLASH_BK, i0 + nq - j0); /* keys the tile's last row sees */
+            for (int r = 0; r < nq; r++) memset(s + r * FLASH_BK, 0, sizeof(float) * (size_t)nk);
+            for (int c0 = 0; c0 < HS; c0 += FLASH_DC) {
+                int nc = imin(FLASH_DC, HS - c0);
+                transpose_block(kt, K + (long)j0 * C3 + c0, C3, nk, nc);
+                mm(s, FLASH_BK, Q + (long)i0 * C3 + c0, C3, 1, kt, FLASH_BK, nq, nc, nk);
             }
+            for (int r = 0; r < nq; r++) {
+                int jn = imin(nk, i0 + r + 1 - j0); /* causal: row i sees keys j0 .. i */
+                float *p = s + r * FLASH_BK;
+                float mb = -INFINITY;
+#pragma omp simd reduction(max : mb)
+                for (int j = 0; j < jn; j++) {
+                    p[j] *= scale;
+                    mb = p[j] > mb ? p[j] : mb;
+                }
+                float mold = m[r], mnew = mold > mb ? mold : mb;
+                /* mnew is finite (jn >= 1), so every exponent is <= 0 and exp <= 1. */
+                float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+                for (int j = 0; j < jn; j++) {
+                    p[j] = andrea_expf(p[j] - mnew);
+                    sum += p[j];
+                }
+                for (int j = jn; j < nk; j++) p[j] = 0.0f; /* masked: adds exact zeros below */
+                if (mnew != mold) {
+                    /* Rescale what was summed against the old max. On the first block
+                     * l and o are 0 and the factor (exp(-inf) -> ~1e-38) is moot. */
+                    float corr = andrea_expf(mold - mnew), *o = O + (long)(i0 + r) * C;
+                    l[r] *= corr;
+                    for (int c = 0; c < HS; c++) o[c] *= corr;
+                    m[r] = mnew;
+                }
+                l[r] += sum;
+            }
+            /* o += P V over the block's keys */
+            mm(O + (long)i0 * C, C, s, FLASH_BK, 1, V + (long)j0 * C3, C3, nq, nk, HS);
+        }
+        for (int r = 0; r < nq; r++) {
+            /* l >= 1: the max term contributes exp(0) = 1. */
+            float inv = 1.0f / l[r], *o = O + (long)(i0 + r) * C;
+            for (int c = 0; c < HS; c++) o[c] *= inv;
+            L[i0 + r] = m[r] + logf(l[r]);
         }
     }
 }
 
-void attention_flash_backward(float *dqkv, const float *dout, const float *qkv,
-                              const float *out, const float *lse, int B, int T, int C, int NH) {
+/* ---- backward ------------------------------------------------------------------------ */
+
+FLASH_INLINE void flash_backward_head(float *dqkv, const float *dout, const float *qkv,
+                                      const float *out, const float *lse, int b, int h, int T,
+                                      int C, int NH) {
     int HS = C / NH;
     float scale = 1.0f / sqrtf((float)HS);
     long C3 = 3L * C;
-#pragma omp parallel for collapse(2) schedule(static)
-    for (int b = 0; b < B; b++) {
-        for (int h = 0; h < NH; h++) {
-            const float *base = qkv + (long)b * T * C3;
-            float *dbase = dqkv + (long)b * T * C3;
-            const float *lrow = lse + ((long)b * NH + h) * T;
-            for (int j0 = 0; j0 < T; j0 += FLASH_BK) {
-                /* Rows before j0 do not see this block (causal). */
-                for (int i = j0; i < T; i++) {
-                    int jn = imin(j0 + FLASH_BK, i + 1) - j0;
-                    const float *q = base + i * C3 + h * HS;
-                    const float *g = dout + ((long)b * T + i) * C + h * HS;
-                    const float *o = out + ((long)b * T + i) * C + h * HS;
-                    float *dq = dbase + i * C3 + h * HS;
-                    float Di = 0.0f;
-#pragma omp simd reduction(+ : Di)
-                    for (int d = 0; d < HS; d++) Di += g[d] * o[d];
-                    float p[FLASH_BK], ds[FLASH_BK];
-                    for (int j = 0; j < jn; j++) {
-                        const float *k = base + (j0 + j) * C3 + C + h * HS;
-                        const float *v = k + C;
-                        float s = 0.0f, dp = 0.0f;
-#pragma omp simd reduction(+ : s, dp)
-                        for (int d = 0; d < HS; d++) {
-                            s += q[d] * k[d];
-                            dp += g[d] * v[d];
-                        }
-                        p[j] = s * scale;
-                        ds[j] = dp;
-                    }
-                    float li = lrow[i];
-#pragma omp simd
-                    for (int j = 0; j < jn; j++) {
-                        float pj = andrea_expf(p[j] - li);
-                        p[j] = pj;
-                        ds[j] = pj * (ds[j] - Di) * scale;
-                    }
-                    for (int j = 0; j < jn; j++) {
-                        const float *k = base + (j0 + j) * C3 + C + h * HS;
-                        float *dk = dbase + (j0 + j) * C3 + C + h * HS;
-                        float *dv = dk + C;
-                        float pj = p[j], dsj = ds[j];
-                        /* dv, dk (row j) and dq (row i) are disjoint channel ranges, which
-                         * GCC cannot prove for three stores ("complicated access pattern"). */
-#pragma omp simd
-                        for (int d = 0; d < HS; d++) {
-                            dv[d] += pj * g[d];
-                            dk[d] += dsj * q[d];
-                            dq[d] += dsj * k[d];
-                        }
-                    }
-                }
+    const float *Q = qkv + (long)b * T * C3 + h * HS, *K = Q + C, *V = Q + 2 * C;
+    const float *G = dout + (long)b * T * C + h * HS, *O = out + (long)b * T * C + h * HS;
+    const float *L = lse + ((long)b * NH + h) * T;
+    float *dQ = dqkv + (long)b * T * C3 + h * HS, *dK = dQ + C, *dV = dQ + 2 * C;
+    _Alignas(64) float kt[FLASH_DC * FLASH_BK], vt[FLASH_DC * FLASH_BK];
+    _Alignas(64) float p[FLASH_BQ * FLASH_BK];  /* scores, then probabilities */
+    _Alignas(64) float ds[FLASH_BQ * FLASH_BK]; /* dP, then scale * dS */
+    for (int j0 = 0; j0 < T; j0 += FLASH_BK) {
+        int nk = imin(FLASH_BK, T - j0);
+        /* Rows before j0 do not see this block (causal). */
+        for (int i0 = j0; i0 < T; i0 += FLASH_BQ) {
+            int nq = imin(FLASH_BQ, T - i0);
+            for (int r = 0; r < nq; r++) {
+                memset(p + r * FLASH_BK, 0, sizeof(float) * (size_t)nk);
+                memset(ds + r * FLASH_BK, 0, sizeof(float) * (size_t)nk);
             }
+            for (int c0 = 0; c0 < HS; c0 += FLASH_DC) {
+                int nc = imin(FLASH_DC, HS - c0);
+                transpose_block(kt, K + (long)j0 * C3 + c0, C3, nk, nc);
+                transpose_block(vt, V + (long)j0 * C3 + c0, C3, nk, nc);
+                mm(p, FLASH_BK, Q + (long)i0 * C3 + c0, C3, 1, kt, FLASH_BK, nq, nc, nk);
+                mm(ds, FLASH_BK, G + (long)i0 * C + c0, C, 1, vt, FLASH_BK, nq, nc, nk);
+            }
+            for (int r = 0; r < nq; r++) {
+                int i = i0 + r, jn = imin(nk, i + 1 - j0);
+                const float *g = G + (long)i * C, *o = O + (long)i * C;
+                float Di = 0.0f;
+#pragma omp simd reduction(+ : Di)
+                for (int c = 0; c < HS; c++) Di += g[c] * o[c];
+                float li = L[i], *pr = p + r * FLASH_BK, *dsr = ds + r * FLASH_BK;
+#pragma omp simd
+                for (int j = 0; j < jn; j++) {
+                    float pj = andrea_expf(pr[j] * scale - li);
+                    pr[j] = pj;
+                    dsr[j] = pj * (dsr[j] - Di) * scale;
+                }
+                for (int j = jn; j < nk; j++) pr[j] = dsr[j] = 0.0f; /* masked */
+            }
+            /* dq += dS K;  dv += P^T dout;  dk += dS^T q */
+            mm(dQ + (long)i0 * C3, C3, ds, FLASH_BK, 1, K + (long)j0 * C3, C3, nq, nk, HS);
+            mm(dV + (long)j0 * C3, C3, p, 1, FLASH_BK, G + (long)i0 * C, C, nk, nq, HS);
+            mm(dK + (long)j0 * C3, C3, ds, 1, FLASH_BK, Q + (long)i0 * C3, C3, nk, nq, HS);
         }
     }
+}
+
+/* ---- per-ISA entry points ------------------------------------------------------------ */
+
+typedef void (*flash_fwd_fn)(float *, float *, const float *, int, int, int, int, int);
+typedef void (*flash_bwd_fn)(float *, const float *, const float *, const float *,
+                             const float *, int, int, int, int, int);
+
+#define DEFINE_FLASH(SUFFIX, ATTR)                                                           \
+    ATTR static void flash_forward_##SUFFIX(float *out, float *lse, const float *qkv, int b,  \
+                                            int h, int T, int C, int NH) {                    \
+        flash_forward_head(out, lse, qkv, b, h, T, C, NH);                                    \
+    }                                                                                         \
+    ATTR static void flash_backward_##SUFFIX(float *dqkv, const float *dout, const float *qkv, \
+                                             const float *out, const float *lse, int b, int h, \
+                                             int T, int C, int NH) {                          \
+        flash_backward_head(dqkv, dout, qkv, out, lse, b, h, T, C, NH);                       \
+    }
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+DEFINE_FLASH(avx512, __attribute__((target("avx512f,fma"))))
+DEFINE_FLASH(avx2, __attribute__((target("avx2,fma"))))
+#define FLASH_X86_DISPATCH 1
+#endif
+DEFINE_FLASH(generic, )
+
+static int g_isa_cap = -1; /* attention_flash_set_isa */
+
+static int flash_isa(void) { /* 2 AVX-512, 1 AVX2+FMA, 0 baseline */
+    int isa = 0;
+#ifdef FLASH_X86_DISPATCH
+    if (__builtin_cpu_supports("avx512f"))
+        isa = 2;
+    else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        isa = 1;
+#endif
+    return g_isa_cap >= 0 && g_isa_cap < isa ? g_isa_cap : isa;
+}
+
+int attention_flash_set_isa(int cap) {
+    g_isa_cap = cap;
+    return flash_isa();
+}
+
+void attention_flash_forward(float *out, float *lse, const float *qkv, int B, int T, int C,
+                             int NH) {
+    flash_fwd_fn fn = flash_forward_generic;
+#ifdef FLASH_X86_DISPATCH
+    int isa = flash_isa();
+    fn = isa == 2 ? flash_forward_avx512 : isa == 1 ? flash_forward_avx2 : fn;
+#endif
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < NH; h++) fn(out, lse, qkv, b, h, T, C, NH);
+}
+
+void attention_flash_backward(float *dqkv, const float *dout, const float *qkv,
+                              const float *out, const float *lse, int B, int T, int C, int NH) {
+    flash_bwd_fn fn = flash_backward_generic;
+#ifdef FLASH_X86_DISPATCH
+    int isa = flash_isa();
+    fn = isa == 2 ? flash_backward_avx512 : isa == 1 ? flash_backward_avx2 : fn;
+#endif
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < NH; h++) fn(dqkv, dout, qkv, out, lse, b, h, T, C, NH);
 }

@@ -134,14 +134,21 @@ void ref_adamw_update(float *p, const float *g, float *m, float *v, size_t n, fl
  * matrix: keys in blocks with an online softmax (FlashAttention-2). Same qkv
  * layout, same scale (one multiply by 1/sqrt(HS) per score), out (B, T, C).
  * lse (B, NH, T) receives each row's log-sum-exp of the scaled scores,
- * max_j s_j + log(sum_j exp(s_j - max)), which is all the backward keeps:
- * it recomputes att[i][j] = exp(s_ij - lse_i) from q and k. O(T) memory, no
- * heap allocation. Agrees with attention_forward/backward to float rounding,
- * not bitwise (different summation order). */
+ * max_j s_j + log(sum_j exp(s_j - max)), which is all the backward keeps: it
+ * recomputes att[i][j] = exp(s_ij - lse_i) from q and k. O(T) memory, no heap
+ * (fixed ~48 KiB stack tiles per thread). Agrees with attention_forward/backward
+ * to float rounding, not bitwise (different summation order). */
 void attention_flash_forward(float *out, float *lse, const float *qkv, int B, int T, int C,
                              int NH);
 /* dqkv (B, T, 3C) += gradient, given dout (B, T, C) and the forward's out and lse. */
 void attention_flash_backward(float *dqkv, const float *dout, const float *qkv,
                               const float *out, const float *lse, int B, int T, int C, int NH);
+/* The flash kernels are compiled for AVX-512, AVX2+FMA and the baseline and pick
+ * the CPU's best at each call (x86-64; elsewhere the baseline). Results differ
+ * between these in the last bits (FMA), never between runs or thread counts.
+ * attention_flash_set_isa(cap) caps the choice at cap (0 baseline, 1 AVX2+FMA,
+ * 2 AVX-512; < 0 removes the cap) so tests and benchmarks can run each one, and
+ * returns the level now in use. A global setting: not while kernels run. */
+int attention_flash_set_isa(int cap);
 
 #endif /* ANDREA_KERNELS_H */

@@ -168,6 +168,17 @@ static float *pack_scratch(size_t n) {
     return g_pack;
 }
 
+/* One dot product, compiled for AVX-512, AVX2 and baseline (picked at load time). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+__attribute__((target_clones("avx512f", "avx2,fma", "default")))
+#endif
+static float dot_f32(const float *a, const float *b, int K) {
+    float s = 0.0f;
+#pragma omp simd reduction(+ : s)
+    for (int k = 0; k < K; k++) s += a[k] * b[k];
+    return s;
+}
+
 /* A few rows: dot products straight from w, no packing (generation, tiny batches). */
 static void matmul_forward_rows(float *out, const float *inp, const float *w, const float *bias,
                                 int M, int K, int N) {
@@ -176,21 +187,7 @@ static void matmul_forward_rows(float *out, const float *inp, const float *w, co
     for (int n = 0; n < N; n++) {
         const float *wn = w + (long)n * K;
         for (int m = 0; m < M; m++) {
-            const float *x = inp + (long)m * K;
-            float s0 = 0, s1 = 0, s2 = 0, s3 = 0, s4 = 0, s5 = 0, s6 = 0, s7 = 0;
-            int k = 0;
-            for (; k + 8 <= K; k += 8) {
-                s0 += wn[k] * x[k];
-                s1 += wn[k + 1] * x[k + 1];
-                s2 += wn[k + 2] * x[k + 2];
-                s3 += wn[k + 3] * x[k + 3];
-                s4 += wn[k + 4] * x[k + 4];
-                s5 += wn[k + 5] * x[k + 5];
-                s6 += wn[k + 6] * x[k + 6];
-                s7 += wn[k + 7] * x[k + 7];
-            }
-            float s = ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7));
-            for (; k < K; k++) s += wn[k] * x[k];
+            float s = dot_f32(wn, inp + (long)m * K, K);
             out[(long)m * N + n] = s + (bias ? bias[n] : 0.0f);
         }
     }

@@ -85,13 +85,16 @@ const float *andrea_kv_step(andrea_model *m, andrea_kv *kv, int32_t token) {
     }
     int pos = kv->pos;
     andrea_view *p = &m->p;
-    for (int k = 0; k < C; k++) kv->x[k] = p->wte[(long)token * C + k] + p->wpe[(long)pos * C + k];
+    /* embeddings read in the same format as every other weight matrix */
+    andrea_dequant_row(m, kv->x, p->wte + (long)token * C, C);
+    andrea_dequant_row(m, kv->tmp, p->wpe + (long)pos * C, C);
+    for (int k = 0; k < C; k++) kv->x[k] += kv->tmp[k];
     float scale = 1.0f / sqrtf((float)HS);
     for (int l = 0; l < c->n_layer; l++) {
         andrea_layer_view *w = &p->h[l];
         float *kc = kv->k + (long)l * c->ctx * C, *vc = kv->v + (long)l * c->ctx * C;
         norm1(m, kv, kv->xn, kv->x, w->ln1w, w->ln1b);
-        matmul_forward(kv->qkv, kv->xn, w->wqkv, w->bqkv, 1, C, 3 * C);
+        andrea_matvec(m, kv->qkv, kv->xn, w->wqkv, w->bqkv, C, 3 * C);
         memcpy(kc + (long)pos * C, kv->qkv + C, sizeof(float) * (size_t)C);
         memcpy(vc + (long)pos * C, kv->qkv + 2 * C, sizeof(float) * (size_t)C);
         for (int h = 0; h < NH; h++) {
@@ -120,16 +123,16 @@ const float *andrea_kv_step(andrea_model *m, andrea_kv *kv, int32_t token) {
                 for (int d = 0; d < HS; d++) o[d] += a * vj[d];
             }
         }
-        matmul_forward(kv->tmp, kv->atty, w->wo, w->bo, 1, C, C);
+        andrea_matvec(m, kv->tmp, kv->atty, w->wo, w->bo, C, C);
         for (int k = 0; k < C; k++) kv->x[k] += kv->tmp[k];
         norm1(m, kv, kv->xn, kv->x, w->ln2w, w->ln2b);
-        matmul_forward(kv->h, kv->xn, w->wfc, w->bfc, 1, C, 4 * C);
+        andrea_matvec(m, kv->h, kv->xn, w->wfc, w->bfc, C, 4 * C);
         activation_forward(kv->hact, kv->h, (size_t)4 * C, c->act);
-        matmul_forward(kv->tmp, kv->hact, w->wproj, w->bproj, 1, 4 * C, C);
+        andrea_matvec(m, kv->tmp, kv->hact, w->wproj, w->bproj, 4 * C, C);
         for (int k = 0; k < C; k++) kv->x[k] += kv->tmp[k];
     }
     norm1(m, kv, kv->xn, kv->x, p->lnfw, p->lnfb);
-    matmul_forward(kv->logits, kv->xn, p->lm_head, NULL, 1, C, V);
+    andrea_matvec(m, kv->logits, kv->xn, p->lm_head, NULL, C, V);
     kv->pos++;
     return kv->logits;
 }

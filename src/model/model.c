@@ -109,6 +109,9 @@ void andrea_model_free(andrea_model *m) {
     free(m->act_mem);
     free(m->inputs);
     free(m->targets);
+    free(m->q16);
+    free(m->q8);
+    free(m->qscale);
     free(m);
 }
 

@@ -81,7 +81,18 @@ struct andrea_model {
     int has_targets;
     int n_valid;         /* valid targets in the last forward */
     float loss;
+    /* weight-only quantised copies for generation (quant.c) */
+    int quant;           /* ANDREA_QUANT_* */
+    uint16_t *q16;       /* bf16 of every parameter */
+    int8_t *q8;          /* int8 of every matrix entry */
+    float *qscale;       /* int8 scale, stored at each row's start offset */
 };
+
+/* out(N) = w(N, K) x + bias with w in the model's quantised format (kv.c's matvecs). */
+void andrea_matvec(const andrea_model *m, float *out, const float *x, const float *w,
+                   const float *bias, int K, int N);
+/* One row (K floats) of a weight matrix as the quantised format stores it (embeddings). */
+void andrea_dequant_row(const andrea_model *m, float *out, const float *w_row, int K);
 
 /* Builds views of a flat vector under the layout. */
 void andrea_view_build(const andrea_model *m, float *base, andrea_view *v);

@@ -1,0 +1,140 @@
+/*
+ * quant.c - weight-only quantisation for generation. Batch-1 decoding reads
+ * every weight once per token, so its speed is set by memory bandwidth:
+ * bf16 weights halve the bytes, int8 (one fp32 scale per row, absmax/127)
+ * quarters them. Activations and accumulation stay fp32.
+ * andrea_model_fake_quantize() rounds the fp32 weights to what a format can
+ * represent, so `andrea eval --quant` measures the accuracy cost exactly.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/kernels.h"
+#include "model/model.h"
+#include "util/error.h"
+
+/* Round to nearest even on the 16 dropped bits (NaN/Inf are not expected in weights). */
+static inline uint16_t f32_to_bf16(float f) {
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    u += 0x7FFFu + ((u >> 16) & 1u);
+    return (uint16_t)(u >> 16);
+}
+
+static inline float bf16_to_f32(uint16_t h) {
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+static int is_matrix(const andrea_tensor_info *t) { return t->cols > 0; }
+
+int andrea_model_quantize(andrea_model *m, int kind) {
+    free(m->q16);
+    free(m->q8);
+    free(m->qscale);
+    m->q16 = NULL;
+    m->q8 = NULL;
+    m->qscale = NULL;
+    m->quant = ANDREA_QUANT_NONE;
+    if (kind == ANDREA_QUANT_NONE) return 0;
+    int64_t n = m->layout.total;
+    if (kind == ANDREA_QUANT_BF16) {
+        m->q16 = malloc(sizeof(uint16_t) * (size_t)n);
+        if (!m->q16) return andrea_set_error("out of memory for bf16 weights");
+        for (int64_t i = 0; i < n; i++) m->q16[i] = f32_to_bf16(m->params[i]);
+    } else if (kind == ANDREA_QUANT_INT8) {
+        m->q8 = malloc((size_t)n);
+        m->qscale = malloc(sizeof(float) * (size_t)n); /* indexed by row start: sparse, simple */
+        if (!m->q8 || !m->qscale) return andrea_set_error("out of memory for int8 weights");
+        for (int i = 0; i < m->layout.n; i++) {
+            const andrea_tensor_info *t = &m->layout.t[i];
+            if (!is_matrix(t)) continue;
+            for (int r = 0; r < t->rows; r++) {
+                int64_t row = t->offset + (int64_t)r * t->cols;
+                float amax = 0.0f;
+                for (int c = 0; c < t->cols; c++) amax = fmaxf(amax, fabsf(m->params[row + c]));
+                float scale = amax > 0 ? amax / 127.0f : 1.0f;
+                m->qscale[row] = scale;
+                for (int c = 0; c < t->cols; c++)
+                    m->q8[row + c] = (int8_t)lrintf(m->params[row + c] / scale);
+            }
+        }
+    } else {
+        return andrea_set_error("unknown quantisation %d", kind);
+    }
+    m->quant = kind;
+    return 0;
+}
+
+int andrea_model_fake_quantize(andrea_model *m, int kind) {
+    if (andrea_model_quantize(m, kind)) return -1;
+    for (int i = 0; i < m->layout.n; i++) {
+        const andrea_tensor_info *t = &m->layout.t[i];
+        if (!is_matrix(t)) continue;
+        for (int64_t j = t->offset; j < t->offset + t->size; j++) {
+            if (kind == ANDREA_QUANT_BF16) m->params[j] = bf16_to_f32(m->q16[j]);
+            else if (kind == ANDREA_QUANT_INT8)
+                m->params[j] = (float)m->q8[j] * m->qscale[t->offset + (j - t->offset) / t->cols * t->cols];
+        }
+    }
+    return andrea_model_quantize(m, ANDREA_QUANT_NONE);
+}
+
+/* Row dot products, compiled for AVX-512, AVX2 and baseline and picked at load time:
+ * the widening conversions are where the time goes. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+#define ANDREA_CLONES __attribute__((target_clones("avx512f", "avx2,fma", "default")))
+#else
+#define ANDREA_CLONES
+#endif
+
+ANDREA_CLONES static float dot_bf16(const uint16_t *q, const float *x, int K) {
+    float s = 0.0f;
+#pragma omp simd reduction(+ : s)
+    for (int k = 0; k < K; k++) s += bf16_to_f32(q[k]) * x[k];
+    return s;
+}
+
+ANDREA_CLONES static float dot_i8(const int8_t *q, const float *x, int K) {
+    float s = 0.0f;
+#pragma omp simd reduction(+ : s)
+    for (int k = 0; k < K; k++) s += (float)q[k] * x[k];
+    return s;
+}
+
+/* out(N) = w(N, K) x(K) + bias, w read in the model's quantised format. */
+void andrea_matvec(const andrea_model *m, float *out, const float *x, const float *w,
+                   const float *bias, int K, int N) {
+    if (m->quant == ANDREA_QUANT_NONE) {
+        matmul_forward(out, x, w, bias, 1, K, N);
+        return;
+    }
+    int64_t base = w - m->params;
+#pragma omp parallel for schedule(static) if ((long)N * K >= (1L << 16))
+    for (int n = 0; n < N; n++) {
+        int64_t row = base + (int64_t)n * K;
+        float s = m->quant == ANDREA_QUANT_BF16 ? dot_bf16(m->q16 + row, x, K)
+                                                : dot_i8(m->q8 + row, x, K) * m->qscale[row];
+        out[n] = s + (bias ? bias[n] : 0.0f);
+    }
+}
+
+int andrea_quant_parse(const char *s, int *out) {
+    if (strcmp(s, "f32") == 0 || strcmp(s, "none") == 0) return *out = ANDREA_QUANT_NONE, 0;
+    if (strcmp(s, "bf16") == 0) return *out = ANDREA_QUANT_BF16, 0;
+    if (strcmp(s, "int8") == 0 || strcmp(s, "q8") == 0) return *out = ANDREA_QUANT_INT8, 0;
+    return andrea_set_error("unknown weight format '%s' (expected f32, bf16 or int8)", s);
+}
+
+void andrea_dequant_row(const andrea_model *m, float *out, const float *w_row, int K) {
+    int64_t row = w_row - m->params;
+    if (m->quant == ANDREA_QUANT_BF16)
+        for (int k = 0; k < K; k++) out[k] = bf16_to_f32(m->q16[row + k]);
+    else if (m->quant == ANDREA_QUANT_INT8)
+        for (int k = 0; k < K; k++) out[k] = (float)m->q8[row + k] * m->qscale[row];
+    else
+        memcpy(out, w_row, sizeof(float) * (size_t)K);
+}
