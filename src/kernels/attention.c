@@ -29,11 +29,7 @@ void attention_forward(float *out, float *att, float *preatt, const float *qkv, 
                 float maxv = -INFINITY;
                 for (int j = 0; j <= i; j++) {
                     const float *k = base + j * C3 + C + h * HS;
-                    float s = 0.0f;
-                    /* simd reduction: vector partial sums (a fixed order, so still deterministic) */
-#pragma omp simd reduction(+ : s)
-                    for (int d = 0; d < HS; d++) s += q[d] * k[d];
-                    s *= scale;
+                    float s = attn_dot(q, k, HS) * scale;
                     a[j] = s;
                     if (s > maxv) maxv = s;
                 }

@@ -73,6 +73,15 @@ void residual_forward(float *out, const float *a, const float *b, size_t n);
  * above the diagonal (the masked scores the softmax saw). out (B, T, C). */
 void attention_forward(float *out, float *att, float *preatt, const float *qkv,
                        int B, int T, int C, int NH);
+/* q . k over one head: the one loop every attention score comes from (the kernel, the
+ * KV cache and `andrea attention`'s raw view), so they agree to the bit. The simd
+ * reduction sums in vector partial sums, a fixed order for a given build. */
+static inline float attn_dot(const float *q, const float *k, int HS) {
+    float s = 0.0f;
+#pragma omp simd reduction(+ : s)
+    for (int d = 0; d < HS; d++) s += q[d] * k[d];
+    return s;
+}
 /* dqkv (B, T, 3C) += gradient through the attention, given dout (B, T, C). */
 void attention_backward(float *dqkv, const float *dout, const float *qkv, const float *att,
                         int B, int T, int C, int NH);

@@ -121,9 +121,8 @@ int andrea_attention_inspect(andrea_model *m, const int32_t *tokens, int T, unsi
         for (size_t k = 0; k < (size_t)T * C; k++)
             if (!same_bits(atty[k], f_atty[k])) out->out_mismatches++;
 
-        /* raw q.k with the kernel's loop, pragma included: the simd reduction fixes an
-         * order of partial sums that the compiler reproduces for the same loop. Whether
-         * it did is verified entry by entry just below (raw_mismatches). */
+        /* raw q.k through the kernel's own attn_dot; that the scaled values equal the
+         * engine's is verified entry by entry just below (raw_mismatches). */
         for (int h = 0; h < NH; h++) {
             for (int i = 0; i < T; i++) {
                 const float *q = qkv + i * C3 + h * HS;
@@ -131,9 +130,7 @@ int andrea_attention_inspect(andrea_model *m, const int32_t *tokens, int T, unsi
                 const float *pre = preatt + ((size_t)h * T + i) * T;
                 for (int j = 0; j < T; j++) {
                     const float *k = qkv + j * C3 + C + h * HS;
-                    float s = 0.0f;
-#pragma omp simd reduction(+ : s)
-                    for (int d = 0; d < HS; d++) s += q[d] * k[d];
+                    float s = attn_dot(q, k, HS);
                     r[j] = s;
                     if (j <= i && !same_bits(s * out->scale, pre[j])) out->raw_mismatches++;
                 }

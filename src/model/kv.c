@@ -102,10 +102,7 @@ const float *andrea_kv_step(andrea_model *m, andrea_kv *kv, int32_t token) {
             float maxv = -INFINITY;
             for (int j = 0; j <= pos; j++) {
                 const float *kj = kc + (long)j * C + h * HS;
-                float s = 0.0f;
-#pragma omp simd reduction(+ : s)
-                for (int d = 0; d < HS; d++) s += q[d] * kj[d];
-                s *= scale;
+                float s = attn_dot(q, kj, HS) * scale;
                 kv->att[j] = s;
                 if (s > maxv) maxv = s;
             }
