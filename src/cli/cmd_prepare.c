@@ -16,6 +16,7 @@
 #include "andrea_tokenizer.h"
 #include "args.h"
 #include "commands.h"
+#include "util/perf.h"
 
 #ifdef ANDREA_HAVE_JANSSON
 #include <jansson.h>
@@ -33,14 +34,8 @@ typedef struct {
     uint64_t bytes_in, total_bytes, docs;
 } prep;
 
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static void progress(prep *p, int force) {
-    double t = now_s();
+    double t = andrea_now();
     if (p->quiet || (!force && t - p->last < 2.0)) return;
     p->last = t;
     double mbps = (double)p->bytes_in / 1e6 / (t - p->t0 + 1e-9);
@@ -267,7 +262,7 @@ int cmd_prepare(int argc, char **argv) {
         andrea_tokenizer_free(p.tok);
         return 1;
     }
-    p.t0 = p.last = now_s();
+    p.t0 = p.last = andrea_now();
     rc = 0;
     for (int i = 0; i < n_in && !rc; i++) {
         int jsonl = strcmp(format, "jsonl") == 0 || (strcmp(format, "auto") == 0 && ends_with(inputs[i], ".jsonl"));
@@ -286,7 +281,7 @@ int cmd_prepare(int argc, char **argv) {
         if (!quiet)
             fprintf(stderr, "prepare: wrote '%s': %llu tokens (%llu documents), %.3f bytes/token, %.1fs\n",
                     out, (unsigned long long)count, (unsigned long long)p.docs,
-                    count ? (double)p.bytes_in / (double)count : 0.0, now_s() - p.t0);
+                    count ? (double)p.bytes_in / (double)count : 0.0, andrea_now() - p.t0);
         if (check) {
             andrea_token_file *tf = andrea_token_file_open(out, 1);
             if (!tf || andrea_token_file_count(tf) != count ||

@@ -12,14 +12,9 @@
 #include "andrea_tokenizer.h"
 #include "args.h"
 #include "commands.h"
+#include "util/perf.h"
 
 #define NSPECS(a) ((int)(sizeof(a) / sizeof((a)[0])))
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* A whole input: a mapped file, or stdin read into memory ("-"). */
 typedef struct {
@@ -111,7 +106,7 @@ static int tok_train(int argc, char **argv) {
     if (!quiet)
         fprintf(stderr, "tokenizer train: kind %s, input '%s' (%.2f MB), output '%s'\n", kind, in_path,
                 (double)in.n / 1e6, out);
-    double t0 = now_s();
+    double t0 = andrea_now();
     andrea_tokenizer *t = NULL;
     if (strcmp(kind, "bpe") == 0) {
         andrea_bpe_train_options o;
@@ -148,20 +143,20 @@ static int tok_train(int argc, char **argv) {
         input_close(&in);
         return 1;
     }
-    double train_s = now_s() - t0;
+    double train_s = andrea_now() - t0;
     int ok = andrea_tokenizer_save(t, out) == 0;
     if (ok && json) ok = andrea_tokenizer_harris_export(t, json) == 0;
     if (!ok) fprintf(stderr, "andrea tokenizer train: %s\n", andrea_error());
     if (ok && !quiet) {
         andrea_ids ids = {0};
-        double e0 = now_s();
+        double e0 = andrea_now();
         if (andrea_tokenizer_encode(t, in.p, in.n, 0, &ids) == 0)
             fprintf(stderr, "tokenizer train: wrote '%s': %s, V %d, BOS %d, checksum %016llx; trained in "
                     "%.1fs; the training text is %zu tokens, %.3f bytes/token (encoded at %.1f MB/s)\n",
                     out, andrea_tokenizer_kind_name(andrea_tokenizer_kind(t)),
                     andrea_tokenizer_vocab_size(t), andrea_tokenizer_bos(t),
                     (unsigned long long)andrea_tokenizer_checksum(t), train_s, ids.len,
-                    ids.len ? (double)in.n / (double)ids.len : 0.0, (double)in.n / 1e6 / (now_s() - e0 + 1e-9));
+                    ids.len ? (double)in.n / (double)ids.len : 0.0, (double)in.n / 1e6 / (andrea_now() - e0 + 1e-9));
         andrea_ids_free(&ids);
     }
     andrea_tokenizer_free(t);

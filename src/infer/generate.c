@@ -14,12 +14,7 @@
 #include "andrea_tokenizer.h"
 #include "util/error.h"
 #include "util/json.h"
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+#include "util/perf.h"
 
 /* Finds needle in hay[0..n); returns its offset or -1. */
 static long find(const uint8_t *hay, size_t n, const char *needle, size_t k) {
@@ -46,7 +41,7 @@ int andrea_generate(andrea_model *m, andrea_kv *kv, const andrea_tokenizer *tok,
     res->n_generated = 0;
     res->stop_reason = "n-predict";
     int rc = 0;
-    double t0 = now_s();
+    double t0 = andrea_now();
     while (res->n_generated < g->n_predict) {
         if (!logits) {
             rc = -1;
@@ -103,7 +98,7 @@ int andrea_generate(andrea_model *m, andrea_kv *kv, const andrea_tokenizer *tok,
         if (res->n_generated < g->n_predict) logits = andrea_kv_step(m, kv, next);
     }
     if (pending.len) g->emit(pending.data, pending.len, g->user);
-    res->seconds = now_s() - t0;
+    res->seconds = andrea_now() - t0;
     andrea_bytes_free(&pending);
     free(hist);
     return rc;

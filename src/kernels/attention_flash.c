@@ -186,12 +186,9 @@ FLASH_INLINE void flash_forward_head(float *out, float *lse, const float *qkv, i
             for (int r = 0; r < nq; r++) {
                 int jn = imin(nk, i0 + r + 1 - j0); /* causal: row i sees keys j0 .. i */
                 float *p = s + r * FLASH_BK;
-                float mb = -INFINITY;
-#pragma omp simd reduction(max : mb)
-                for (int j = 0; j < jn; j++) {
-                    p[j] *= scale;
-                    mb = p[j] > mb ? p[j] : mb;
-                }
+                for (int j = 0; j < jn; j++) p[j] *= scale;
+                float mb = p[0]; /* (a simd max reduction: clang 14 cannot vectorise it) */
+                for (int j = 1; j < jn; j++) mb = p[j] > mb ? p[j] : mb;
                 float mold = m[r], mnew = mold > mb ? mold : mb;
                 /* mnew is finite (jn >= 1), so every exponent is <= 0 and exp <= 1. */
                 float sum = 0.0f;

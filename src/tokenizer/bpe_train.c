@@ -23,18 +23,13 @@
 
 #include "tokenizer/tok_internal.h"
 #include "util/error.h"
+#include "util/perf.h"
 
 void andrea_bpe_train_options_default(andrea_bpe_train_options *o) {
     o->vocab_size = 4096;
     o->min_frequency = 2;
     o->max_pieces = (size_t)1 << 22;
     o->verbose = 0;
-}
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 /* ---- piece counting ---------------------------------------------------------------------- */
@@ -244,7 +239,7 @@ andrea_tokenizer *andrea_tokenizer_bpe_train(const void *text, size_t n,
     if (o->vocab_size < 257)
         return andrea_set_error("bpe: vocab size %d < 257 (256 bytes + BOS)", o->vocab_size), NULL;
     if (o->max_pieces < 1024) return andrea_set_error("bpe: max pieces must be >= 1024"), NULL;
-    double t0 = now_s();
+    double t0 = andrea_now();
     andrea_tokenizer *t = NULL;
     trainer tr = {0};
     int32_t *merges = NULL;
@@ -267,7 +262,7 @@ andrea_tokenizer *andrea_tokenizer_bpe_train(const void *text, size_t n,
         off = end;
         if (o->verbose && n > slice)
             fprintf(stderr, "bpe: counted %.1f / %.1f MB, %zu distinct pieces (%.1fs)\n", off / 1e6,
-                    n / 1e6, pc.pieces.n, now_s() - t0);
+                    n / 1e6, pc.pieces.n, andrea_now() - t0);
     }
 
     /* 2. words and initial pair counts */
@@ -303,7 +298,7 @@ andrea_tokenizer *andrea_tokenizer_bpe_train(const void *text, size_t n,
     }
     if (o->verbose)
         fprintf(stderr, "bpe: %zu distinct pieces (%zu with pairs), %zu distinct pairs (%.1fs)\n",
-                pc.pieces.n, tr.n_words, tr.n_pairs, now_s() - t0);
+                pc.pieces.n, tr.n_words, tr.n_pairs, andrea_now() - t0);
     strmap_free(&pc.pieces);
     free(pc.count);
     pc.count = NULL;
@@ -314,7 +309,7 @@ andrea_tokenizer *andrea_tokenizer_bpe_train(const void *text, size_t n,
     int32_t want = o->vocab_size - 257, nm = 0;
     merges = malloc((size_t)(want ? want : 1) * 3 * sizeof *merges);
     if (!merges) { andrea_set_error("out of memory (merges)"); goto done; }
-    double last_report = now_s();
+    double last_report = andrea_now();
     while (nm < want && tr.heap_n) {
         heap_entry e = heap_pop(&tr);
         int64_t cur = tr.pcount[e.pair];
@@ -381,8 +376,8 @@ andrea_tokenizer *andrea_tokenizer_bpe_train(const void *text, size_t n,
             if (tr.pcount[p] > 0 && heap_push(&tr, (heap_entry){tr.pcount[p], tr.pa[p], tr.pb[p], p}))
                 goto done;
         }
-        if (o->verbose && (now_s() - last_report > 2.0 || nm == want)) {
-            last_report = now_s();
+        if (o->verbose && (andrea_now() - last_report > 2.0 || nm == want)) {
+            last_report = andrea_now();
             double el = last_report - t0;
             fprintf(stderr, "bpe: merge %d/%d (pair count %lld), %.1fs elapsed\n", nm, want,
                     (long long)cur, el);
@@ -393,7 +388,7 @@ andrea_tokenizer *andrea_tokenizer_bpe_train(const void *text, size_t n,
         goto done;
     }
     if (o->verbose)
-        fprintf(stderr, "bpe: %d merges, vocab %d (%.1fs)%s\n", nm, 257 + nm, now_s() - t0,
+        fprintf(stderr, "bpe: %d merges, vocab %d (%.1fs)%s\n", nm, 257 + nm, andrea_now() - t0,
                 nm < want ? " - the corpus ran out of pairs seen min-frequency times" : "");
     int32_t byte_to_id[256];
     for (int i = 0; i < 256; i++) byte_to_id[i] = i;

@@ -34,6 +34,7 @@
 
 #include "tokenizer/tok_internal.h"
 #include "util/error.h"
+#include "util/perf.h"
 
 #ifdef ANDREA_HAVE_JANSSON
 #include <jansson.h>
@@ -273,12 +274,6 @@ static int cand_cmp(const void *a, const void *b) {
     return x->len < y->len ? -1 : x->len > y->len;
 }
 
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 andrea_tokenizer *andrea_tokenizer_harris_train(const void *text, size_t n,
                                                 const andrea_harris_train_options *o) {
     const uint8_t *s = text;
@@ -291,7 +286,7 @@ andrea_tokenizer *andrea_tokenizer_harris_train(const void *text, size_t n,
     seg_cand *cands = NULL;
     const uint8_t **sp = NULL;
     uint32_t *sl = NULL;
-    double t0 = now_s();
+    double t0 = andrea_now();
     if (o->n_segments < 0 || o->min_variety < 1 || o->max_len < 2 || o->min_count < 1) {
         andrea_set_error("harris: need segments >= 0, min variety >= 1, max len >= 2, min count >= 1");
         return NULL;
@@ -325,7 +320,7 @@ andrea_tokenizer *andrea_tokenizer_harris_train(const void *text, size_t n,
         wcount[2 * id + (start > 0 && s[start - 1] == ' ' ? 0 : 1)]++;
     }
     if (o->verbose)
-        fprintf(stderr, "harris: %zu distinct words in %zu bytes (%.1fs)\n", words.n, n, now_s() - t0);
+        fprintf(stderr, "harris: %zu distinct words in %zu bytes (%.1fs)\n", words.n, n, andrea_now() - t0);
 
     /* 2. varieties over word types */
     for (size_t id = 0; id < words.n; id++) {
@@ -407,7 +402,7 @@ andrea_tokenizer *andrea_tokenizer_harris_train(const void *text, size_t n,
     size_t keep = nc < (size_t)o->n_segments ? nc : (size_t)o->n_segments;
     if (o->verbose) {
         fprintf(stderr, "harris: %zu candidate segments (seen >= %lld times), keeping %zu (%.1fs)\n",
-                nc, (long long)o->min_count, keep, now_s() - t0);
+                nc, (long long)o->min_count, keep, andrea_now() - t0);
         if (keep < (size_t)o->n_segments)
             fprintf(stderr, "harris: warning: asked for %d segments, the corpus offers %zu; V = %zu\n",
                     o->n_segments, keep, keep + 257);

@@ -19,10 +19,10 @@
 #include "train/corpus.h"
 #include "andrea_gate.h"
 #include "util/json.h"
-#include "util/perf.h"
 #include "train/data.h"
 #include "util/error.h"
 #include "util/hash.h"
+#include "util/perf.h"
 
 void andrea_train_options_default(andrea_train_options *o) {
     memset(o, 0, sizeof *o);
@@ -119,12 +119,6 @@ static volatile sig_atomic_t g_stop_signal = 0;
 static void on_signal(int sig) { g_stop_signal = sig; }
 
 /* ---- helpers ----------------------------------------------------------------------------- */
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static void format_eta(double s, char *buf, size_t n) {
     long t = (long)(s + 0.5);
@@ -443,12 +437,12 @@ int andrea_train(const andrea_config *cfg_in, const andrea_train_options *o) {
         fflush(stdout);
     }
     int bad_steps = 0;
-    double t_start = now_s(), ms_sum = 0.0;
+    double t_start = andrea_now(), ms_sum = 0.0;
     int timed_steps = 0;
     rc = 0;
     while (ts.st.step < o->max_steps) {
         int step = (int)ts.st.step;
-        double t0 = now_s();
+        double t0 = andrea_now();
         float lr = andrea_lr_at(o, step);
         andrea_model_zero_grad(m);
         double loss_sum = 0.0;
@@ -504,7 +498,7 @@ int andrea_train(const andrea_config *cfg_in, const andrea_train_options *o) {
         ts.st.data_rng[1] = data_rng.s[1];
         ts.st.smooth_loss = isnan(ts.st.smooth_loss) ? loss : 0.9f * ts.st.smooth_loss + 0.1f * loss;
 
-        double ms = (now_s() - t0) * 1e3;
+        double ms = (andrea_now() - t0) * 1e3;
         if (step > 0 || o->resume_path) { /* the first step pays for allocation */
             ms_sum += ms;
             timed_steps++;
@@ -589,7 +583,7 @@ int andrea_train(const andrea_config *cfg_in, const andrea_train_options *o) {
     sigaction(SIGTERM, &old_term, NULL);
     if (rc == 0 && !o->quiet) {
         printf("done: %lld steps in %.1f s; best val loss %.4f; checkpoints in '%s'\n",
-               (long long)ts.st.step, now_s() - t_start, ts.st.best_val_loss, o->out_dir);
+               (long long)ts.st.step, andrea_now() - t_start, ts.st.best_val_loss, o->out_dir);
         fflush(stdout);
     }
     if (rc == 0 && ts.st.step == 0 && o->max_steps == 0) {
