@@ -18,21 +18,26 @@
  * Key blocks outside, query rows inside, so one block's k, v, dk and dv stay in
  * cache while the rows stream past.
  *
- * Tiles. A (FLASH_BQ rows x FLASH_BK keys) tile of scores is computed with the
- * keys transposed into a stack buffer (channel-major), so the innermost loop is
- * one q channel times 16 consecutive keys: a full vector, no horizontal sums
- * (a q.k dot over HS = 32 or 64 channels is too short for that to pay). The
- * weighted row sums (p V, dS K, P^T dout, dS^T Q) keep 16 or 32 output channels
- * in registers while the rows they sum stream through. Channels are taken
- * FLASH_DC at a time, so every buffer has a fixed size on the stack (~48 KiB)
- * whatever HS is: no allocation, nothing that can fail.
+ * Tiles. For each tile of FLASH_BQ query rows x FLASH_BK keys every step is a
+ * small matrix product through one register-tiled kernel, mm: S = Q K^T and
+ * dP = dout V^T (the block's k and v transposed into a stack buffer, so that the
+ * inner loop runs along keys: full vectors, no horizontal sums, which a q.k dot
+ * over HS = 16..64 channels is too short to amortise), then O += P V,
+ * dQ += dS K, dV += P^T dout, dK += dS^T Q (transposes read through strides).
+ * Blocks above the diagonal are skipped; inside a diagonal tile the masked
+ * entries are computed, then set to 0 in P and dS (exact zeros added). Channels
+ * go FLASH_DC at a time, so every buffer is a fixed-size stack array (~48 KiB
+ * in the backward) whatever HS is: no allocation, nothing that can fail. D_i is
+ * recomputed for each key block (one dot per row and block, ~1% of the work)
+ * instead of being kept in an O(T) buffer.
  *
  * Determinism. One (batch, head) pair is one thread's; every sum runs in a fixed
  * order (channels in order for scores, keys in order for outputs, rows in order
  * for dk and dv), so results do not depend on the thread count. The kernels are
  * compiled for AVX-512, AVX2+FMA and the baseline and picked from the CPU at run
- * time, as matmul.c does, so results can differ in the last bits between CPUs
- * (FMA or not), never between runs. Exponentials use andrea_expf (relative
+ * time, as matmul.c does; the summation order is the same in all three, but FMA
+ * rounds differently, so results can differ in the last bits between CPUs, never
+ * between runs. Exponentials use andrea_expf (relative
  * error < 2e-7), which vectorises where libm's expf does not.
  */
 #include <math.h>
@@ -47,10 +52,6 @@
 
 /* Every row of a query tile must see the first key of each block it visits. */
 _Static_assert(FLASH_BK % FLASH_BQ == 0, "key blocks are whole query tiles");
-
-/* 16 floats: one AVX-512 register, two AVX2 or four SSE ones (GCC and clang
- * vector extension, as in matmul.c). Loaded and stored with memcpy: unaligned. */
-typedef float vf16 __attribute__((vector_size(64)));
 
 /* Everything below is inlined into the per-ISA entry points at the end, so it is
  * compiled once for each target. */
@@ -67,67 +68,13 @@ FLASH_INLINE void transpose_block(float *xt, const float *x, long stride, int nk
 /* ---- the one product: C(M, N) += A(M, K) @ B(K, N) ------------------------------------
  * A(m, k) = a[m * a_rs + k * a_cs] (any strides: transposes are free), B and C
  * row-major with row strides ldb, ldc. Every C element is summed in k order, in
- * the register tiles and at the edges alike. Register tile: 4 rows x 32 columns,
- * 8 independent accumulators, enough to hide the FMA latency; then 4 x 16. */
-FLASH_INLINE void tile_4x32(float *c, long ldc, const float *a, long a_rs, long a_cs,
-                            const float *b, long ldb, int K) {
-    vf16 c00, c01, c10, c11, c20, c21, c30, c31;
-    memcpy(&c00, c, 64);
-    memcpy(&c01, c + 16, 64);
-    memcpy(&c10, c + ldc, 64);
-    memcpy(&c11, c + ldc + 16, 64);
-    memcpy(&c20, c + 2 * ldc, 64);
-    memcpy(&c21, c + 2 * ldc + 16, 64);
-    memcpy(&c30, c + 3 * ldc, 64);
-    memcpy(&c31, c + 3 * ldc + 16, 64);
-    for (int k = 0; k < K; k++) {
-        vf16 b0, b1;
-        memcpy(&b0, b + k * ldb, 64);
-        memcpy(&b1, b + k * ldb + 16, 64);
-        const float *ak = a + k * a_cs;
-        float a0 = ak[0], a1 = ak[a_rs], a2 = ak[2 * a_rs], a3 = ak[3 * a_rs];
-        c00 += a0 * b0;
-        c01 += a0 * b1;
-        c10 += a1 * b0;
-        c11 += a1 * b1;
-        c20 += a2 * b0;
-        c21 += a2 * b1;
-        c30 += a3 * b0;
-        c31 += a3 * b1;
-    }
-    memcpy(c, &c00, 64);
-    memcpy(c + 16, &c01, 64);
-    memcpy(c + ldc, &c10, 64);
-    memcpy(c + ldc + 16, &c11, 64);
-    memcpy(c + 2 * ldc, &c20, 64);
-    memcpy(c + 2 * ldc + 16, &c21, 64);
-    memcpy(c + 3 * ldc, &c30, 64);
-    memcpy(c + 3 * ldc + 16, &c31, 64);
-}
+ * the register tiles and at the edges alike, so all tile shapes round alike.
+ * Register tile: 4 rows x 2 vectors, 8 independent accumulators (enough to hide
+ * the FMA latency), then 4 rows x 1 vector, then plain loops. */
+typedef void (*mm_fn)(float *c, long ldc, const float *a, long a_rs, long a_cs, const float *b,
+                      long ldb, int M, int K, int N);
 
-FLASH_INLINE void tile_4x16(float *c, long ldc, const float *a, long a_rs, long a_cs,
-                            const float *b, long ldb, int K) {
-    vf16 c0, c1, c2, c3;
-    memcpy(&c0, c, 64);
-    memcpy(&c1, c + ldc, 64);
-    memcpy(&c2, c + 2 * ldc, 64);
-    memcpy(&c3, c + 3 * ldc, 64);
-    for (int k = 0; k < K; k++) {
-        vf16 b0;
-        memcpy(&b0, b + k * ldb, 64);
-        const float *ak = a + k * a_cs;
-        c0 += ak[0] * b0;
-        c1 += ak[a_rs] * b0;
-        c2 += ak[2 * a_rs] * b0;
-        c3 += ak[3 * a_rs] * b0;
-    }
-    memcpy(c, &c0, 64);
-    memcpy(c + ldc, &c1, 64);
-    memcpy(c + 2 * ldc, &c2, 64);
-    memcpy(c + 3 * ldc, &c3, 64);
-}
-
-/* Fewer than 4 rows or 16 columns: plain loops, the same k order. */
+/* Fewer than 4 rows or one vector of columns: plain loops, the same k order. */
 FLASH_INLINE void tile_edge(float *c, long ldc, const float *a, long a_rs, long a_cs,
                             const float *b, long ldb, int K, int mr, int nr) {
     for (int r = 0; r < mr; r++)
@@ -137,25 +84,87 @@ FLASH_INLINE void tile_edge(float *c, long ldc, const float *a, long a_rs, long 
         }
 }
 
-FLASH_INLINE void mm(float *c, long ldc, const float *a, long a_rs, long a_cs, const float *b,
-                     long ldb, int M, int K, int N) {
-    for (int m = 0; m < M; m += 4) {
-        int mr = imin(4, M - m);
-        float *cm = c + m * ldc;
-        const float *am = a + m * a_rs;
-        int n = 0;
-        if (mr == 4) {
-            for (; n + 32 <= N; n += 32) tile_4x32(cm + n, ldc, am, a_rs, a_cs, b + n, ldb, K);
-            for (; n + 16 <= N; n += 16) tile_4x16(cm + n, ldc, am, a_rs, a_cs, b + n, ldb, K);
-        }
-        if (n < N) tile_edge(cm + n, ldc, am, a_rs, a_cs, b + n, ldb, K, mr, N - n);
+/* One copy per instruction set, with vectors of its own register width (VW floats):
+ * a GCC vector wider than the target's registers is lowered through memory and
+ * ran 5-10x slower than plain loops. Vectors are loaded with memcpy: unaligned. */
+#define DEFINE_MM(SFX, ATTR, VW)                                                             \
+    typedef float vf_##SFX __attribute__((vector_size(VW * 4)));                             \
+    ATTR static inline void tile_4x2v_##SFX(float *c, long ldc, const float *a, long a_rs,   \
+                                            long a_cs, const float *b, long ldb, int K) {    \
+        vf_##SFX c00, c01, c10, c11, c20, c21, c30, c31, b0, b1;                             \
+        size_t vb = sizeof b0;                                                               \
+        memcpy(&c00, c, vb);                                                                 \
+        memcpy(&c01, c + VW, vb);                                                            \
+        memcpy(&c10, c + ldc, vb);                                                           \
+        memcpy(&c11, c + ldc + VW, vb);                                                      \
+        memcpy(&c20, c + 2 * ldc, vb);                                                       \
+        memcpy(&c21, c + 2 * ldc + VW, vb);                                                  \
+        memcpy(&c30, c + 3 * ldc, vb);                                                       \
+        memcpy(&c31, c + 3 * ldc + VW, vb);                                                  \
+        for (int k = 0; k < K; k++) {                                                        \
+            memcpy(&b0, b + k * ldb, vb);                                                    \
+            memcpy(&b1, b + k * ldb + VW, vb);                                               \
+            const float *ak = a + k * a_cs;                                                  \
+            float a0 = ak[0], a1 = ak[a_rs], a2 = ak[2 * a_rs], a3 = ak[3 * a_rs];           \
+            c00 += a0 * b0;                                                                  \
+            c01 += a0 * b1;                                                                  \
+            c10 += a1 * b0;                                                                  \
+            c11 += a1 * b1;                                                                  \
+            c20 += a2 * b0;                                                                  \
+            c21 += a2 * b1;                                                                  \
+            c30 += a3 * b0;                                                                  \
+            c31 += a3 * b1;                                                                  \
+        }                                                                                    \
+        memcpy(c, &c00, vb);                                                                 \
+        memcpy(c + VW, &c01, vb);                                                            \
+        memcpy(c + ldc, &c10, vb);                                                           \
+        memcpy(c + ldc + VW, &c11, vb);                                                      \
+        memcpy(c + 2 * ldc, &c20, vb);                                                       \
+        memcpy(c + 2 * ldc + VW, &c21, vb);                                                  \
+        memcpy(c + 3 * ldc, &c30, vb);                                                       \
+        memcpy(c + 3 * ldc + VW, &c31, vb);                                                  \
+    }                                                                                        \
+    ATTR static inline void tile_4x1v_##SFX(float *c, long ldc, const float *a, long a_rs,   \
+                                            long a_cs, const float *b, long ldb, int K) {    \
+        vf_##SFX c0, c1, c2, c3, b0;                                                         \
+        size_t vb = sizeof b0;                                                               \
+        memcpy(&c0, c, vb);                                                                  \
+        memcpy(&c1, c + ldc, vb);                                                            \
+        memcpy(&c2, c + 2 * ldc, vb);                                                        \
+        memcpy(&c3, c + 3 * ldc, vb);                                                        \
+        for (int k = 0; k < K; k++) {                                                        \
+            memcpy(&b0, b + k * ldb, vb);                                                    \
+            const float *ak = a + k * a_cs;                                                  \
+            c0 += ak[0] * b0;                                                                \
+            c1 += ak[a_rs] * b0;                                                             \
+            c2 += ak[2 * a_rs] * b0;                                                         \
+            c3 += ak[3 * a_rs] * b0;                                                         \
+        }                                                                                    \
+        memcpy(c, &c0, vb);                                                                  \
+        memcpy(c + ldc, &c1, vb);                                                            \
+        memcpy(c + 2 * ldc, &c2, vb);                                                        \
+        memcpy(c + 3 * ldc, &c3, vb);                                                        \
+    }                                                                                        \
+    ATTR static void mm_##SFX(float *c, long ldc, const float *a, long a_rs, long a_cs,       \
+                              const float *b, long ldb, int M, int K, int N) {               \
+        for (int m = 0; m < M; m += 4) {                                                     \
+            int mr = imin(4, M - m), n = 0;                                                  \
+            float *cm = c + m * ldc;                                                         \
+            const float *am = a + m * a_rs;                                                  \
+            if (mr == 4) {                                                                   \
+                for (; n + 2 * VW <= N; n += 2 * VW)                                         \
+                    tile_4x2v_##SFX(cm + n, ldc, am, a_rs, a_cs, b + n, ldb, K);             \
+                for (; n + VW <= N; n += VW)                                                 \
+                    tile_4x1v_##SFX(cm + n, ldc, am, a_rs, a_cs, b + n, ldb, K);             \
+            }                                                                                \
+            if (n < N) tile_edge(cm + n, ldc, am, a_rs, a_cs, b + n, ldb, K, mr, N - n);     \
+        }                                                                                    \
     }
-}
 
 /* ---- forward ------------------------------------------------------------------------- */
 
 FLASH_INLINE void flash_forward_head(float *out, float *lse, const float *qkv, int b, int h,
-                                     int T, int C, int NH) {
+                                     int T, int C, int NH, mm_fn mm) {
     int HS = C / NH;
     /* One float multiply per score, the same constant as attention.c. */
     float scale = 1.0f / sqrtf((float)HS);
@@ -224,7 +233,7 @@ FLASH_INLINE void flash_forward_head(float *out, float *lse, const float *qkv, i
 
 FLASH_INLINE void flash_backward_head(float *dqkv, const float *dout, const float *qkv,
                                       const float *out, const float *lse, int b, int h, int T,
-                                      int C, int NH) {
+                                      int C, int NH, mm_fn mm) {
     int HS = C / NH;
     float scale = 1.0f / sqrtf((float)HS);
     long C3 = 3L * C;
@@ -235,8 +244,13 @@ FLASH_INLINE void flash_backward_head(float *dqkv, const float *dout, const floa
     _Alignas(64) float kt[FLASH_DC * FLASH_BK], vt[FLASH_DC * FLASH_BK];
     _Alignas(64) float p[FLASH_BQ * FLASH_BK];  /* scores, then probabilities */
     _Alignas(64) float ds[FLASH_BQ * FLASH_BK]; /* dP, then scale * dS */
+    int one_chunk = HS <= FLASH_DC; /* then k, v are transposed once per key block */
     for (int j0 = 0; j0 < T; j0 += FLASH_BK) {
         int nk = imin(FLASH_BK, T - j0);
+        if (one_chunk) {
+            transpose_block(kt, K + (long)j0 * C3, C3, nk, HS);
+            transpose_block(vt, V + (long)j0 * C3, C3, nk, HS);
+        }
         /* Rows before j0 do not see this block (causal). */
         for (int i0 = j0; i0 < T; i0 += FLASH_BQ) {
             int nq = imin(FLASH_BQ, T - i0);
@@ -246,8 +260,10 @@ FLASH_INLINE void flash_backward_head(float *dqkv, const float *dout, const floa
             }
             for (int c0 = 0; c0 < HS; c0 += FLASH_DC) {
                 int nc = imin(FLASH_DC, HS - c0);
-                transpose_block(kt, K + (long)j0 * C3 + c0, C3, nk, nc);
-                transpose_block(vt, V + (long)j0 * C3 + c0, C3, nk, nc);
+                if (!one_chunk) {
+                    transpose_block(kt, K + (long)j0 * C3 + c0, C3, nk, nc);
+                    transpose_block(vt, V + (long)j0 * C3 + c0, C3, nk, nc);
+                }
                 mm(p, FLASH_BK, Q + (long)i0 * C3 + c0, C3, 1, kt, FLASH_BK, nq, nc, nk);
                 mm(ds, FLASH_BK, G + (long)i0 * C + c0, C, 1, vt, FLASH_BK, nq, nc, nk);
             }
@@ -280,23 +296,24 @@ typedef void (*flash_fwd_fn)(float *, float *, const float *, int, int, int, int
 typedef void (*flash_bwd_fn)(float *, const float *, const float *, const float *,
                              const float *, int, int, int, int, int);
 
-#define DEFINE_FLASH(SUFFIX, ATTR)                                                           \
-    ATTR static void flash_forward_##SUFFIX(float *out, float *lse, const float *qkv, int b,  \
-                                            int h, int T, int C, int NH) {                    \
-        flash_forward_head(out, lse, qkv, b, h, T, C, NH);                                    \
-    }                                                                                         \
-    ATTR static void flash_backward_##SUFFIX(float *dqkv, const float *dout, const float *qkv, \
-                                             const float *out, const float *lse, int b, int h, \
-                                             int T, int C, int NH) {                          \
-        flash_backward_head(dqkv, dout, qkv, out, lse, b, h, T, C, NH);                       \
+#define DEFINE_FLASH(SFX, ATTR, VW)                                                          \
+    DEFINE_MM(SFX, ATTR, VW)                                                                 \
+    ATTR static void flash_forward_##SFX(float *out, float *lse, const float *qkv, int b,    \
+                                         int h, int T, int C, int NH) {                      \
+        flash_forward_head(out, lse, qkv, b, h, T, C, NH, mm_##SFX);                         \
+    }                                                                                        \
+    ATTR static void flash_backward_##SFX(float *dqkv, const float *dout, const float *qkv,  \
+                                          const float *out, const float *lse, int b, int h,  \
+                                          int T, int C, int NH) {                            \
+        flash_backward_head(dqkv, dout, qkv, out, lse, b, h, T, C, NH, mm_##SFX);            \
     }
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-DEFINE_FLASH(avx512, __attribute__((target("avx512f,fma"))))
-DEFINE_FLASH(avx2, __attribute__((target("avx2,fma"))))
+DEFINE_FLASH(avx512, __attribute__((target("avx512f,fma"))), 16)
+DEFINE_FLASH(avx2, __attribute__((target("avx2,fma"))), 8)
 #define FLASH_X86_DISPATCH 1
 #endif
-DEFINE_FLASH(generic, )
+DEFINE_FLASH(generic, , 4) /* SSE2 on x86-64, NEON on arm64 */
 
 static int g_isa_cap = -1; /* attention_flash_set_isa */
 
