@@ -296,15 +296,27 @@ typedef void (*flash_fwd_fn)(float *, float *, const float *, int, int, int, int
 typedef void (*flash_bwd_fn)(float *, const float *, const float *, const float *,
                              const float *, int, int, int, int, int);
 
+/* GCC 12 does not vectorise andrea_expf for AVX targets: partial redundancy
+ * elimination folds its clamped paths to constants, which leaves the polynomial
+ * in a conditional block that if-conversion rejects ("control flow in loop"), so
+ * the exps ran scalar and took half the time. Without PRE it is one straight
+ * vector loop again: 1.6-1.9x on the whole kernel. (Clang vectorises it as is.) */
+#if defined(__GNUC__) && !defined(__clang__)
+#define FLASH_NO_PRE __attribute__((optimize("no-tree-pre")))
+#else
+#define FLASH_NO_PRE
+#endif
+
 #define DEFINE_FLASH(SFX, ATTR, VW)                                                          \
     DEFINE_MM(SFX, ATTR, VW)                                                                 \
-    ATTR static void flash_forward_##SFX(float *out, float *lse, const float *qkv, int b,    \
-                                         int h, int T, int C, int NH) {                      \
+    ATTR FLASH_NO_PRE static void flash_forward_##SFX(float *out, float *lse,                \
+                                                      const float *qkv, int b, int h, int T, \
+                                                      int C, int NH) {                       \
         flash_forward_head(out, lse, qkv, b, h, T, C, NH, mm_##SFX);                         \
     }                                                                                        \
-    ATTR static void flash_backward_##SFX(float *dqkv, const float *dout, const float *qkv,  \
-                                          const float *out, const float *lse, int b, int h,  \
-                                          int T, int C, int NH) {                            \
+    ATTR FLASH_NO_PRE static void flash_backward_##SFX(                                      \
+        float *dqkv, const float *dout, const float *qkv, const float *out, const float *lse, \
+        int b, int h, int T, int C, int NH) {                                                \
         flash_backward_head(dqkv, dout, qkv, out, lse, b, h, T, C, NH, mm_##SFX);            \
     }
 

@@ -24,6 +24,9 @@
 #ifdef ANDREA_HAVE_BLAS
 #include <cblas.h>
 #endif
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 static int g_backend = ANDREA_MATMUL_BUILTIN;
 
@@ -43,9 +46,14 @@ int andrea_set_matmul_backend(int backend) {
 
 int andrea_matmul_backend(void) { return g_backend; }
 
-/* BLAS pays off only on big products; small ones stay on our kernels. */
+/* BLAS pays off only on big products; small ones stay on our kernels. OpenBLAS has
+ * its own thread pool: keep it the size of ours (-t), so results depend on -t only. */
 static int use_blas(long M, long K, long N) {
-    return g_backend == ANDREA_MATMUL_BLAS && M > 4 && M * K * N >= (1L << 18);
+    if (g_backend != ANDREA_MATMUL_BLAS || M <= 4 || M * K * N < (1L << 18)) return 0;
+#if defined(ANDREA_HAVE_BLAS) && defined(_OPENMP)
+    openblas_set_num_threads(omp_get_max_threads());
+#endif
+    return 1;
 }
 
 #define MR 4
@@ -124,6 +132,12 @@ static void tile_edge(float *c, int ldc, const float *a, long a_rs, long a_cs, c
     }
 }
 
+/* Per-thread copy of one KC x NC block of B, in panels of NR columns stored k-major
+ * (panel p holds B[k][p*NR .. p*NR+NR-1] for k = 0..kc-1, contiguous): the tile then
+ * streams B sequentially instead of striding by a row of B per k (which thrashes the
+ * cache sets and TLB when rows are 4 KB apart). */
+static _Thread_local float *g_bpanel = NULL;
+
 void gemm_nn(float *c, int ldc, const float *a, long a_rs, long a_cs, const float *b, int ldb,
              int M, int K, int N, int accumulate) {
     tile_fn tile = pick_tile(); /* a cached feature lookup: cheap, and no shared state */
@@ -135,8 +149,16 @@ void gemm_nn(float *c, int ldc, const float *a, long a_rs, long a_cs, const floa
         for (int nbi = 0; nbi < n_nb; nbi++) {
             int m0 = mbi * MB, m1 = m0 + MB < M ? m0 + MB : M;
             int n0 = nbi * NC, n1 = n0 + NC < N ? n0 + NC : N;
+            int n_full = (n1 - n0) / NR * NR; /* columns served by packed full panels */
+            if (!g_bpanel) g_bpanel = malloc(sizeof(float) * KC * NC);
+            float *bp = g_bpanel;
             for (int k0 = 0; k0 < K; k0 += KC) {
                 int kc = K - k0 < KC ? K - k0 : KC;
+                if (bp)
+                    for (int p = 0; p < n_full / NR; p++)
+                        for (int k = 0; k < kc; k++)
+                            memcpy(bp + ((long)p * kc + k) * NR, b + (long)(k0 + k) * ldb + n0 + p * NR,
+                                   sizeof(float) * NR);
                 for (int m = m0; m < m1; m += MR) {
                     int mr = m1 - m < MR ? m1 - m : MR;
                     const float *am = a + m * a_rs + (long)k0 * a_cs;
@@ -144,10 +166,12 @@ void gemm_nn(float *c, int ldc, const float *a, long a_rs, long a_cs, const floa
                         int nr = n1 - n < NR ? n1 - n : NR;
                         float *cmn = c + (long)m * ldc + n;
                         const float *bkn = b + (long)k0 * ldb + n;
-                        if (mr == MR && nr == NR)
-                            tile(cmn, ldc, am, a_rs, a_cs, bkn, ldb, kc);
-                        else
+                        if (mr == MR && nr == NR) {
+                            if (bp) tile(cmn, ldc, am, a_rs, a_cs, bp + (long)(n - n0) / NR * kc * NR, NR, kc);
+                            else tile(cmn, ldc, am, a_rs, a_cs, bkn, ldb, kc);
+                        } else {
                             tile_edge(cmn, ldc, am, a_rs, a_cs, bkn, ldb, kc, mr, nr);
+                        }
                     }
                 }
             }
