@@ -11,7 +11,8 @@
 double andrea_now(void); /* monotonic seconds */
 /* Best GFLOP/s of an n x n x n sgemm over ~seconds (our kernels, or BLAS if blas=1). */
 double andrea_perf_sgemm_gflops(int n, double seconds, int blas);
-/* Best memcpy bandwidth in GB/s (bytes read + written) on a buffer of `bytes`. */
+/* Best memcpy bandwidth in GB/s (bytes read + written) on a buffer of `bytes`, all
+ * threads copying their slice. */
 double andrea_perf_copy_gbps(size_t bytes, double seconds);
 /* Peak resident memory of this process, bytes. */
 int64_t andrea_perf_peak_rss(void);
