@@ -120,8 +120,11 @@ float andrea_model_forward(andrea_model *m, const int32_t *inputs, const int32_t
 /* Logits (B, T, V) of the last forward without targets. */
 const float *andrea_model_logits(const andrea_model *m);
 /* Attention probabilities (B, NH, T, T) of layer l from the last forward:
- * the very numbers the engine used. */
+ * the very numbers the engine used. NULL when that forward used flash attention. */
 const float *andrea_model_attention(const andrea_model *m, int layer);
+/* 1: fused flash attention (O(T) memory, what training uses); 0: the explicit
+ * T x T matrix, kept for inspection (the default of a new or loaded model). */
+void andrea_model_set_flash_attention(andrea_model *m, int on);
 void andrea_model_zero_grad(andrea_model *m);
 /* Accumulates d(loss)/d(params) into the gradients; needs a forward with targets. */
 int andrea_model_backward(andrea_model *m);
@@ -221,6 +224,8 @@ int andrea_generate(andrea_model *m, andrea_kv *kv, const andrea_tokenizer *tok,
                     const float *logits, const andrea_gen_options *g, andrea_rng *rng,
                     andrea_gen_result *res);
 
+enum { ANDREA_ATTN_FLASH = 0, ANDREA_ATTN_EXPLICIT = 1 };
+
 /* ---- training ------------------------------------------------------------------------ */
 
 typedef struct {
@@ -253,6 +258,7 @@ typedef struct {
     const char *resume_path; /* NULL: fresh start */
     int quiet;
     int stop_at;             /* > 0: stop after this step as if interrupted (schedule unchanged) */
+    int attention;           /* ANDREA_ATTN_FLASH (default) or ANDREA_ATTN_EXPLICIT */
     /* testing: poison the gradients of steps [inject_nan_step, +inject_nan_count) */
     int inject_nan_step, inject_nan_count;
 } andrea_train_options;

@@ -117,11 +117,12 @@ static double ref_loss(const ref_model *r, const int32_t *in, const int32_t *tg,
     return total / (B * T);
 }
 
-static void check_variant(const char *label, andrea_config cfg) {
+static void check_variant(const char *label, andrea_config cfg, int flash) {
     const int B = 2, T = 7;
     andrea_model *m = andrea_model_create(&cfg, 42);
     CHECK(m != NULL);
     if (!m) return;
+    andrea_model_set_flash_attention(m, flash);
     /* perturb norm gains and biases away from 1/0 so their gradients are generic */
     andrea_rng rng;
     andrea_rng_seed(&rng, 7);
@@ -178,8 +179,8 @@ static void check_variant(const char *label, andrea_config cfg) {
             n_checked++;
         }
     }
-    printf("%s: %d tensors, %d gradient entries checked, loss %.6f (ref %.6f)\n", label,
-           andrea_model_num_tensors(m), n_checked, loss, ref);
+    printf("%s, %s attention: %d tensors, %d gradient entries checked, loss %.6f (ref %.6f)\n",
+           label, flash ? "flash" : "explicit", andrea_model_num_tensors(m), n_checked, loss, ref);
     free(P);
     andrea_model_free(m);
 }
@@ -189,13 +190,15 @@ int main(void) {
     /* ANDREA: RMSNorm, ReLU^2, no biases, untied head */
     CHECK(andrea_config_preset("tiny", &c) == 0);
     c.n_layer = 2; c.n_head = 2; c.d_model = 16; c.ctx = 8; c.vocab = 37;
-    check_variant("andrea (rmsnorm, relu2, untied)", c);
+    check_variant("andrea (rmsnorm, relu2, untied)", c, 0);
+    check_variant("andrea (rmsnorm, relu2, untied)", c, 1);
     /* GPT-2: LayerNorm with bias, GELU-tanh, biases, tied head */
     CHECK(andrea_config_preset("gpt2-124m", &c) == 0);
     c.n_layer = 2; c.n_head = 4; c.d_model = 16; c.ctx = 8; c.vocab = 37;
-    check_variant("gpt2 (layernorm+bias, gelu, tied)", c);
+    check_variant("gpt2 (layernorm+bias, gelu, tied)", c, 0);
+    check_variant("gpt2 (layernorm+bias, gelu, tied)", c, 1);
     /* the remaining switch: plain ReLU */
     c.act = ANDREA_ACT_RELU; c.bias = 0; c.tied = 0;
-    check_variant("layernorm, relu, no bias, untied", c);
+    check_variant("layernorm, relu, no bias, untied", c, 1);
     return tu_finish("test_gradcheck");
 }

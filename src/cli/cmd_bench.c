@@ -75,7 +75,7 @@ int cmd_bench(int argc, char **argv) {
     model_flags mf;
     memset(&mf, 0, sizeof mf);
     int batch = 4, seq = 0, steps = 10, warmup = 2, threads = 0, gen = 64;
-    const char *matmul = "builtin", *quant = "f32";
+    const char *matmul = "builtin", *quant = "f32", *attention = "flash";
     int qkind = ANDREA_QUANT_NONE;
     arg_spec specs[] = {
         MODEL_FLAG_SPECS(mf),
@@ -84,6 +84,7 @@ int cmd_bench(int argc, char **argv) {
         {"steps", 0, ARG_INT, &steps, "timed training steps (10)", 0},
         {"warmup", 0, ARG_INT, &warmup, "untimed steps first (2)", 0},
         {"generate", 'n', ARG_INT, &gen, "tokens of batch-1 generation to time, 0 = skip (64)", 0},
+        {"attention", 0, ARG_STR, &attention, "flash | explicit (flash)", 0},
         {"quant", 0, ARG_STR, &quant, "weights for the generation test: f32 | bf16 | int8", 0},
         {"matmul", 0, ARG_STR, &matmul, "builtin | blas (OpenBLAS, when built with it)", 0},
         {"threads", 't', ARG_INT, &threads, "OpenMP threads, 0 = all cores (0)", 0},
@@ -131,10 +132,16 @@ int cmd_bench(int argc, char **argv) {
         fprintf(stderr, "andrea bench: %s\n", andrea_error());
         return 1;
     }
+    if (strcmp(attention, "flash") != 0 && strcmp(attention, "explicit") != 0) {
+        fprintf(stderr, "andrea bench: --attention '%s': expected flash or explicit\n", attention);
+        andrea_model_free(m);
+        return 2;
+    }
+    andrea_model_set_flash_attention(m, strcmp(attention, "flash") == 0);
     andrea_param_counts pc = andrea_config_param_counts(&cfg);
-    printf("model: L=%d NH=%d C=%d V=%d %s/%s | %.2fM params | matmul %s\n", cfg.n_layer,
-           cfg.n_head, cfg.d_model, cfg.vocab, andrea_norm_name(cfg.norm), andrea_act_name(cfg.act),
-           pc.total / 1e6, matmul);
+    printf("model: L=%d NH=%d C=%d V=%d %s/%s | %.2fM params | matmul %s | attention %s\n",
+           cfg.n_layer, cfg.n_head, cfg.d_model, cfg.vocab, andrea_norm_name(cfg.norm),
+           andrea_act_name(cfg.act), pc.total / 1e6, matmul, attention);
     double s = bench_train(m, batch, seq, warmup, steps);
     if (s < 0) {
         fprintf(stderr, "andrea bench: out of memory\n");
@@ -166,8 +173,9 @@ int cmd_bench(int argc, char **argv) {
                "weights per token at %.1f GB/s read) | %.0f%% of bound\n", quant, 1.0 / per, bound,
                bytes / 1e6, bw / 2.0, 100.0 / per / bound);
     }
-    printf("reproduce: andrea bench --preset %s --batch %d --seq %d --steps %d -t %d --matmul %s\n",
-           mf.preset ? mf.preset : "andrea-12m", batch, seq, steps, nt, matmul);
+    printf("reproduce: andrea bench --preset %s --batch %d --seq %d --steps %d -t %d --matmul %s "
+           "--attention %s\n", mf.preset ? mf.preset : "andrea-12m", batch, seq, steps, nt, matmul,
+           attention);
     andrea_model_free(m);
     return 0;
 }

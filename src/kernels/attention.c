@@ -97,6 +97,8 @@ void attention_backward(float *dqkv, const float *dout, const float *qkv, const 
                         float ds = a[j] * (da[j] - dot) * scale;
                         const float *k = base + j * C3 + C + h * HS;
                         float *dk = dbase + j * C3 + C + h * HS;
+                        /* dq, dk and k, q are disjoint slices of qkv/dqkv: tell the compiler */
+#pragma omp simd
                         for (int d = 0; d < HS; d++) {
                             dq[d] += ds * k[d];
                             dk[d] += ds * q[d];

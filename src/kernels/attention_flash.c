@@ -37,8 +37,8 @@
  * compiled for AVX-512, AVX2+FMA and the baseline and picked from the CPU at run
  * time, as matmul.c does; the summation order is the same in all three, but FMA
  * rounds differently, so results can differ in the last bits between CPUs, never
- * between runs. Exponentials use andrea_expf (relative
- * error < 2e-7), which vectorises where libm's expf does not.
+ * between runs. Exponentials use andrea_expf (relative error < 2e-7), which
+ * vectorises where libm's expf does not.
  */
 #include <math.h>
 #include <string.h>
@@ -196,7 +196,7 @@ FLASH_INLINE void flash_forward_head(float *out, float *lse, const float *qkv, i
                 int jn = imin(nk, i0 + r + 1 - j0); /* causal: row i sees keys j0 .. i */
                 float *p = s + r * FLASH_BK;
                 for (int j = 0; j < jn; j++) p[j] *= scale;
-                float mb = p[0]; /* (a simd max reduction: clang 14 cannot vectorise it) */
+                float mb = p[0]; /* no omp simd max: clang 14 fails it under strict FP */
                 for (int j = 1; j < jn; j++) mb = p[j] > mb ? p[j] : mb;
                 float mold = m[r], mnew = mold > mb ? mold : mb;
                 /* mnew is finite (jn >= 1), so every exponent is <= 0 and exp <= 1. */

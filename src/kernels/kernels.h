@@ -28,6 +28,10 @@ void matmul_forward(float *out, const float *inp, const float *w, const float *b
 void matmul_backward(float *dinp, float *dw, float *dbias, const float *dout,
                      const float *inp, const float *w, int M, int K, int N);
 
+/* Caps the matmul tile's instruction set (0 baseline, 1 AVX2+FMA, 2 or < 0: the best
+ * the CPU has) so tests can run every variant on one machine. Global; not while running. */
+int matmul_set_isa(int cap);
+
 /* The general engine under both: C(M, N) (+)= A(M, K) @ B(K, N), where
  * A(m, k) = a[m * a_rs + k * a_cs] (any strides) and B is row-major with
  * row stride ldb, C row-major with row stride ldc. accumulate = 0 overwrites. */

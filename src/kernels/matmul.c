@@ -63,56 +63,74 @@ static int use_blas(long M, long K, long N) {
 #define MB 64
 
 typedef float vf16 __attribute__((vector_size(64)));
+typedef float vf8 __attribute__((vector_size(32)));
+typedef float vf4 __attribute__((vector_size(16)));
 
-/* C[0:4, 0:32] += A[0:4, 0:kc] @ B[0:kc, 0:32] */
-#define DEFINE_TILE(NAME, ATTR)                                                             \
+/* C[0:4, 0:32] += A[0:4, 0:kc] @ B[0:kc, 0:32], in column chunks of two vectors of W
+ * floats: one chunk for AVX-512 (W = 16), two for AVX2 (8), four for SSE (4). Each
+ * target gets a vector type its registers hold: a 16-float vector on AVX2 or SSE
+ * compiles to spills and is ~35x slower. 8 accumulators + 2 B vectors fit every ISA. */
+#define DEFINE_TILE(NAME, ATTR, VT, W)                                                      \
     ATTR static void NAME(float *c, int ldc, const float *a, long a_rs, long a_cs,          \
                           const float *b, int ldb, int kc) {                                \
-        vf16 c00, c01, c10, c11, c20, c21, c30, c31;                                        \
-        memcpy(&c00, c, 64);                                                                \
-        memcpy(&c01, c + 16, 64);                                                           \
-        memcpy(&c10, c + ldc, 64);                                                          \
-        memcpy(&c11, c + ldc + 16, 64);                                                     \
-        memcpy(&c20, c + 2 * ldc, 64);                                                      \
-        memcpy(&c21, c + 2 * ldc + 16, 64);                                                 \
-        memcpy(&c30, c + 3 * ldc, 64);                                                      \
-        memcpy(&c31, c + 3 * ldc + 16, 64);                                                 \
-        for (int k = 0; k < kc; k++) {                                                      \
-            vf16 b0, b1;                                                                    \
-            memcpy(&b0, b + (long)k * ldb, 64);                                             \
-            memcpy(&b1, b + (long)k * ldb + 16, 64);                                        \
-            const float *ak = a + k * a_cs;                                                 \
-            float a0 = ak[0], a1 = ak[a_rs], a2 = ak[2 * a_rs], a3 = ak[3 * a_rs];          \
-            c00 += a0 * b0;                                                                 \
-            c01 += a0 * b1;                                                                 \
-            c10 += a1 * b0;                                                                 \
-            c11 += a1 * b1;                                                                 \
-            c20 += a2 * b0;                                                                 \
-            c21 += a2 * b1;                                                                 \
-            c30 += a3 * b0;                                                                 \
-            c31 += a3 * b1;                                                                 \
+        for (int j = 0; j < 32; j += 2 * (W)) {                                             \
+            VT c00, c01, c10, c11, c20, c21, c30, c31;                                      \
+            memcpy(&c00, c + j, sizeof(VT));                                                \
+            memcpy(&c01, c + j + (W), sizeof(VT));                                          \
+            memcpy(&c10, c + ldc + j, sizeof(VT));                                          \
+            memcpy(&c11, c + ldc + j + (W), sizeof(VT));                                    \
+            memcpy(&c20, c + 2 * ldc + j, sizeof(VT));                                      \
+            memcpy(&c21, c + 2 * ldc + j + (W), sizeof(VT));                                \
+            memcpy(&c30, c + 3 * ldc + j, sizeof(VT));                                      \
+            memcpy(&c31, c + 3 * ldc + j + (W), sizeof(VT));                                \
+            for (int k = 0; k < kc; k++) {                                                  \
+                VT b0, b1;                                                                  \
+                memcpy(&b0, b + (long)k * ldb + j, sizeof(VT));                             \
+                memcpy(&b1, b + (long)k * ldb + j + (W), sizeof(VT));                       \
+                const float *ak = a + k * a_cs;                                             \
+                float a0 = ak[0], a1 = ak[a_rs], a2 = ak[2 * a_rs], a3 = ak[3 * a_rs];      \
+                c00 += a0 * b0;                                                             \
+                c01 += a0 * b1;                                                             \
+                c10 += a1 * b0;                                                             \
+                c11 += a1 * b1;                                                             \
+                c20 += a2 * b0;                                                             \
+                c21 += a2 * b1;                                                             \
+                c30 += a3 * b0;                                                             \
+                c31 += a3 * b1;                                                             \
+            }                                                                               \
+            memcpy(c + j, &c00, sizeof(VT));                                                \
+            memcpy(c + j + (W), &c01, sizeof(VT));                                          \
+            memcpy(c + ldc + j, &c10, sizeof(VT));                                          \
+            memcpy(c + ldc + j + (W), &c11, sizeof(VT));                                    \
+            memcpy(c + 2 * ldc + j, &c20, sizeof(VT));                                      \
+            memcpy(c + 2 * ldc + j + (W), &c21, sizeof(VT));                                \
+            memcpy(c + 3 * ldc + j, &c30, sizeof(VT));                                      \
+            memcpy(c + 3 * ldc + j + (W), &c31, sizeof(VT));                                \
         }                                                                                   \
-        memcpy(c, &c00, 64);                                                                \
-        memcpy(c + 16, &c01, 64);                                                           \
-        memcpy(c + ldc, &c10, 64);                                                          \
-        memcpy(c + ldc + 16, &c11, 64);                                                     \
-        memcpy(c + 2 * ldc, &c20, 64);                                                      \
-        memcpy(c + 2 * ldc + 16, &c21, 64);                                                 \
-        memcpy(c + 3 * ldc, &c30, 64);                                                      \
-        memcpy(c + 3 * ldc + 16, &c31, 64);                                                 \
     }
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-DEFINE_TILE(tile_avx512, __attribute__((target("avx512f,fma"))))
-DEFINE_TILE(tile_avx2, __attribute__((target("avx2,fma"))))
+DEFINE_TILE(tile_avx512, __attribute__((target("avx512f,fma"))), vf16, 16)
+DEFINE_TILE(tile_avx2, __attribute__((target("avx2,fma"))), vf8, 8)
 #define HAVE_X86_DISPATCH 1
 #endif
-DEFINE_TILE(tile_generic, )
+DEFINE_TILE(tile_generic, , vf4, 4)
 
 typedef void (*tile_fn)(float *, int, const float *, long, long, const float *, int, int);
 
+static int g_isa_cap = -1; /* tests: cap the tile at 0 baseline, 1 AVX2, 2 AVX-512 */
+
+int matmul_set_isa(int cap) {
+    g_isa_cap = cap;
+    return cap;
+}
+
 static tile_fn pick_tile(void) {
 #ifdef HAVE_X86_DISPATCH
+    if (g_isa_cap == 0) return tile_generic;
+    if (g_isa_cap == 1 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        return tile_avx2;
+    if (g_isa_cap == 1) return tile_generic;
     if (__builtin_cpu_supports("avx512f")) return tile_avx512;
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return tile_avx2;
 #endif

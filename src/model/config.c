@@ -174,7 +174,8 @@ andrea_param_counts andrea_config_param_counts(const andrea_config *cfg) {
     return pc;
 }
 
-int64_t andrea_activation_floats(const andrea_config *c, int B, int T, andrea_act_sizes *s) {
+int64_t andrea_activation_floats(const andrea_config *c, int B, int T, int flash,
+                                 andrea_act_sizes *s) {
     int64_t BT = (int64_t)B * T, C = c->d_model, L = c->n_layer, NH = c->n_head;
     andrea_act_sizes z;
     z.encoded = BT * C;
@@ -182,7 +183,7 @@ int64_t andrea_activation_floats(const andrea_config *c, int B, int T, andrea_ac
     z.ln1_mean = L * BT;
     z.ln1_rstd = L * BT;
     z.qkv = L * BT * 3 * C;
-    z.att = L * B * NH * (int64_t)T * T;
+    z.att = flash ? L * B * NH * (int64_t)T : L * B * NH * (int64_t)T * T;
     z.atty = L * BT * C;
     z.res2 = L * BT * C;
     z.ln2 = L * BT * C;
@@ -215,6 +216,6 @@ andrea_memory andrea_config_memory(const andrea_config *cfg, int B, int T) {
     mem.weights = pc.total * 4;
     mem.grads = pc.total * 4;
     mem.optimizer = pc.total * 8;
-    mem.activations = andrea_activation_floats(cfg, B, T, NULL) * 4;
+    mem.activations = andrea_activation_floats(cfg, B, T, 1, NULL) * 4; /* training: flash */
     return mem;
 }

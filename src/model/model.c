@@ -140,14 +140,16 @@ void andrea_model_zero_grad(andrea_model *m) {
 _Static_assert(sizeof(andrea_acts) / sizeof(float *) == sizeof(andrea_act_sizes) / sizeof(int64_t),
                "andrea_acts and andrea_act_sizes must list the same buffers");
 
+void andrea_model_set_flash_attention(andrea_model *m, int on) { m->flash = on ? 1 : 0; }
+
 static int ensure_acts(andrea_model *m, int B, int T) {
-    if (m->act_mem && m->act_B == B && m->act_T == T) return 0;
+    if (m->act_mem && m->act_B == B && m->act_T == T && m->act_flash == m->flash) return 0;
     free(m->act_mem);
     free(m->inputs);
     free(m->targets);
     m->act_mem = NULL;
     andrea_act_sizes s;
-    int64_t total = andrea_activation_floats(&m->cfg, B, T, &s);
+    int64_t total = andrea_activation_floats(&m->cfg, B, T, m->flash, &s);
     m->act_mem = malloc(sizeof(float) * (size_t)total);
     m->inputs = malloc(sizeof(int32_t) * (size_t)B * T);
     m->targets = malloc(sizeof(int32_t) * (size_t)B * T);
@@ -167,6 +169,7 @@ static int ensure_acts(andrea_model *m, int B, int T) {
     }
     m->act_B = B;
     m->act_T = T;
+    m->act_flash = m->flash;
     return 0;
 }
 
@@ -226,11 +229,14 @@ float andrea_model_forward(andrea_model *m, const int32_t *inputs, const int32_t
         float *ln1 = a->ln1 + lc, *qkv = a->qkv + 3 * lc, *atty = a->atty + lc;
         float *res2 = a->res2 + lc, *ln2 = a->ln2 + lc, *res3 = a->res3 + lc;
         float *fch = a->fch + 4 * lc, *fch_act = a->fch_act + 4 * lc;
-        float *att = a->att + (long)l * B * NH * T * T;
+        float *att = a->att + (long)l * B * NH * T * (m->flash ? 1 : T);
         norm_forward(m, ln1, a->ln1_mean + (long)l * BT, a->ln1_rstd + (long)l * BT, resid,
                      w->ln1w, w->ln1b, BT);
         matmul_forward(qkv, ln1, w->wqkv, w->bqkv, BT, C, 3 * C);
-        attention_forward(atty, att, NULL, qkv, B, T, C, NH);
+        if (m->flash)
+            attention_flash_forward(atty, att, qkv, B, T, C, NH); /* att holds the lse */
+        else
+            attention_forward(atty, att, NULL, qkv, B, T, C, NH);
         matmul_forward(res2, atty, w->wo, w->bo, BT, C, C);
         residual_forward(res2, res2, resid, (size_t)BT * C);
         norm_forward(m, ln2, a->ln2_mean + (long)l * BT, a->ln2_rstd + (long)l * BT, res2,
@@ -259,7 +265,7 @@ float andrea_model_forward(andrea_model *m, const int32_t *inputs, const int32_t
 const float *andrea_model_logits(const andrea_model *m) { return m->a.logits; }
 
 const float *andrea_model_attention(const andrea_model *m, int layer) {
-    if (!m->act_mem || layer < 0 || layer >= m->cfg.n_layer) return NULL;
+    if (!m->act_mem || m->act_flash || layer < 0 || layer >= m->cfg.n_layer) return NULL;
     return m->a.att + (long)layer * m->B * m->cfg.n_head * m->T * m->T;
 }
 
@@ -294,7 +300,7 @@ int andrea_model_backward_scaled(andrea_model *m, float scale) {
         float *ln1 = a->ln1 + lc, *qkv = a->qkv + 3 * lc, *atty = a->atty + lc;
         float *res2 = a->res2 + lc, *ln2 = a->ln2 + lc;
         float *fch = a->fch + 4 * lc, *fch_act = a->fch_act + 4 * lc;
-        float *att = a->att + (long)l * B * NH * T * T;
+        float *att = a->att + (long)l * B * NH * T * (m->flash ? 1 : T);
 
         /* res3 = res2 + MLP(Norm(res2)): dres is d res3 and flows straight to res2 too */
         memset(a->dfch_act, 0, sizeof(float) * 4 * BTC);
@@ -310,7 +316,10 @@ int andrea_model_backward_scaled(andrea_model *m, float scale) {
         memset(a->datty, 0, sizeof(float) * BTC);
         matmul_backward(a->datty, dw->wo, dw->bo, a->dres, atty, w->wo, BT, C, C);
         memset(a->dqkv, 0, sizeof(float) * 3 * BTC);
-        attention_backward(a->dqkv, a->datty, qkv, att, B, T, C, NH);
+        if (m->flash)
+            attention_flash_backward(a->dqkv, a->datty, qkv, atty, att, B, T, C, NH);
+        else
+            attention_backward(a->dqkv, a->datty, qkv, att, B, T, C, NH);
         memset(a->dln, 0, sizeof(float) * BTC);
         matmul_backward(a->dln, dw->wqkv, dw->bqkv, a->dqkv, ln1, w->wqkv, BT, C, 3 * C);
         norm_backward(m, a->dres, dw->ln1w, dw->ln1b, a->dln, resid, w->ln1w,

@@ -58,7 +58,10 @@ typedef struct {
     int64_t dres, dln, dqkv, datty, dfch, dfch_act; /* backward scratch */
 } andrea_act_sizes;
 
-int64_t andrea_activation_floats(const andrea_config *c, int B, int T, andrea_act_sizes *s);
+/* flash: the fused attention keeps (L, B, NH, T) log-sum-exps instead of the
+ * (L, B, NH, T, T) probabilities in the att slot. */
+int64_t andrea_activation_floats(const andrea_config *c, int B, int T, int flash,
+                                 andrea_act_sizes *s);
 
 typedef struct {
     float *encoded, *ln1, *ln1_mean, *ln1_rstd, *qkv, *att, *atty, *res2, *ln2, *ln2_mean,
@@ -75,7 +78,8 @@ struct andrea_model {
     /* activations of the last forward */
     float *act_mem;
     andrea_acts a;
-    int act_B, act_T;
+    int act_B, act_T, act_flash;
+    int flash;           /* 1: fused attention (training); 0: explicit matrix (inspection) */
     int32_t *inputs, *targets; /* (B, T) copies */
     int B, T;            /* shape of the last forward */
     int has_targets;

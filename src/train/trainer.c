@@ -330,6 +330,7 @@ int andrea_train(const andrea_config *cfg_in, const andrea_train_options *o) {
     ts.st.data_rng[0] = data_rng.s[0];
     ts.st.data_rng[1] = data_rng.s[1];
     andrea_model *m = ts.m;
+    andrea_model_set_flash_attention(m, o->attention != ANDREA_ATTN_EXPLICIT);
     andrea_model_zero_grad(m);
     if (!m->grads) goto done;
     /* the state that a checkpoint records besides the tensors */
