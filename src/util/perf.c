@@ -80,5 +80,32 @@ int64_t andrea_perf_peak_rss(void) {
 double andrea_train_flops_per_token(const andrea_config *c, int T) {
     double C = c->d_model;
     double n_matmul = 12.0 * c->n_layer * C * C + (double)c->vocab * C;
-    return 6.0 * n_matmul + 12.0 * c->n_layer * C * T;
+    /* attention: Q K^T and A V are 4 T C FLOPs per token and layer forward, half of it
+     * under the causal mask, times 3 for forward + backward */
+    return 6.0 * n_matmul + 6.0 * c->n_layer * C * T;
+}
+
+double andrea_perf_read_gbps(size_t bytes, double seconds) {
+    size_t n = bytes / sizeof(float);
+    float *buf = malloc(n * sizeof(float));
+    if (!buf) return 0.0;
+#pragma omp parallel for schedule(static)
+    for (long i = 0; i < (long)n; i++) buf[i] = 1.0f; /* first touch by the reading thread */
+    double best = 0.0, t_end = andrea_now() + seconds;
+    volatile float sink = 0.0f;
+    int reps = 0;
+    while (andrea_now() < t_end || reps < 3) {
+        double t0 = andrea_now();
+        float total = 0.0f;
+#pragma omp parallel for simd schedule(static) reduction(+ : total)
+        for (long i = 0; i < (long)n; i++) total += buf[i];
+        double dt = andrea_now() - t0;
+        sink = total;
+        double g = (double)bytes / dt / 1e9;
+        if (g > best) best = g;
+        reps++;
+    }
+    (void)sink;
+    free(buf);
+    return best;
 }

@@ -14,10 +14,14 @@ double andrea_perf_sgemm_gflops(int n, double seconds, int blas);
 /* Best memcpy bandwidth in GB/s (bytes read + written) on a buffer of `bytes`, all
  * threads copying their slice. */
 double andrea_perf_copy_gbps(size_t bytes, double seconds);
+/* Best read-only bandwidth in GB/s: all threads summing a buffer of `bytes` (what
+ * batch-1 decoding does with the weights). */
+double andrea_perf_read_gbps(size_t bytes, double seconds);
 /* Peak resident memory of this process, bytes. */
 int64_t andrea_perf_peak_rss(void);
-/* Training FLOPs per token (forward + backward) at sequence length T, PaLM's
- * convention: 6 N + 12 L C T, N = the matmul weights (L 12 C^2 + V C). */
+/* Training FLOPs per token (forward + backward) at sequence length T: 6 N for the
+ * matmul weights N = L 12 C^2 + V C, plus 6 L C T for causal attention (PaLM's
+ * 12 L C T counts the masked upper triangle too, which no kernel here computes). */
 double andrea_train_flops_per_token(const andrea_config *c, int T);
 
 #endif
