@@ -210,8 +210,9 @@ typedef struct {
     void (*emit)(const void *bytes, size_t n, void *user); /* streamed text */
     void *user;
     void *logprobs;         /* FILE*: one JSON line per token, or NULL */
-    const int32_t *context; /* the tokens already fed (for the repeat penalty), may be NULL */
+    const int32_t *context; /* the tokens already fed (repeat penalty, context shift) */
     int n_context;
+    int context_shift;      /* when the context is full: keep its last half and go on */
 } andrea_gen_options;
 typedef struct {
     int n_generated;

@@ -24,4 +24,4 @@ echo "demo: training the baby model (4 layers, 4 heads, d_model 128) on $corpus 
 build/andrea train --data "$corpus" --preset baby --max-steps "$STEPS" --log-every 100 \
     --eval-every 250 -o out/demo
 echo "demo: sample from out/demo/best.bin"
-build/andrea generate -m out/demo/best.bin -p "${PROMPT:-The }" -n 400 --temp 0.8 --seed 42
+build/andrea generate -m out/demo/best.bin -p "${PROMPT:-The }" -n 400 --temp 0.8 --seed 42 --context-shift

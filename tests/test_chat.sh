@@ -34,6 +34,11 @@ n=$(grep -c '"logprob":-' "$T/lp.jsonl"); [ "$n" -eq 20 ] && pass "--logprobs: 2
 "$A" generate -m "$M" -p "KING" -n 30 --seed 4 --min-p 0.2 --repeat-penalty 1.3 --top-k 20 --top-p 0.9 > /dev/null 2> "$T/gen.err" \
     && grep -q "repeat-penalty 1.3 (last 64) -> temp 0.8 -> top-k 20 -> top-p 0.9 -> min-p 0.2" "$T/gen.err" \
     && pass "sampler chain printed in order" || fail "sampler flags: $(cat "$T/gen.err")"
+"$A" generate -m "$M" -p "KING" -n 200 --seed 4 > /dev/null 2> "$T/full.err"
+grep -q "stopped: context full" "$T/full.err" && pass "without --context-shift: stops when the 96-token context is full" || fail "context full: $(cat "$T/full.err")"
+"$A" generate -m "$M" -p "KING" -n 200 --seed 4 --context-shift > "$T/shift.out" 2> "$T/shift.err"
+grep -q "stopped: n-predict | 200 tokens" "$T/shift.err" && [ "$(wc -c < "$T/shift.out")" -ge 200 ] \
+    && pass "--context-shift: 200 tokens from a 96-token context" || fail "context shift: $(cat "$T/shift.err")"
 expect_error "bad min-p" "min-p" "$A" generate -m "$M" --min-p 1.5
 expect_error "chat without model" "no model given" "$A" chat
 finish

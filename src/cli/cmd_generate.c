@@ -19,7 +19,7 @@ static void emit_stdout(const void *bytes, size_t n, void *user) {
 
 int cmd_generate(int argc, char **argv) {
     const char *model_path = NULL, *prompt = "", *stop = NULL, *logprobs_path = NULL;
-    int n_predict = 256, threads = 0;
+    int n_predict = 256, threads = 0, context_shift = 0;
     uint64_t seed = 0;
     const char *quant = "f32";
     int qkind = ANDREA_QUANT_NONE;
@@ -30,6 +30,8 @@ int cmd_generate(int argc, char **argv) {
         {"prompt", 'p', ARG_STR, &prompt, "text to continue (empty: start from BOS)", 0},
         {"n-predict", 'n', ARG_INT, &n_predict, "tokens to generate (256)", 0},
         SAMPLER_FLAG_SPECS(s),
+        {"context-shift", 0, ARG_FLAG, &context_shift,
+         "when the context is full, keep its last half and go on (default: stop)", 0},
         {"stop", 0, ARG_STR, &stop, "stop when the output contains this text (not printed)", 0},
         {"logprobs", 0, ARG_STR, &logprobs_path, "write each token's log-probability (JSONL) here, - = stderr", 0},
         {"quant", 0, ARG_STR, &quant, "weights for decoding: f32 | bf16 | int8 (f32)", 0},
@@ -106,7 +108,7 @@ int cmd_generate(int argc, char **argv) {
         fwrite(prompt, 1, strlen(prompt), stdout);
         const char *stops[1] = {stop};
         andrea_gen_options g = {s, n_predict, stops, stop ? 1 : 0, emit_stdout, NULL, lp, ids.data,
-                                (int)ids.len};
+                                (int)ids.len, context_shift};
         andrea_gen_result res;
         if (!logits || andrea_generate(m, kv, tok, logits, &g, &rng, &res)) {
             fprintf(stderr, "andrea generate: %s\n", andrea_error());

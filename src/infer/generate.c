@@ -91,11 +91,20 @@ int andrea_generate(andrea_model *m, andrea_kv *kv, const andrea_tokenizer *tok,
             memmove(pending.data, pending.data + out, keep);
             pending.len = keep;
         }
+        if (res->n_generated >= g->n_predict) break;
         if (andrea_kv_pos(kv) >= c->ctx) {
-            res->stop_reason = "context full";
-            break;
+            if (!g->context_shift) {
+                res->stop_reason = "context full";
+                break;
+            }
+            /* positions are absolute, so the kept half is re-encoded from position 0:
+             * one batched pass over the last ctx/2 tokens (llama.cpp's context shift) */
+            int half = c->ctx / 2 < n_hist ? c->ctx / 2 : n_hist;
+            andrea_kv_reset(kv);
+            logits = andrea_kv_prefill(m, kv, hist + n_hist - half, half);
+            continue;
         }
-        if (res->n_generated < g->n_predict) logits = andrea_kv_step(m, kv, next);
+        logits = andrea_kv_step(m, kv, next);
     }
     if (pending.len) g->emit(pending.data, pending.len, g->user);
     res->seconds = andrea_now() - t0;
