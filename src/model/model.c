@@ -112,6 +112,7 @@ void andrea_model_free(andrea_model *m) {
     free(m->q16);
     free(m->q8);
     free(m->qscale);
+    free(m->qrow_base);
     free(m);
 }
 

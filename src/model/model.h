@@ -89,7 +89,8 @@ struct andrea_model {
     int quant;           /* ANDREA_QUANT_* */
     uint16_t *q16;       /* bf16 of every parameter */
     int8_t *q8;          /* int8 of every matrix entry */
-    float *qscale;       /* int8 scale, stored at each row's start offset */
+    float *qscale;       /* int8 scale of each matrix row */
+    int64_t *qrow_base;  /* per tensor: the index of its first row in qscale */
 };
 
 /* out(N) = w(N, K) x + bias with w in the model's quantised format (kv.c's matvecs). */

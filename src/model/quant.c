@@ -31,13 +31,25 @@ static inline float bf16_to_f32(uint16_t h) {
 
 static int is_matrix(const andrea_tensor_info *t) { return t->cols > 0; }
 
+/* The int8 scale index of the matrix row starting at parameter offset off. */
+static int64_t scale_index(const andrea_model *m, int64_t off) {
+    for (int i = 0; i < m->layout.n; i++) {
+        const andrea_tensor_info *t = &m->layout.t[i];
+        if (off >= t->offset && off < t->offset + t->size)
+            return m->qrow_base[i] + (off - t->offset) / (t->cols ? t->cols : 1);
+    }
+    return 0; /* not reached: callers pass rows of weight matrices */
+}
+
 int andrea_model_quantize(andrea_model *m, int kind) {
     free(m->q16);
     free(m->q8);
     free(m->qscale);
+    free(m->qrow_base);
     m->q16 = NULL;
     m->q8 = NULL;
     m->qscale = NULL;
+    m->qrow_base = NULL;
     m->quant = ANDREA_QUANT_NONE;
     if (kind == ANDREA_QUANT_NONE) return 0;
     int64_t n = m->layout.total;
@@ -46,8 +58,16 @@ int andrea_model_quantize(andrea_model *m, int kind) {
         if (!m->q16) return andrea_set_error("out of memory for bf16 weights");
         for (int64_t i = 0; i < n; i++) m->q16[i] = f32_to_bf16(m->params[i]);
     } else if (kind == ANDREA_QUANT_INT8) {
+        /* one scale per matrix row, rows numbered across all matrices in file order */
+        int64_t rows = 0;
+        m->qrow_base = malloc(sizeof(int64_t) * (size_t)m->layout.n);
+        if (!m->qrow_base) return andrea_set_error("out of memory for int8 weights");
+        for (int i = 0; i < m->layout.n; i++) {
+            m->qrow_base[i] = rows;
+            if (is_matrix(&m->layout.t[i])) rows += m->layout.t[i].rows;
+        }
         m->q8 = malloc((size_t)n);
-        m->qscale = malloc(sizeof(float) * (size_t)n); /* indexed by row start: sparse, simple */
+        m->qscale = malloc(sizeof(float) * (size_t)(rows ? rows : 1));
         if (!m->q8 || !m->qscale) return andrea_set_error("out of memory for int8 weights");
         for (int i = 0; i < m->layout.n; i++) {
             const andrea_tensor_info *t = &m->layout.t[i];
@@ -57,7 +77,7 @@ int andrea_model_quantize(andrea_model *m, int kind) {
                 float amax = 0.0f;
                 for (int c = 0; c < t->cols; c++) amax = fmaxf(amax, fabsf(m->params[row + c]));
                 float scale = amax > 0 ? amax / 127.0f : 1.0f;
-                m->qscale[row] = scale;
+                m->qscale[m->qrow_base[i] + r] = scale;
                 for (int c = 0; c < t->cols; c++)
                     m->q8[row + c] = (int8_t)lrintf(m->params[row + c] / scale);
             }
@@ -77,7 +97,7 @@ int andrea_model_fake_quantize(andrea_model *m, int kind) {
         for (int64_t j = t->offset; j < t->offset + t->size; j++) {
             if (kind == ANDREA_QUANT_BF16) m->params[j] = bf16_to_f32(m->q16[j]);
             else if (kind == ANDREA_QUANT_INT8)
-                m->params[j] = (float)m->q8[j] * m->qscale[t->offset + (j - t->offset) / t->cols * t->cols];
+                m->params[j] = (float)m->q8[j] * m->qscale[m->qrow_base[i] + (j - t->offset) / t->cols];
         }
     }
     return andrea_model_quantize(m, ANDREA_QUANT_NONE);
@@ -113,11 +133,12 @@ void andrea_matvec(const andrea_model *m, float *out, const float *x, const floa
         return;
     }
     int64_t base = w - m->params;
+    int64_t srow = m->quant == ANDREA_QUANT_INT8 ? scale_index(m, base) : 0;
 #pragma omp parallel for schedule(static) if ((long)N * K >= (1L << 16))
     for (int n = 0; n < N; n++) {
         int64_t row = base + (int64_t)n * K;
         float s = m->quant == ANDREA_QUANT_BF16 ? dot_bf16(m->q16 + row, x, K)
-                                                : dot_i8(m->q8 + row, x, K) * m->qscale[row];
+                                                : dot_i8(m->q8 + row, x, K) * m->qscale[srow + n];
         out[n] = s + (bias ? bias[n] : 0.0f);
     }
 }
@@ -134,7 +155,7 @@ void andrea_dequant_row(const andrea_model *m, float *out, const float *w_row, i
     if (m->quant == ANDREA_QUANT_BF16)
         for (int k = 0; k < K; k++) out[k] = bf16_to_f32(m->q16[row + k]);
     else if (m->quant == ANDREA_QUANT_INT8)
-        for (int k = 0; k < K; k++) out[k] = (float)m->q8[row + k] * m->qscale[row];
+        for (int k = 0; k < K; k++) out[k] = (float)m->q8[row + k] * m->qscale[scale_index(m, row)];
     else
         memcpy(out, w_row, sizeof(float) * (size_t)K);
 }
