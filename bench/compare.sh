@@ -32,8 +32,8 @@ REPS=${REPS:-2}
 TORCH_REF="$here/torch_ref.py"
 
 for cfg in $CONFIGS; do
-    case "$cfg" in baby | andrea-12m | gpt2-124m) ;;
-    *) echo "compare.sh: unknown config '$cfg' in CONFIGS (known: baby andrea-12m gpt2-124m)" >&2; exit 2 ;;
+    case "$cfg" in baby | andrea-12m | gpt2-124m | andrea-120m) ;;
+    *) echo "compare.sh: unknown config '$cfg' in CONFIGS (known: baby andrea-12m gpt2-124m andrea-120m)" >&2; exit 2 ;;
     esac
 done
 for t in $THREADS; do
@@ -73,6 +73,7 @@ config_row() {
     baby)        echo "--preset baby|12|64|5|30|$REPS" ;;
     andrea-12m)  echo "--preset andrea-12m --vocab 257|4|256|1|3|$REPS" ;;
     gpt2-124m)   echo "--preset gpt2-124m --vocab 50257|4|64|1|3|1" ;;
+    andrea-120m) echo "--preset andrea-120m --vocab 257|1|1024|1|2|1" ;;
     esac
 }
 
