@@ -77,6 +77,12 @@ enum { ANDREA_MATMUL_BUILTIN = 0, ANDREA_MATMUL_BLAS = 1 };
  * build time. Returns -1 (with andrea_error()) when BLAS was not compiled in. */
 int andrea_set_matmul_backend(int backend);
 int andrea_matmul_backend(void);
+/* Mixed precision: with ANDREA_PRECISION_BF16 the large matmuls take bf16 operands and
+ * accumulate in fp32 (AVX512-BF16, twice the fp32 rate); weights, gradients and AdamW
+ * state stay fp32. -1 (with andrea_error()) when the CPU lacks AVX512-BF16. */
+enum { ANDREA_PRECISION_FP32 = 0, ANDREA_PRECISION_BF16 = 1 };
+int andrea_set_matmul_precision(int precision);
+int andrea_matmul_precision(void);
 
 /* ---- model ----------------------------------------------------------------- */
 

@@ -75,7 +75,7 @@ int cmd_bench(int argc, char **argv) {
     model_flags mf;
     memset(&mf, 0, sizeof mf);
     int batch = 4, seq = 0, steps = 10, warmup = 2, threads = 0, gen = 64;
-    const char *matmul = "builtin", *quant = "f32", *attention = "flash";
+    const char *matmul = "builtin", *quant = "f32", *attention = "flash", *precision = "fp32";
     int qkind = ANDREA_QUANT_NONE;
     arg_spec specs[] = {
         MODEL_FLAG_SPECS(mf),
@@ -85,6 +85,7 @@ int cmd_bench(int argc, char **argv) {
         {"warmup", 0, ARG_INT, &warmup, "untimed steps first (2)", 0},
         {"generate", 'n', ARG_INT, &gen, "tokens of batch-1 generation to time, 0 = skip (64)", 0},
         {"attention", 0, ARG_STR, &attention, "flash | explicit (flash)", 0},
+        {"precision", 0, ARG_STR, &precision, "matmul operands for training: fp32 | bf16", 0},
         {"quant", 0, ARG_STR, &quant, "weights for the generation test: f32 | bf16 | int8", 0},
         {"matmul", 0, ARG_STR, &matmul, "builtin | blas (OpenBLAS, when built with it)", 0},
         {"threads", 't', ARG_INT, &threads, "OpenMP threads, 0 = all cores (0)", 0},
@@ -115,6 +116,13 @@ int cmd_bench(int argc, char **argv) {
         fprintf(stderr, "andrea bench: --quant: %s\n", andrea_error());
         return 2;
     }
+    int prec = strcmp(precision, "bf16") == 0   ? ANDREA_PRECISION_BF16
+               : strcmp(precision, "fp32") == 0 ? ANDREA_PRECISION_FP32
+                                                : -1;
+    if (prec < 0) {
+        fprintf(stderr, "andrea bench: --precision '%s': expected fp32 or bf16\n", precision);
+        return 2;
+    }
     int nt = cli_set_threads(threads);
 
     /* the machine, measured now */
@@ -142,7 +150,13 @@ int cmd_bench(int argc, char **argv) {
     printf("model: L=%d NH=%d C=%d V=%d %s/%s | %.2fM params | matmul %s | attention %s\n",
            cfg.n_layer, cfg.n_head, cfg.d_model, cfg.vocab, andrea_norm_name(cfg.norm),
            andrea_act_name(cfg.act), pc.total / 1e6, matmul, attention);
+    if (andrea_set_matmul_precision(prec)) {
+        fprintf(stderr, "andrea bench: --precision: %s\n", andrea_error());
+        andrea_model_free(m);
+        return 2;
+    }
     double s = bench_train(m, batch, seq, warmup, steps);
+    andrea_set_matmul_precision(ANDREA_PRECISION_FP32);
     if (s < 0) {
         fprintf(stderr, "andrea bench: out of memory\n");
         andrea_model_free(m);
@@ -153,9 +167,9 @@ int cmd_bench(int argc, char **argv) {
     andrea_memory mem = andrea_config_memory(&cfg, batch, seq);
     double est = (double)(mem.weights + mem.grads + mem.optimizer + mem.activations);
     double rss = (double)andrea_perf_peak_rss();
-    printf("train B=%d T=%d: %.1f ms/step | %.0f tok/s | %.1f GFLOP/s | MFU %.1f%% of the best "
+    printf("train B=%d T=%d %s: %.1f ms/step | %.0f tok/s | %.1f GFLOP/s | MFU %.1f%% of the best "
            "sgemm | peak RSS %.0f MiB = %.2f x (weights+grads+adam+activations %.0f MiB)\n",
-           batch, seq, s * 1e3, tok_s, gflops, 100.0 * gflops / g_best, rss / 1048576.0,
+           batch, seq, precision, s * 1e3, tok_s, gflops, 100.0 * gflops / g_best, rss / 1048576.0,
            rss / est, est / 1048576.0);
     if (gen > 0) {
         if (andrea_model_quantize(m, qkind)) {
@@ -174,8 +188,8 @@ int cmd_bench(int argc, char **argv) {
                bytes / 1e6, bw, 100.0 / per / bound);
     }
     printf("reproduce: andrea bench --preset %s --batch %d --seq %d --steps %d -t %d --matmul %s "
-           "--attention %s\n", mf.preset ? mf.preset : "andrea-12m", batch, seq, steps, nt, matmul,
-           attention);
+           "--attention %s --precision %s\n", mf.preset ? mf.preset : "andrea-12m", batch, seq,
+           steps, nt, matmul, attention, precision);
     andrea_model_free(m);
     return 0;
 }

@@ -11,7 +11,7 @@
 #define SYNOPSIS "--data FILE [--preset NAME] [flags]   |   andrea train --resume CKPT --data FILE"
 
 static int parse(int argc, char **argv, andrea_train_options *o, model_flags *mf, int *threads,
-                 const char **matmul, const char **attention,
+                 const char **matmul, const char **attention, const char **precision,
                  arg_spec *specs_out, int *n_out, int quiet_usage) {
     arg_spec specs[] = {
         {"data", 'd', ARG_STR, &o->data_path, "training text file (any bytes) or token file", 0},
@@ -46,6 +46,7 @@ static int parse(int argc, char **argv, andrea_train_options *o, model_flags *mf
         {"resume", 0, ARG_STR, &o->resume_path, "continue exactly from a checkpoint", 0},
         {"threads", 't', ARG_INT, threads, "OpenMP threads, 0 = all cores (0)", 0},
         {"matmul", 0, ARG_STR, matmul, "matmul engine: builtin | blas (builtin)", 0},
+        {"precision", 0, ARG_STR, precision, "matmul operands: fp32 | bf16 (AVX512-BF16, fp32 master weights) (fp32)", 0},
         {"attention", 0, ARG_STR, attention, "flash (fused, O(T) memory) | explicit (T x T) (flash)", 0},
         {"quiet", 'q', ARG_FLAG, &o->quiet, "no progress lines", 0},
         {"stop-at", 0, ARG_INT, &o->stop_at, "stop after step N as if interrupted (resumable)", 0},
@@ -66,11 +67,11 @@ int cmd_train(int argc, char **argv) {
     andrea_train_options o;
     model_flags mf;
     int threads = 0;
-    const char *matmul = "builtin", *attention = "flash";
+    const char *matmul = "builtin", *attention = "flash", *precision = "fp32";
     memset(&mf, 0, sizeof mf);
     andrea_train_options_default(&o);
     /* pass 1: find --resume (and report flag errors once) */
-    int r = parse(argc, argv, &o, &mf, &threads, &matmul, &attention, NULL, NULL, 0);
+    int r = parse(argc, argv, &o, &mf, &threads, &matmul, &attention, &precision, NULL, NULL, 0);
     if (r) return r == 1 ? 0 : 2;
     andrea_config cfg;
     memset(&cfg, 0, sizeof cfg);
@@ -87,7 +88,7 @@ int cmd_train(int argc, char **argv) {
     int n_specs = 0;
     memset(&mf, 0, sizeof mf);
     andrea_config saved = cfg;
-    parse(argc, argv, &o, &mf, &threads, &matmul, &attention, specs, &n_specs, 1);
+    parse(argc, argv, &o, &mf, &threads, &matmul, &attention, &precision, specs, &n_specs, 1);
     if (o.resume_path && !model_flags_any(specs, n_specs)) {
         cfg = saved;
     } else if (model_flags_apply("train", &mf, specs, n_specs, "baby", &cfg)) {
@@ -99,6 +100,14 @@ int cmd_train(int argc, char **argv) {
     if (backend < 0 || andrea_set_matmul_backend(backend)) {
         fprintf(stderr, "andrea train: --matmul '%s': %s\n", matmul,
                 backend < 0 ? "expected builtin or blas" : andrea_error());
+        return 2;
+    }
+    int prec = strcmp(precision, "bf16") == 0   ? ANDREA_PRECISION_BF16
+               : strcmp(precision, "fp32") == 0 ? ANDREA_PRECISION_FP32
+                                                : -1;
+    if (prec < 0 || andrea_set_matmul_precision(prec)) {
+        fprintf(stderr, "andrea train: --precision '%s': %s\n", precision,
+                prec < 0 ? "expected fp32 or bf16" : andrea_error());
         return 2;
     }
     if (strcmp(attention, "flash") == 0) o.attention = ANDREA_ATTN_FLASH;

@@ -28,6 +28,13 @@ void matmul_forward(float *out, const float *inp, const float *w, const float *b
 void matmul_backward(float *dinp, float *dw, float *dbias, const float *dout,
                      const float *inp, const float *w, int M, int K, int N);
 
+/* gemm_nn's product with bf16 operands (rounded to nearest even while packing) and fp32
+ * accumulation, on AVX512-BF16 (vdpbf16ps): C(M, N) += A @ B, A strided as in gemm_nn.
+ * Returns -1 with andrea_error() when the CPU lacks AVX512-BF16. */
+int gemm_bf16(float *c, int ldc, const float *a, long a_rs, long a_cs, const float *b, int ldb,
+              int M, int K, int N);
+int andrea_bf16_supported(void);
+
 /* Caps the matmul tile's instruction set (0 baseline, 1 AVX2+FMA, 2 or < 0: the best
  * the CPU has) so tests can run every variant on one machine. Global; not while running. */
 int matmul_set_isa(int cap);

@@ -46,6 +46,25 @@ int andrea_set_matmul_backend(int backend) {
 
 int andrea_matmul_backend(void) { return g_backend; }
 
+static int g_precision = ANDREA_PRECISION_FP32;
+
+int andrea_set_matmul_precision(int precision) {
+    if (precision == ANDREA_PRECISION_FP32) return g_precision = precision, 0;
+    if (precision == ANDREA_PRECISION_BF16) {
+        if (!andrea_bf16_supported())
+            return andrea_set_error("bf16 precision needs a CPU with AVX512-BF16 (this one has none)");
+        return g_precision = precision, 0;
+    }
+    return andrea_set_error("unknown matmul precision %d", precision);
+}
+
+int andrea_matmul_precision(void) { return g_precision; }
+
+/* bf16 serves the products big enough to be matmul-bound, like BLAS. */
+static int use_bf16(long M, long K, long N) {
+    return g_precision == ANDREA_PRECISION_BF16 && M > 4 && M * K * N >= (1L << 18);
+}
+
 /* BLAS pays off only on big products; small ones stay on our kernels. OpenBLAS has
  * its own thread pool: keep it the size of ours (-t), so results depend on -t only. */
 static int use_blas(long M, long K, long N) {
@@ -267,6 +286,7 @@ void matmul_forward(float *out, const float *inp, const float *w, const float *b
         else
             memset(o, 0, sizeof(float) * (size_t)N);
     }
+    if (use_bf16(M, K, N) && gemm_bf16(out, N, inp, K, 1, wt, N, M, K, N) == 0) return;
     gemm_nn(out, N, inp, K, 1, wt, N, M, K, N, 1);
 }
 
@@ -284,6 +304,10 @@ void matmul_backward(float *dinp, float *dw, float *dbias, const float *dout, co
         dw = NULL;
     }
 #endif
+    if (use_bf16(M, K, N)) {
+        if (dinp && gemm_bf16(dinp, K, dout, N, 1, w, K, M, N, K) == 0) dinp = NULL;
+        if (dw && gemm_bf16(dw, K, dout, 1, N, inp, K, N, M, K) == 0) dw = NULL;
+    }
     if (dinp) gemm_nn(dinp, K, dout, N, 1, w, K, M, N, K, 1);   /* (M,N) @ (N,K) */
     if (dw) gemm_nn(dw, K, dout, 1, N, inp, K, N, M, K, 1);     /* (N,M) @ (M,K) */
     if (dbias) {
