@@ -23,7 +23,7 @@
 #define NR 32
 #define KC 256 /* even: k pairs never straddle a block */
 #define NC 512
-#define MB 64
+#define MB 256 /* B panels are repacked per row block: larger blocks amortise the bf16 conversion */
 
 static inline uint32_t bf16_bits(float f) {
     uint32_t u;
@@ -41,7 +41,8 @@ static inline float bf16_round(float f) {
 
 int andrea_bf16_supported(void) {
 #ifdef HAVE_BF16_KERNEL
-    return __builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx512f");
+    return __builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx512f") &&
+           __builtin_cpu_supports("avx512bw");
 #else
     return 0;
 #endif
@@ -76,6 +77,22 @@ __attribute__((target("avx512f,avx512bf16"))) static void tile_bf16(float *c, in
     _mm512_storeu_ps(c + ldc, c10), _mm512_storeu_ps(c + ldc + 16, c11);
     _mm512_storeu_ps(c + 2 * ldc, c20), _mm512_storeu_ps(c + 2 * ldc + 16, c21);
     _mm512_storeu_ps(c + 3 * ldc, c30), _mm512_storeu_ps(c + 3 * ldc + 16, c31);
+}
+
+/* One k pair of a 32-column B panel: rows r0 and r1 (NULL = zeros) -> 32 (r0[j], r1[j])
+ * bf16 pairs, converted 32 at a time (vcvtne2ps2bf16 rounds to nearest even) and
+ * interleaved with one word permute. */
+__attribute__((target("avx512f,avx512bw,avx512bf16"))) static void pack_pairs32(
+    uint32_t *dst, const float *r0, const float *r1) {
+    const __m512i idx = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9,
+                                         24, 8, 23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1,
+                                         16, 0);
+    for (int h = 0; h < 32; h += 16) {
+        __m512 lo = _mm512_loadu_ps(r0 + h);
+        __m512 hi = r1 ? _mm512_loadu_ps(r1 + h) : _mm512_setzero_ps();
+        __m512i both = (__m512i)_mm512_cvtne2ps_pbh(hi, lo); /* words 0-15 lo, 16-31 hi */
+        _mm512_storeu_si512(dst + h, _mm512_permutexvar_epi16(idx, both));
+    }
 }
 #endif
 
@@ -126,9 +143,7 @@ int gemm_bf16(float *c, int ldc, const float *a, long a_rs, long a_cs, const flo
                         int k = k0 + 2 * kp;
                         const float *r0 = b + (long)k * ldb + n0 + p * NR;
                         const float *r1 = 2 * kp + 1 < kc ? r0 + ldb : NULL;
-                        uint32_t *dst = g_bpack + ((long)p * kc2 + kp) * NR;
-                        for (int j = 0; j < NR; j++)
-                            dst[j] = bf16_bits(r0[j]) | (r1 ? bf16_bits(r1[j]) << 16 : 0u);
+                        pack_pairs32(g_bpack + ((long)p * kc2 + kp) * NR, r0, r1);
                     }
                 for (int m = m0; m < m1; m += MR) {
                     int mr = m1 - m < MR ? m1 - m : MR;
