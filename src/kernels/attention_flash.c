@@ -45,6 +45,7 @@
 
 #include "kernels/fastmath.h"
 #include "kernels/kernels.h"
+#include "kernels/tile.h"
 
 #define FLASH_BK 64 /* keys per block */
 #define FLASH_BQ 32 /* query rows per tile */
@@ -89,41 +90,7 @@ FLASH_INLINE void tile_edge(float *c, long ldc, const float *a, long a_rs, long 
  * ran 5-10x slower than plain loops. Vectors are loaded with memcpy: unaligned. */
 #define DEFINE_MM(SFX, ATTR, VW)                                                             \
     typedef float vf_##SFX __attribute__((vector_size(VW * 4)));                             \
-    ATTR static inline void tile_4x2v_##SFX(float *c, long ldc, const float *a, long a_rs,   \
-                                            long a_cs, const float *b, long ldb, int K) {    \
-        vf_##SFX c00, c01, c10, c11, c20, c21, c30, c31, b0, b1;                             \
-        size_t vb = sizeof b0;                                                               \
-        memcpy(&c00, c, vb);                                                                 \
-        memcpy(&c01, c + VW, vb);                                                            \
-        memcpy(&c10, c + ldc, vb);                                                           \
-        memcpy(&c11, c + ldc + VW, vb);                                                      \
-        memcpy(&c20, c + 2 * ldc, vb);                                                       \
-        memcpy(&c21, c + 2 * ldc + VW, vb);                                                  \
-        memcpy(&c30, c + 3 * ldc, vb);                                                       \
-        memcpy(&c31, c + 3 * ldc + VW, vb);                                                  \
-        for (int k = 0; k < K; k++) {                                                        \
-            memcpy(&b0, b + k * ldb, vb);                                                    \
-            memcpy(&b1, b + k * ldb + VW, vb);                                               \
-            const float *ak = a + k * a_cs;                                                  \
-            float a0 = ak[0], a1 = ak[a_rs], a2 = ak[2 * a_rs], a3 = ak[3 * a_rs];           \
-            c00 += a0 * b0;                                                                  \
-            c01 += a0 * b1;                                                                  \
-            c10 += a1 * b0;                                                                  \
-            c11 += a1 * b1;                                                                  \
-            c20 += a2 * b0;                                                                  \
-            c21 += a2 * b1;                                                                  \
-            c30 += a3 * b0;                                                                  \
-            c31 += a3 * b1;                                                                  \
-        }                                                                                    \
-        memcpy(c, &c00, vb);                                                                 \
-        memcpy(c + VW, &c01, vb);                                                            \
-        memcpy(c + ldc, &c10, vb);                                                           \
-        memcpy(c + ldc + VW, &c11, vb);                                                      \
-        memcpy(c + 2 * ldc, &c20, vb);                                                       \
-        memcpy(c + 2 * ldc + VW, &c21, vb);                                                  \
-        memcpy(c + 3 * ldc, &c30, vb);                                                       \
-        memcpy(c + 3 * ldc + VW, &c31, vb);                                                  \
-    }                                                                                        \
+    ANDREA_DEFINE_TILE_4X2(tile_4x2v_##SFX, ATTR, vf_##SFX, VW)                               \
     ATTR static inline void tile_4x1v_##SFX(float *c, long ldc, const float *a, long a_rs,   \
                                             long a_cs, const float *b, long ldb, int K) {    \
         vf_##SFX c0, c1, c2, c3, b0;                                                         \

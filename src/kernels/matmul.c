@@ -19,6 +19,7 @@
 
 #include "andrea.h"
 #include "kernels/kernels.h"
+#include "kernels/tile.h"
 #include "util/error.h"
 
 #ifdef ANDREA_HAVE_BLAS
@@ -85,47 +86,13 @@ typedef float vf16 __attribute__((vector_size(64)));
 typedef float vf8 __attribute__((vector_size(32)));
 typedef float vf4 __attribute__((vector_size(16)));
 
-/* C[0:4, 0:32] += A[0:4, 0:kc] @ B[0:kc, 0:32], in column chunks of two vectors of W
- * floats: one chunk for AVX-512 (W = 16), two for AVX2 (8), four for SSE (4). Each
- * target gets a vector type its registers hold: a 16-float vector on AVX2 or SSE
- * compiles to spills and is ~35x slower. 8 accumulators + 2 B vectors fit every ISA. */
+/* C[0:4, 0:32] += A[0:4, 0:kc] @ B[0:kc, 0:32]: tile.h's 4 x 2-vector tile over column
+ * chunks of 2 W floats: one chunk for AVX-512 (W = 16), two for AVX2 (8), four for SSE (4). */
 #define DEFINE_TILE(NAME, ATTR, VT, W)                                                      \
+    ANDREA_DEFINE_TILE_4X2(NAME##_chunk, ATTR, VT, W)                                       \
     ATTR static void NAME(float *c, int ldc, const float *a, long a_rs, long a_cs,          \
                           const float *b, int ldb, int kc) {                                \
-        for (int j = 0; j < 32; j += 2 * (W)) {                                             \
-            VT c00, c01, c10, c11, c20, c21, c30, c31;                                      \
-            memcpy(&c00, c + j, sizeof(VT));                                                \
-            memcpy(&c01, c + j + (W), sizeof(VT));                                          \
-            memcpy(&c10, c + ldc + j, sizeof(VT));                                          \
-            memcpy(&c11, c + ldc + j + (W), sizeof(VT));                                    \
-            memcpy(&c20, c + 2 * ldc + j, sizeof(VT));                                      \
-            memcpy(&c21, c + 2 * ldc + j + (W), sizeof(VT));                                \
-            memcpy(&c30, c + 3 * ldc + j, sizeof(VT));                                      \
-            memcpy(&c31, c + 3 * ldc + j + (W), sizeof(VT));                                \
-            for (int k = 0; k < kc; k++) {                                                  \
-                VT b0, b1;                                                                  \
-                memcpy(&b0, b + (long)k * ldb + j, sizeof(VT));                             \
-                memcpy(&b1, b + (long)k * ldb + j + (W), sizeof(VT));                       \
-                const float *ak = a + k * a_cs;                                             \
-                float a0 = ak[0], a1 = ak[a_rs], a2 = ak[2 * a_rs], a3 = ak[3 * a_rs];      \
-                c00 += a0 * b0;                                                             \
-                c01 += a0 * b1;                                                             \
-                c10 += a1 * b0;                                                             \
-                c11 += a1 * b1;                                                             \
-                c20 += a2 * b0;                                                             \
-                c21 += a2 * b1;                                                             \
-                c30 += a3 * b0;                                                             \
-                c31 += a3 * b1;                                                             \
-            }                                                                               \
-            memcpy(c + j, &c00, sizeof(VT));                                                \
-            memcpy(c + j + (W), &c01, sizeof(VT));                                          \
-            memcpy(c + ldc + j, &c10, sizeof(VT));                                          \
-            memcpy(c + ldc + j + (W), &c11, sizeof(VT));                                    \
-            memcpy(c + 2 * ldc + j, &c20, sizeof(VT));                                      \
-            memcpy(c + 2 * ldc + j + (W), &c21, sizeof(VT));                                \
-            memcpy(c + 3 * ldc + j, &c30, sizeof(VT));                                      \
-            memcpy(c + 3 * ldc + j + (W), &c31, sizeof(VT));                                \
-        }                                                                                   \
+        for (int j = 0; j < 32; j += 2 * (W)) NAME##_chunk(c + j, ldc, a, a_rs, a_cs, b + j, ldb, kc); \
     }
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
