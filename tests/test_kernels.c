@@ -30,20 +30,7 @@
 
 /* ---- helpers ------------------------------------------------------------------------- */
 
-static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
-
-static uint64_t rng_u64(void) { /* xorshift64* */
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    return rng_state * 0x2545F4914F6CDD1Dull;
-}
-static double rnd_unit(void) { return (double)(rng_u64() >> 11) * (1.0 / 9007199254740992.0); }
-static float rnd_uniform(float lo, float hi) { return (float)(lo + (hi - lo) * rnd_unit()); }
-static float rnd_normal(void) {
-    double u = rnd_unit(), v = rnd_unit();
-    return (float)(sqrt(-2.0 * log(1.0 - u)) * cos(6.283185307179586 * v));
-}
+static float rnd_uniform(float lo, float hi) { return (float)(lo + (hi - lo) * tu_rnd_unit()); }
 
 static void *xmalloc(size_t bytes) {
     void *p = malloc(bytes ? bytes : 1);
@@ -53,25 +40,24 @@ static void *xmalloc(size_t bytes) {
     }
     return p;
 }
-static float *falloc(size_t n) { return xmalloc(n * sizeof(float)); }
 static double *dalloc(size_t n) { return xmalloc(n * sizeof(double)); }
 static float *rnd_array(size_t n, float lo, float hi) {
-    float *x = falloc(n);
+    float *x = tu_falloc(n);
     for (size_t i = 0; i < n; i++) x[i] = rnd_uniform(lo, hi);
     return x;
 }
 static float *rnd_normal_array(size_t n) {
-    float *x = falloc(n);
-    for (size_t i = 0; i < n; i++) x[i] = rnd_normal();
+    float *x = tu_falloc(n);
+    for (size_t i = 0; i < n; i++) x[i] = tu_rnd_normal();
     return x;
 }
 static float *dup(const float *x, size_t n) {
-    float *y = falloc(n);
+    float *y = tu_falloc(n);
     memcpy(y, x, n * sizeof(float));
     return y;
 }
 static float *abs_dup(const float *x, size_t n) {
-    float *y = falloc(n);
+    float *y = tu_falloc(n);
     for (size_t i = 0; i < n; i++) y[i] = fabsf(x[i]);
     return y;
 }
@@ -137,7 +123,7 @@ static double *to_double(const float *x, size_t n) {
 /* Reference gradient (float, accumulated onto prefill) against prefill + FD (double). */
 static void check_fd(const char *what, const float *ref_grad, const float *prefill,
                      const double *fd, size_t n) {
-    float *want = falloc(n);
+    float *want = tu_falloc(n);
     for (size_t i = 0; i < n; i++) want[i] = (float)((double)prefill[i] + fd[i]);
     /* The reference rounds once to float and reads float saved statistics (rstd,
      * att): ~1e-7 relative; 1e-5 of the tensor's scale leaves room and still
@@ -153,7 +139,7 @@ static void test_matmul(int M, int K, int N, int with_bias) {
     size_t nI = (size_t)M * K, nW = (size_t)N * K, nO = (size_t)M * N;
     float *inp = rnd_array(nI, -1, 1), *w = rnd_array(nW, -1, 1);
     float *bias = with_bias ? rnd_array((size_t)N, -1, 1) : NULL;
-    float *out = falloc(nO), *ref = falloc(nO), *bound = falloc(nO);
+    float *out = tu_falloc(nO), *ref = tu_falloc(nO), *bound = tu_falloc(nO);
     float *a_inp = abs_dup(inp, nI), *a_w = abs_dup(w, nW);
     float *a_bias = with_bias ? abs_dup(bias, (size_t)N) : NULL;
 
@@ -208,7 +194,7 @@ static void test_gemm_nn(int M, int K, int N, int accumulate) {
     float *b = rnd_array((size_t)K * ldb, -1, 1);
     float *c0 = rnd_array((size_t)M * ldc, -1, 1);
     float *c = dup(c0, (size_t)M * ldc), *want = dup(c0, (size_t)M * ldc);
-    float *bound = falloc((size_t)M * ldc);
+    float *bound = tu_falloc((size_t)M * ldc);
     gemm_nn(c, ldc, a, 1, lda, b, ldb, M, K, N, accumulate);
     for (int m = 0; m < M; m++) {
         for (int n = 0; n < ldc; n++) {
@@ -235,7 +221,7 @@ static void test_gemm_nn(int M, int K, int N, int accumulate) {
 /* ---- residual ------------------------------------------------------------------------ */
 
 static void test_residual(size_t n) {
-    float *a = rnd_array(n, -2, 2), *b = rnd_array(n, -2, 2), *out = falloc(n);
+    float *a = rnd_array(n, -2, 2), *b = rnd_array(n, -2, 2), *out = tu_falloc(n);
     residual_forward(out, a, b, n);
     int ok = 1;
     for (size_t i = 0; i < n; i++) ok &= out[i] == a[i] + b[i]; /* one float add: exact */
@@ -255,8 +241,8 @@ static void test_layernorm(int N, int C, int with_bias) {
     float *x = rnd_array(n, -2, 2), *w = rnd_array((size_t)C, 0.5f, 1.5f);
     float *b = with_bias ? rnd_array((size_t)C, -1, 1) : NULL;
     for (size_t i = 0; i < n; i++) x[i] += 0.5f; /* a nonzero mean to subtract */
-    float *out = falloc(n), *mean = falloc((size_t)N), *rstd = falloc((size_t)N);
-    float *rout = falloc(n), *rmean = falloc((size_t)N), *rrstd = falloc((size_t)N);
+    float *out = tu_falloc(n), *mean = tu_falloc((size_t)N), *rstd = tu_falloc((size_t)N);
+    float *rout = tu_falloc(n), *rmean = tu_falloc((size_t)N), *rrstd = tu_falloc((size_t)N);
     layernorm_forward(out, mean, rstd, x, w, b, N, C, eps);
     ref_layernorm_forward(rout, rmean, rrstd, x, w, b, N, C, eps);
     /* mean and variance are float sums over C terms: ~C eps relative, and the
@@ -307,7 +293,7 @@ static void test_rmsnorm(int N, int C) {
     size_t n = (size_t)N * C;
     const float eps = 1e-5f;
     float *x = rnd_array(n, -2, 2), *w = rnd_array((size_t)C, 0.5f, 1.5f);
-    float *out = falloc(n), *rstd = falloc((size_t)N), *rout = falloc(n), *rrstd = falloc((size_t)N);
+    float *out = tu_falloc(n), *rstd = tu_falloc((size_t)N), *rout = tu_falloc(n), *rrstd = tu_falloc((size_t)N);
     rmsnorm_forward(out, rstd, x, w, N, C, eps);
     ref_rmsnorm_forward(rout, rrstd, x, w, N, C, eps);
     /* mean(x^2) is a float sum of C positive terms: <= C eps/2 relative, O(1) in the output. */
@@ -352,7 +338,7 @@ static void test_activation(int act, size_t n) {
     /* Saturated tails: a tanh written as (e^2u - 1)/(e^2u + 1) turns into inf/inf here. */
     static const float extremes[] = {-100.0f, -30.0f, -10.0f, 10.0f, 30.0f, 100.0f, 1e-4f, -1e-4f};
     for (size_t i = 0; i < sizeof extremes / sizeof *extremes && i < n; i++) x[i] = extremes[i];
-    float *out = falloc(n), *ref = falloc(n);
+    float *out = tu_falloc(n), *ref = tu_falloc(n);
     activation_forward(out, x, n, act);
     ref_activation_forward(ref, x, n, act);
     /* A few float ops and one tanhf (a couple of ulps): 1e-5 relative, and 1e-6 absolute
@@ -377,8 +363,8 @@ static void test_attention(int B, int T, int C, int NH) {
     int HS = C / NH;
     size_t nqkv = (size_t)B * T * 3 * C, nout = (size_t)B * T * C, natt = (size_t)B * NH * T * T;
     float *qkv = rnd_normal_array(nqkv);
-    float *out = falloc(nout), *att = falloc(natt), *pre = falloc(natt);
-    float *rout = falloc(nout), *ratt = falloc(natt), *rpre = falloc(natt);
+    float *out = tu_falloc(nout), *att = tu_falloc(natt), *pre = tu_falloc(natt);
+    float *rout = tu_falloc(nout), *ratt = tu_falloc(natt), *rpre = tu_falloc(natt);
     attention_forward(out, att, pre, qkv, B, T, C, NH);
     ref_attention_forward(rout, ratt, rpre, qkv, B, T, C, NH);
     /* Scores: float dots of HS terms; softmax: a sum of T exps; out: a sum of T terms.
@@ -405,7 +391,7 @@ static void test_attention(int B, int T, int C, int NH) {
     snprintf(what, sizeof what, "attention_forward preatt B=%d T=%d C=%d NH=%d", B, T, C, NH);
     check_rel(what, pre, rpre, natt, rel);
     /* preatt = NULL must not change the results. */
-    float *out2 = falloc(nout), *att2 = falloc(natt);
+    float *out2 = tu_falloc(nout), *att2 = tu_falloc(natt);
     attention_forward(out2, att2, NULL, qkv, B, T, C, NH);
     if (memcmp(out2, out, nout * sizeof(float)) || memcmp(att2, att, natt * sizeof(float))) {
         fprintf(stderr, "attention_forward B=%d T=%d C=%d NH=%d: results differ with preatt NULL\n",
@@ -446,9 +432,9 @@ static void test_crossentropy(int N, int V) {
     size_t n = (size_t)N * V;
     float *logits = rnd_array(n, -4, 4);
     int32_t *targets = xmalloc((size_t)N * sizeof(int32_t));
-    for (int i = 0; i < N; i++) targets[i] = (i % 4 == 1) ? -1 : (int32_t)(rng_u64() % (uint64_t)V);
+    for (int i = 0; i < N; i++) targets[i] = (i % 4 == 1) ? -1 : (int32_t)(tu_rng_u64() % (uint64_t)V);
     float *p = dup(logits, n), *rp = dup(logits, n);
-    float *losses = falloc((size_t)N), *rlosses = falloc((size_t)N);
+    float *losses = tu_falloc((size_t)N), *rlosses = tu_falloc((size_t)N);
     int nv = -1, rnv = -2;
     float mean = crossentropy_forward(p, losses, targets, N, V, &nv);
     float rmean = ref_crossentropy_forward(rp, rlosses, targets, N, V, &rnv);
@@ -497,14 +483,14 @@ static void test_adamw(size_t n, float wd, float b2, int steps) {
     char what[128];
     const float lr = 1e-3f, b1 = 0.9f, eps = 1e-8f;
     float *p = rnd_array(n, -1, 1), *rp = dup(p, n);
-    float *m = falloc(n), *v = falloc(n), *rm = falloc(n), *rv = falloc(n);
+    float *m = tu_falloc(n), *v = tu_falloc(n), *rm = tu_falloc(n), *rv = tu_falloc(n);
     memset(m, 0, n * sizeof(float)); memset(v, 0, n * sizeof(float));
     memset(rm, 0, n * sizeof(float)); memset(rv, 0, n * sizeof(float));
-    float *g = falloc(n), *mag = falloc(n);
+    float *g = tu_falloc(n), *mag = tu_falloc(n);
     memset(mag, 0, n * sizeof(float));
     for (int t = 1; t <= steps; t++) {
         for (size_t i = 0; i < n; i++) {
-            g[i] = i % 17 == 3 ? 0.0f : rnd_normal() * (i % 5 ? 1.0f : 1e-4f);
+            g[i] = i % 17 == 3 ? 0.0f : tu_rnd_normal() * (i % 5 ? 1.0f : 1e-4f);
             mag[i] = b1 * mag[i] + (1.0f - b1) * fabsf(g[i]); /* m over |g|: its scale */
         }
         adamw_update(p, g, m, v, n, lr, b1, b2, eps, wd, t);
@@ -542,15 +528,15 @@ static void test_threads(void) {
     int saved = omp_get_max_threads();
     for (int r = 0; r < 2; r++) {
         omp_set_num_threads(r ? 3 : 1); /* 3 on any core count: an uneven split */
-        o[r] = falloc((size_t)M * N);
-        dI[r] = falloc((size_t)M * K); dW[r] = falloc((size_t)N * K); dB[r] = falloc((size_t)N);
+        o[r] = tu_falloc((size_t)M * N);
+        dI[r] = tu_falloc((size_t)M * K); dW[r] = tu_falloc((size_t)N * K); dB[r] = tu_falloc((size_t)N);
         memset(dI[r], 0, (size_t)M * K * sizeof(float));
         memset(dW[r], 0, (size_t)N * K * sizeof(float));
         memset(dB[r], 0, (size_t)N * sizeof(float));
         matmul_forward(o[r], inp, w, bias, M, K, N);
         matmul_backward(dI[r], dW[r], dB[r], dout, inp, w, M, K, N);
-        ao[r] = falloc((size_t)B * T * C); aa[r] = falloc((size_t)B * NH * T * T);
-        ad[r] = falloc(nqkv);
+        ao[r] = tu_falloc((size_t)B * T * C); aa[r] = tu_falloc((size_t)B * NH * T * T);
+        ad[r] = tu_falloc(nqkv);
         memset(ad[r], 0, nqkv * sizeof(float));
         attention_forward(ao[r], aa[r], NULL, qkv, B, T, C, NH);
         attention_backward(ad[r], adout, qkv, aa[0], B, T, C, NH);
@@ -660,7 +646,7 @@ static void fd_matmul(void) {
     fd_grad(c.bias, N, mm_loss, &c, fd);
     check_fd("ref_matmul_backward dbias vs finite differences", db, P3, fd, N);
     /* and the reference forward against the double forward */
-    float *out = falloc(M * N);
+    float *out = tu_falloc(M * N);
     ref_matmul_forward(out, inp, w, bias, M, K, N);
     double L = 0.0;
     for (int i = 0; i < M * N; i++) L += (double)G[i] * out[i];
@@ -700,7 +686,7 @@ static void fd_norm(int rms) {
     float *x = rnd_array(N * C, -2, 2), *w = rnd_array(C, 0.5f, 1.5f), *b = rnd_array(C, -1, 1);
     float *G = rnd_array(N * C, -1, 1);
     float *P1 = rnd_array(N * C, -1, 1), *P2 = rnd_array(C, -1, 1), *P3 = rnd_array(C, -1, 1);
-    float *y = falloc(N * C), *mean = falloc(N), *rstd = falloc(N);
+    float *y = tu_falloc(N * C), *mean = tu_falloc(N), *rstd = tu_falloc(N);
     float *dx = dup(P1, N * C), *dw = dup(P2, C), *db = dup(P3, C);
     if (rms) {
         ref_rmsnorm_forward(y, rstd, x, w, N, C, eps);
@@ -762,7 +748,7 @@ static void fd_activation(int act) {
     fd_grad(c.x, n, act_loss, &c, fd);
     snprintf(what, sizeof what, "ref_activation_backward %s vs finite differences", act_name(act));
     check_fd(what, d, P, fd, n);
-    float *y = falloc(n);
+    float *y = tu_falloc(n);
     ref_activation_forward(y, x, n, act);
     double L = 0.0;
     for (size_t i = 0; i < n; i++) L += (double)G[i] * y[i];
@@ -804,7 +790,7 @@ static void fd_attention(void) {
     int B = 2, T = 5, C = 8, NH = 2;
     size_t nqkv = (size_t)B * T * 3 * C, nout = (size_t)B * T * C;
     float *qkv = rnd_normal_array(nqkv), *G = rnd_array(nout, -1, 1), *P = rnd_array(nqkv, -1, 1);
-    float *out = falloc(nout), *att = falloc((size_t)B * NH * T * T);
+    float *out = tu_falloc(nout), *att = tu_falloc((size_t)B * NH * T * T);
     ref_attention_forward(out, att, NULL, qkv, B, T, C, NH);
     float *d = dup(P, nqkv);
     ref_attention_backward(d, G, qkv, att, B, T, C, NH);
@@ -851,7 +837,7 @@ static void fd_crossentropy(void) {
     ref_crossentropy_backward(p, targets, N, V, 1.0f / nv);
     double *fd = dalloc((size_t)N * V);
     fd_grad(c.logits, (size_t)N * V, ce_loss, &c, fd);
-    float *zero = falloc((size_t)N * V);
+    float *zero = tu_falloc((size_t)N * V);
     memset(zero, 0, (size_t)N * V * sizeof(float));
     check_fd("ref_crossentropy_backward vs finite differences", p, zero, fd, (size_t)N * V);
     free(logits); free(p); free(c.logits); free(fd); free(zero);
@@ -860,6 +846,7 @@ static void fd_crossentropy(void) {
 /* ---- main ------------------------------------------------------------------------------ */
 
 int main(void) {
+    tu_rng_seed(0x9E3779B97F4A7C15ull); /* the data every tolerance here was checked on */
     test_reference_known_values();
     fd_matmul();
     fd_norm(0);

@@ -3,6 +3,7 @@
 #define ANDREA_TEST_UTIL_H
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -46,6 +47,38 @@ static inline int tu_check_array(const char *what, const float *got, const float
         tu_failures++;
     }
     return ok;
+}
+
+/* Test data: a small deterministic generator (xorshift64*) that each test seeds, so a
+ * failure reproduces exactly. Kept apart from the library's andrea_rng on purpose: the
+ * tests of the library should not depend on it. */
+static inline uint64_t *tu_rng_state(void) {
+    static uint64_t state = 0x9E3779B97F4A7C15ull;
+    return &state;
+}
+static inline void tu_rng_seed(uint64_t seed) { *tu_rng_state() = seed; }
+static inline uint64_t tu_rng_u64(void) {
+    uint64_t *s = tu_rng_state();
+    *s ^= *s >> 12;
+    *s ^= *s << 25;
+    *s ^= *s >> 27;
+    return *s * 0x2545F4914F6CDD1Dull;
+}
+static inline double tu_rnd_unit(void) { /* [0, 1) */
+    return (double)(tu_rng_u64() >> 11) * (1.0 / 9007199254740992.0);
+}
+static inline float tu_rnd_normal(void) { /* Box-Muller: N(0, 1) */
+    double u = tu_rnd_unit(), v = tu_rnd_unit();
+    return (float)(sqrt(-2.0 * log(1.0 - u)) * cos(6.283185307179586 * v));
+}
+/* malloc that ends the test on failure */
+static inline float *tu_falloc(size_t n) {
+    float *p = malloc((n ? n : 1) * sizeof(float));
+    if (!p) {
+        fprintf(stderr, "test: out of memory (%zu floats)\n", n);
+        exit(1);
+    }
+    return p;
 }
 
 static inline int tu_finish(const char *name) {
