@@ -65,33 +65,15 @@ int cmd_chat(int argc, char **argv) {
         return 0;
     }
     if (r) return 2;
-    if (!model_path) {
-        fprintf(stderr, "andrea chat: no model given (use -m CKPT)\n");
+    if (gen_flags_check("chat", model_path, n_predict, 1, &s, stop, quant, &qkind,
+                        args_seen(specs, n_specs, "seed"), &seed))
         return 2;
-    }
-    if (n_predict <= 0 || sampler_flags_check("chat", &s)) {
-        if (n_predict <= 0) fprintf(stderr, "andrea chat: --n-predict must be positive\n");
-        return 2;
-    }
-    if (stop && !*stop) {
-        fprintf(stderr, "andrea chat: --stop must not be empty\n");
-        return 2;
-    }
-    if (andrea_quant_parse(quant, &qkind)) {
-        fprintf(stderr, "andrea %s: --quant: %s\n", argv[0], andrea_error());
-        return 2;
-    }
-    if (!args_seen(specs, n_specs, "seed")) seed = (uint64_t)time(NULL);
     cli_set_threads(threads);
-    andrea_tokenizer *tok = NULL;
-    andrea_model *m = andrea_checkpoint_load_with_tokenizer(model_path, &tok);
-    andrea_kv *kv = m ? andrea_kv_create(m) : NULL;
-    if (!m || !kv || andrea_model_quantize(m, qkind)) {
-        fprintf(stderr, "andrea chat: %s\n", andrea_error());
-        andrea_tokenizer_free(tok);
-        andrea_model_free(m);
-        return 1;
-    }
+    gen_session gs;
+    if (gen_open("chat", model_path, qkind, &gs)) return 1;
+    andrea_model *m = gs.m;
+    andrea_tokenizer *tok = gs.tok;
+    andrea_kv *kv = gs.kv;
     const andrea_config *c = andrea_model_config(m);
     char desc[256];
     andrea_sampler_describe(&s, desc, sizeof desc);
@@ -179,8 +161,6 @@ int cmd_chat(int argc, char **argv) {
     andrea_ids_free(&ids);
     andrea_bytes_free(&transcript);
     andrea_bytes_free(&reply);
-    andrea_kv_free(kv);
-    andrea_tokenizer_free(tok);
-    andrea_model_free(m);
+    gen_close(&gs);
     return rc;
 }

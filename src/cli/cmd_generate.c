@@ -46,23 +46,9 @@ int cmd_generate(int argc, char **argv) {
         return 0;
     }
     if (r) return 2;
-    if (!model_path) {
-        fprintf(stderr, "andrea generate: no model given (use -m CKPT)\n");
+    if (gen_flags_check("generate", model_path, n_predict, 0, &s, stop, quant, &qkind,
+                        args_seen(specs, n_specs, "seed"), &seed))
         return 2;
-    }
-    if (n_predict < 0 || sampler_flags_check("generate", &s)) {
-        if (n_predict < 0) fprintf(stderr, "andrea generate: --n-predict must be >= 0\n");
-        return 2;
-    }
-    if (stop && !*stop) {
-        fprintf(stderr, "andrea generate: --stop must not be empty\n");
-        return 2;
-    }
-    if (andrea_quant_parse(quant, &qkind)) {
-        fprintf(stderr, "andrea %s: --quant: %s\n", argv[0], andrea_error());
-        return 2;
-    }
-    if (!args_seen(specs, n_specs, "seed")) seed = (uint64_t)time(NULL);
     cli_set_threads(threads);
 
     FILE *lp = NULL;
@@ -73,12 +59,17 @@ int cmd_generate(int argc, char **argv) {
             return 1;
         }
     }
-    andrea_tokenizer *tok = NULL;
-    andrea_model *m = andrea_checkpoint_load_with_tokenizer(model_path, &tok);
-    andrea_kv *kv = m ? andrea_kv_create(m) : NULL;
+    gen_session gs;
+    if (gen_open("generate", model_path, qkind, &gs)) {
+        if (lp && lp != stderr) fclose(lp);
+        return 1;
+    }
+    andrea_model *m = gs.m;
+    andrea_tokenizer *tok = gs.tok;
+    andrea_kv *kv = gs.kv;
     andrea_ids ids = {0};
     int rc = 0;
-    if (!m || !kv || andrea_model_quantize(m, qkind) || andrea_tokenizer_encode(tok, prompt, strlen(prompt), 0, &ids)) {
+    if (andrea_tokenizer_encode(tok, prompt, strlen(prompt), 0, &ids)) {
         fprintf(stderr, "andrea generate: %s\n", andrea_error());
         rc = 1;
     } else if ((long)ids.len > andrea_model_config(m)->ctx) {
@@ -123,8 +114,6 @@ int cmd_generate(int argc, char **argv) {
     }
     if (lp && lp != stderr) fclose(lp);
     andrea_ids_free(&ids);
-    andrea_kv_free(kv);
-    andrea_tokenizer_free(tok);
-    andrea_model_free(m);
+    gen_close(&gs);
     return rc;
 }

@@ -1,4 +1,5 @@
-/* sampler_flags.h - the sampling flags shared by generate and chat (llama.cpp's names). */
+/* sampler_flags.h - what generate and chat share: the sampling flags (llama.cpp's
+ * names), their checks, and opening a checkpoint for decoding. */
 #ifndef ANDREA_CLI_SAMPLER_FLAGS_H
 #define ANDREA_CLI_SAMPLER_FLAGS_H
 
@@ -15,6 +16,22 @@
         {"repeat-penalty", 0, ARG_FLOAT, &(s).repeat_penalty,                                    \
          "divide recent tokens' logits by this, 1 = off (1.0)", 0},                              \
         {"repeat-last-n", 0, ARG_INT, &(s).repeat_last_n, "window of the repeat penalty (64)", 0}
+
+/* Checks -m, -n (>= n_min), the sampler, --stop and --quant (into *qkind), and picks a
+ * clock seed when none was given. Prints one line and returns -1 on a bad flag. */
+int gen_flags_check(const char *cmd, const char *model_path, int n_predict, int n_min,
+                    const andrea_sampler *s, const char *stop, const char *quant, int *qkind,
+                    int seed_given, uint64_t *seed);
+
+/* A checkpoint opened for decoding: model (in weight format qkind), its tokenizer, a
+ * KV cache. On failure prints one line, releases everything and returns -1. */
+typedef struct {
+    andrea_model *m;
+    andrea_tokenizer *tok;
+    andrea_kv *kv;
+} gen_session;
+int gen_open(const char *cmd, const char *path, int qkind, gen_session *g);
+void gen_close(gen_session *g);
 
 static inline int sampler_flags_check(const char *cmd, const andrea_sampler *s) {
     if (s->temperature < 0 || s->top_k < 0 || !(s->top_p > 0 && s->top_p <= 1) ||
