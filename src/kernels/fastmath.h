@@ -38,4 +38,20 @@ static inline float andrea_expf(float x) {
  * Absolute error ~1e-7 (the relative error near 0 is larger, harmless in GELU). */
 static inline float andrea_tanhf(float u) { return 1.0f - 2.0f / (1.0f + andrea_expf(2.0f * u)); }
 
+/* fp32 <-> bf16 (the top 16 bits), rounding to nearest even on the dropped bits.
+ * NaN and Inf are not expected (weights and activations are checked finite). */
+static inline uint16_t andrea_bf16_from_f32(float f) {
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    u += 0x7FFFu + ((u >> 16) & 1u);
+    return (uint16_t)(u >> 16);
+}
+
+static inline float andrea_bf16_to_f32(uint16_t h) {
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
 #endif

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "andrea.h"
+#include "kernels/fastmath.h"
 #include "kernels/kernels.h"
 #include "util/error.h"
 
@@ -25,19 +26,8 @@
 #define NC 512
 #define MB 256 /* B panels are repacked per row block: larger blocks amortise the bf16 conversion */
 
-static inline uint32_t bf16_bits(float f) {
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    u += 0x7FFFu + ((u >> 16) & 1u); /* round to nearest even */
-    return u >> 16;
-}
-
-static inline float bf16_round(float f) {
-    uint32_t u = bf16_bits(f) << 16;
-    float r;
-    memcpy(&r, &u, 4);
-    return r;
-}
+static inline uint32_t bf16_bits(float f) { return andrea_bf16_from_f32(f); }
+static inline float bf16_round(float f) { return andrea_bf16_to_f32(andrea_bf16_from_f32(f)); }
 
 int andrea_bf16_supported(void) {
 #ifdef HAVE_BF16_KERNEL

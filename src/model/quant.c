@@ -10,24 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/fastmath.h"
 #include "kernels/kernels.h"
 #include "model/model.h"
 #include "util/error.h"
-
-/* Round to nearest even on the 16 dropped bits (NaN/Inf are not expected in weights). */
-static inline uint16_t f32_to_bf16(float f) {
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    u += 0x7FFFu + ((u >> 16) & 1u);
-    return (uint16_t)(u >> 16);
-}
-
-static inline float bf16_to_f32(uint16_t h) {
-    uint32_t u = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
 
 static int is_matrix(const andrea_tensor_info *t) { return t->cols > 0; }
 
@@ -56,7 +42,7 @@ int andrea_model_quantize(andrea_model *m, int kind) {
     if (kind == ANDREA_QUANT_BF16) {
         m->q16 = malloc(sizeof(uint16_t) * (size_t)n);
         if (!m->q16) return andrea_set_error("out of memory for bf16 weights");
-        for (int64_t i = 0; i < n; i++) m->q16[i] = f32_to_bf16(m->params[i]);
+        for (int64_t i = 0; i < n; i++) m->q16[i] = andrea_bf16_from_f32(m->params[i]);
     } else if (kind == ANDREA_QUANT_INT8) {
         /* one scale per matrix row, rows numbered across all matrices in file order */
         int64_t rows = 0;
@@ -95,7 +81,7 @@ int andrea_model_fake_quantize(andrea_model *m, int kind) {
         const andrea_tensor_info *t = &m->layout.t[i];
         if (!is_matrix(t)) continue;
         for (int64_t j = t->offset; j < t->offset + t->size; j++) {
-            if (kind == ANDREA_QUANT_BF16) m->params[j] = bf16_to_f32(m->q16[j]);
+            if (kind == ANDREA_QUANT_BF16) m->params[j] = andrea_bf16_to_f32(m->q16[j]);
             else if (kind == ANDREA_QUANT_INT8)
                 m->params[j] = (float)m->q8[j] * m->qscale[m->qrow_base[i] + (j - t->offset) / t->cols];
         }
@@ -114,7 +100,7 @@ int andrea_model_fake_quantize(andrea_model *m, int kind) {
 ANDREA_CLONES static float dot_bf16(const uint16_t *q, const float *x, int K) {
     float s = 0.0f;
 #pragma omp simd reduction(+ : s)
-    for (int k = 0; k < K; k++) s += bf16_to_f32(q[k]) * x[k];
+    for (int k = 0; k < K; k++) s += andrea_bf16_to_f32(q[k]) * x[k];
     return s;
 }
 
@@ -153,7 +139,7 @@ int andrea_quant_parse(const char *s, int *out) {
 void andrea_dequant_row(const andrea_model *m, float *out, const float *w_row, int K) {
     int64_t row = w_row - m->params;
     if (m->quant == ANDREA_QUANT_BF16)
-        for (int k = 0; k < K; k++) out[k] = bf16_to_f32(m->q16[row + k]);
+        for (int k = 0; k < K; k++) out[k] = andrea_bf16_to_f32(m->q16[row + k]);
     else if (m->quant == ANDREA_QUANT_INT8)
         for (int k = 0; k < K; k++) out[k] = (float)m->q8[row + k] * m->qscale[scale_index(m, row)];
     else
