@@ -186,16 +186,19 @@ static void test_matmul(int M, int K, int N, int with_bias) {
     free(dinp2); free(dw2); free(db2);
 }
 
-/* gemm_nn with a transposed, strided A and padded B and C rows; accumulate 0 and 1. */
-static void test_gemm_nn(int M, int K, int N, int accumulate) {
+/* gemm_nn with a transposed, strided A, padded C rows and B either row-major with padded
+ * rows or transposed (B(k, n) = b[n * ldb + k], as the forward pass reads w); accumulate
+ * 0 and 1. Sizes cover ragged tiles, several KC x NC blocks and both thread splits. */
+static void test_gemm_nn(int M, int K, int N, int accumulate, int b_trans) {
     char what[128];
-    int lda = M + 3, ldb = N + 2, ldc = N + 5;
+    int lda = M + 3, ldb = b_trans ? K + 2 : N + 2, ldc = N + 5;
+    long b_rs = b_trans ? 1 : ldb, b_cs = b_trans ? ldb : 1;
     float *a = rnd_array((size_t)K * lda, -1, 1); /* A(m, k) = a[m + k * lda] */
-    float *b = rnd_array((size_t)K * ldb, -1, 1);
+    float *b = rnd_array((size_t)(b_trans ? N : K) * ldb, -1, 1);
     float *c0 = rnd_array((size_t)M * ldc, -1, 1);
     float *c = dup(c0, (size_t)M * ldc), *want = dup(c0, (size_t)M * ldc);
     float *bound = tu_falloc((size_t)M * ldc);
-    gemm_nn(c, ldc, a, 1, lda, b, ldb, M, K, N, accumulate);
+    gemm_nn(c, ldc, a, 1, lda, b, b_rs, b_cs, M, K, N, accumulate);
     for (int m = 0; m < M; m++) {
         for (int n = 0; n < ldc; n++) {
             size_t o = (size_t)m * ldc + n;
@@ -205,7 +208,7 @@ static void test_gemm_nn(int M, int K, int N, int accumulate) {
             }
             double s = accumulate ? c0[o] : 0.0, sa = accumulate ? fabsf(c0[o]) : 0.0;
             for (int k = 0; k < K; k++) {
-                double p = (double)a[m + (size_t)k * lda] * b[(size_t)k * ldb + n];
+                double p = (double)a[m + (size_t)k * lda] * b[k * b_rs + n * b_cs];
                 s += p;
                 sa += fabs(p);
             }
@@ -213,7 +216,8 @@ static void test_gemm_nn(int M, int K, int N, int accumulate) {
             bound[o] = (float)sa;
         }
     }
-    snprintf(what, sizeof what, "gemm_nn (A transposed) M=%d K=%d N=%d acc=%d", M, K, N, accumulate);
+    snprintf(what, sizeof what, "gemm_nn (A transposed, B %s) M=%d K=%d N=%d acc=%d",
+             b_trans ? "transposed" : "row-major", M, K, N, accumulate);
     check_sum_bound(what, c, want, bound, (size_t)M * ldc, K + 1);
     free(a); free(b); free(c0); free(c); free(want); free(bound);
 }
@@ -354,6 +358,49 @@ static void test_activation(int act, size_t n) {
     snprintf(what, sizeof what, "activation_backward %s n=%zu", act_name(act), n);
     tu_check_array(what, d, rd, n, 2e-6, 1e-5);
     free(x); free(out); free(ref); free(dout); free(d0); free(d); free(rd);
+}
+
+/* The MLP matmuls with the activation fused in: the same product (bit for bit: same tiles,
+ * same k order) and the same activation math as the separate kernels. */
+static void test_matmul_act(int act, int M, int K, int N) {
+    char what[128];
+    size_t nI = (size_t)M * K, nW = (size_t)N * K, nO = (size_t)M * N;
+    float *inp = rnd_array(nI, -1, 1), *w = rnd_array(nW, -1, 1), *bias = rnd_array((size_t)N, -1, 1);
+    float *pre = tu_falloc(nO), *post = tu_falloc(nO), *want_pre = tu_falloc(nO);
+    float *want_post = tu_falloc(nO);
+    matmul_forward_act(pre, post, inp, w, bias, M, K, N, act);
+    matmul_forward(want_pre, inp, w, bias, M, K, N);
+    activation_forward(want_post, want_pre, nO, act);
+    snprintf(what, sizeof what, "matmul_forward_act %s pre M=%d K=%d N=%d", act_name(act), M, K, N);
+    tu_check_array(what, pre, want_pre, nO, 0.0, 0.0);
+    /* the same activation math on equal inputs; FMA contraction may differ by an ulp */
+    snprintf(what, sizeof what, "matmul_forward_act %s post M=%d K=%d N=%d", act_name(act), M, K, N);
+    tu_check_array(what, post, want_post, nO, 1e-6, 1e-5);
+
+    /* backward of y = post @ w2^T with w2 (K2 = N inputs -> N2 outputs) */
+    int N2 = K;
+    float *w2 = rnd_array((size_t)N2 * N, -1, 1), *dout = rnd_array((size_t)M * N2, -1, 1);
+    float *dpre = rnd_array(nO, -1, 1); /* garbage: the fused kernel overwrites */
+    float *dw = tu_falloc((size_t)N2 * N), *db = tu_falloc((size_t)N2);
+    float *dpost = tu_falloc(nO), *want_dpre = tu_falloc(nO);
+    float *want_dw = tu_falloc((size_t)N2 * N), *want_db = tu_falloc((size_t)N2);
+    float *zeroed[] = {dw, db, dpost, want_dpre, want_dw, want_db}; /* accumulated into */
+    size_t sizes[] = {(size_t)N2 * N, (size_t)N2, nO, nO, (size_t)N2 * N, (size_t)N2};
+    for (int i = 0; i < 6; i++) memset(zeroed[i], 0, sizeof(float) * sizes[i]);
+    matmul_backward_act(dpre, dw, db, dout, post, w2, pre, M, N, N2, act);
+    matmul_backward(dpost, want_dw, want_db, dout, post, w2, M, N, N2);
+    /* the separate fast pass (itself tested against the reference above): the reference's
+     * exact gelu tail differs from float's by ~1e-6 times |dpost| ~ 10 here */
+    activation_backward(want_dpre, pre, dpost, nO, act);
+    snprintf(what, sizeof what, "matmul_backward_act %s dpre M=%d N=%d", act_name(act), M, N);
+    tu_check_array(what, dpre, want_dpre, nO, 1e-6, 1e-5);
+    snprintf(what, sizeof what, "matmul_backward_act %s dw M=%d N=%d", act_name(act), M, N);
+    tu_check_array(what, dw, want_dw, (size_t)N2 * N, 0.0, 0.0);
+    snprintf(what, sizeof what, "matmul_backward_act %s dbias M=%d N=%d", act_name(act), M, N);
+    tu_check_array(what, db, want_db, (size_t)N2, 0.0, 0.0);
+    free(inp); free(w); free(bias); free(pre); free(post); free(want_pre); free(want_post);
+    free(w2); free(dout); free(dpre); free(dw); free(db); free(dpost); free(want_dpre);
+    free(want_dw); free(want_db);
 }
 
 /* ---- attention -------------------------------------------------------------------------- */
@@ -865,9 +912,13 @@ int main(void) {
     /* Model-sized layers: several cache blocks along K (> 256) and along N and M (> 512). */
     test_matmul(64, 768, 96, 1);
     test_matmul(20, 300, 600, 0);
-    test_gemm_nn(7, 5, 3, 0);
-    test_gemm_nn(33, 64, 48, 1);
-    test_gemm_nn(70, 130, 257, 0);
+    for (int bt = 0; bt < 2; bt++) {
+        test_gemm_nn(7, 5, 3, 0, bt);
+        test_gemm_nn(33, 64, 48, 1, bt);
+        test_gemm_nn(70, 130, 257, 0, bt);
+        test_gemm_nn(12, 300, 600, 1, bt); /* few rows: columns split across threads */
+        test_gemm_nn(100, 513, 1100, 1, bt); /* 3 k blocks, 3 column blocks */
+    }
     test_residual(1);
     test_residual(1027);
 
@@ -882,6 +933,9 @@ int main(void) {
         test_activation(act, 1);
         test_activation(act, 37);
         test_activation(act, 4099);
+        test_matmul_act(act, 3, 20, 45);    /* few rows: the dot-product path, then the pass */
+        test_matmul_act(act, 70, 130, 257); /* ragged tiles, the epilogue inside the tiles */
+        test_matmul_act(act, 64, 300, 96);  /* two k blocks: the epilogue after the last only */
     }
 
     static const int Ts[] = {1, 5, 17, 64};

@@ -60,5 +60,6 @@ int main(void) {
     check(130, 97, 257); /* odd K (a k pair padded with 0), edge rows and columns */
     check(768, 512, 128);
     check(33, 1000, 70); /* several k blocks */
+    check(12, 300, 1100); /* few rows: columns split across threads; several column blocks */
     return tu_finish("test_matmul_bf16");
 }

@@ -16,6 +16,7 @@
 #include "model_flags.h"
 #include "threads.h"
 #include "util/perf.h"
+#include "util/profile.h"
 
 static double bench_train(andrea_model *m, int B, int T, int warmup, int steps) {
     int64_t n = andrea_model_num_params(m);
@@ -34,15 +35,17 @@ static double bench_train(andrea_model *m, int B, int T, int warmup, int steps) 
             x[i] = (int32_t)(andrea_rng_u64(&rng) % (uint64_t)m->cfg.vocab);
             y[i] = (int32_t)(andrea_rng_u64(&rng) % (uint64_t)m->cfg.vocab);
         }
+        if (s == warmup) andrea_prof_reset(); /* the table covers the timed steps only */
         double t0 = andrea_now();
-        andrea_model_zero_grad(m);
+        PROF(PROF_ZERO, andrea_model_zero_grad(m));
         andrea_model_forward(m, x, y, B, T);
         andrea_model_backward(m);
         for (int i = 0; i < m->layout.n; i++) {
             const andrea_tensor_info *t = &m->layout.t[i];
-            adamw_update(m->params + t->offset, m->grads + t->offset, am + t->offset,
-                         av + t->offset, (size_t)t->size, 1e-4f, 0.9f, 0.99f, 1e-8f,
-                         t->decay ? 0.1f : 0.0f, s + 1);
+            PROF(PROF_OPTIMIZER,
+                 adamw_update(m->params + t->offset, m->grads + t->offset, am + t->offset,
+                              av + t->offset, (size_t)t->size, 1e-4f, 0.9f, 0.99f, 1e-8f,
+                              t->decay ? 0.1f : 0.0f, s + 1));
         }
         if (s >= warmup) t_total += andrea_now() - t0;
     }
@@ -74,7 +77,7 @@ static double bench_generate(andrea_model *m, int n_tokens) {
 int cmd_bench(int argc, char **argv) {
     model_flags mf;
     memset(&mf, 0, sizeof mf);
-    int batch = 4, seq = 0, steps = 10, warmup = 2, threads = 0, gen = 64;
+    int batch = 4, seq = 0, steps = 10, warmup = 2, threads = 0, gen = 64, profile = 0;
     const char *matmul = "builtin", *quant = "f32", *attention = "flash", *precision = "fp32";
     int qkind = ANDREA_QUANT_NONE;
     arg_spec specs[] = {
@@ -89,6 +92,7 @@ int cmd_bench(int argc, char **argv) {
         {"quant", 0, ARG_STR, &quant, "weights for the generation test: f32 | bf16 | int8", 0},
         {"matmul", 0, ARG_STR, &matmul, "builtin | blas (OpenBLAS, when built with it)", 0},
         {"threads", 't', ARG_INT, &threads, "OpenMP threads, 0 = all cores (0)", 0},
+        {"profile", 0, ARG_INT, &profile, "1 = time each kind of operation of a training step", 0},
     };
     int n_specs = (int)(sizeof specs / sizeof specs[0]);
     int r = args_parse("bench", argc, argv, specs, n_specs, NULL, 0, NULL);
@@ -155,7 +159,9 @@ int cmd_bench(int argc, char **argv) {
         andrea_model_free(m);
         return 2;
     }
+    andrea_prof_on = profile != 0;
     double s = bench_train(m, batch, seq, warmup, steps);
+    andrea_prof_on = 0;
     andrea_set_matmul_precision(ANDREA_PRECISION_FP32);
     if (s < 0) {
         fprintf(stderr, "andrea bench: out of memory\n");
@@ -171,6 +177,16 @@ int cmd_bench(int argc, char **argv) {
            "sgemm | peak RSS %.0f MiB = %.2f x (weights+grads+adam+activations %.0f MiB)\n",
            batch, seq, precision, s * 1e3, tok_s, gflops, 100.0 * gflops / g_best, rss / 1048576.0,
            rss / est, est / 1048576.0);
+    if (profile) {
+        double sum = 0.0;
+        printf("profile (ms per step, share of the step):");
+        for (int k = 0; k < PROF_N; k++) {
+            double ms = andrea_prof_seconds[k] * 1e3 / steps;
+            sum += ms;
+            printf(" %s %.1f (%.0f%%) |", andrea_prof_name(k), ms, ms / (s * 10.0));
+        }
+        printf(" other %.1f (%.0f%%)\n", s * 1e3 - sum, (s * 1e3 - sum) / (s * 10.0));
+    }
     if (gen > 0) {
         if (andrea_model_quantize(m, qkind)) {
             fprintf(stderr, "andrea bench: %s\n", andrea_error());

@@ -2,28 +2,23 @@
 #include <math.h>
 
 #include "andrea.h"
-#include "kernels/fastmath.h"
+#include "kernels/act_math.h"
 #include "kernels/kernels.h"
-
-#define GELU_SCALE 0.7978845608028654f /* sqrt(2 / pi) */
 
 void activation_forward(float *out, const float *inp, size_t n, int act) {
     long N = (long)n;
     switch (act) {
     case ANDREA_ACT_GELU:
 #pragma omp parallel for schedule(static) if (N >= (1L << 15))
-        for (long i = 0; i < N; i++) {
-            float x = inp[i];
-            out[i] = 0.5f * x * (1.0f + andrea_tanhf(GELU_SCALE * (x + 0.044715f * x * x * x)));
-        }
+        for (long i = 0; i < N; i++) out[i] = act_gelu(inp[i]);
         break;
     case ANDREA_ACT_RELU:
 #pragma omp parallel for schedule(static) if (N >= (1L << 15))
-        for (long i = 0; i < N; i++) out[i] = inp[i] > 0.0f ? inp[i] : 0.0f;
+        for (long i = 0; i < N; i++) out[i] = act_relu(inp[i]);
         break;
     default: /* ANDREA_ACT_RELU2 */
 #pragma omp parallel for schedule(static) if (N >= (1L << 15))
-        for (long i = 0; i < N; i++) out[i] = inp[i] > 0.0f ? inp[i] * inp[i] : 0.0f;
+        for (long i = 0; i < N; i++) out[i] = act_relu2(inp[i]);
         break;
     }
 }
@@ -33,22 +28,15 @@ void activation_backward(float *dinp, const float *inp, const float *dout, size_
     switch (act) {
     case ANDREA_ACT_GELU:
 #pragma omp parallel for schedule(static) if (N >= (1L << 15))
-        for (long i = 0; i < N; i++) {
-            float x = inp[i];
-            float u = GELU_SCALE * (x + 0.044715f * x * x * x);
-            float th = andrea_tanhf(u);
-            float sech2 = 1.0f - th * th;
-            float g = 0.5f * (1.0f + th) + 0.5f * x * sech2 * GELU_SCALE * (1.0f + 3.0f * 0.044715f * x * x);
-            dinp[i] += g * dout[i];
-        }
+        for (long i = 0; i < N; i++) dinp[i] += act_gelu_grad(inp[i]) * dout[i];
         break;
     case ANDREA_ACT_RELU:
 #pragma omp parallel for schedule(static) if (N >= (1L << 15))
-        for (long i = 0; i < N; i++) dinp[i] += inp[i] > 0.0f ? dout[i] : 0.0f;
+        for (long i = 0; i < N; i++) dinp[i] += act_relu_grad(inp[i]) * dout[i];
         break;
     default:
 #pragma omp parallel for schedule(static) if (N >= (1L << 15))
-        for (long i = 0; i < N; i++) dinp[i] += inp[i] > 0.0f ? 2.0f * inp[i] * dout[i] : 0.0f;
+        for (long i = 0; i < N; i++) dinp[i] += act_relu2_grad(inp[i]) * dout[i];
         break;
     }
 }

@@ -28,11 +28,33 @@ void matmul_forward(float *out, const float *inp, const float *w, const float *b
 void matmul_backward(float *dinp, float *dw, float *dbias, const float *dout,
                      const float *inp, const float *w, int M, int K, int N);
 
+/* What a product does to each finished output element while it is still in cache:
+ * forward, post(m, n) = act(C(m, n)); backward (post NULL), C(m, n) *= act'(pre(m, n)).
+ * ld: row stride of post / pre. */
+typedef struct {
+    int act; /* ANDREA_ACT_* */
+    float *post;
+    const float *pre;
+    int ld;
+} matmul_epilogue;
+
+/* The MLP's first matmul with its activation fused: pre = inp @ w^T + bias (M, N), post =
+ * act(pre). Same values as matmul_forward + activation_forward, one pass fewer. */
+void matmul_forward_act(float *pre, float *post, const float *inp, const float *w,
+                        const float *bias, int M, int K, int N, int act);
+/* Backward of out = post @ w^T + bias where post = act(pre): dpre = act'(pre) * (dout @ w)
+ * (OVERWRITTEN, unlike the rest), dw += dout^T @ post, dbias += sum_m dout. Same values
+ * as matmul_backward into zeros + activation_backward into zeros. */
+void matmul_backward_act(float *dpre, float *dw, float *dbias, const float *dout,
+                         const float *post, const float *w, const float *pre, int M, int K, int N,
+                         int act);
+
 /* gemm_nn's product with bf16 operands (rounded to nearest even while packing) and fp32
- * accumulation, on AVX512-BF16 (vdpbf16ps): C(M, N) += A @ B, A strided as in gemm_nn.
- * Returns -1 with andrea_error() when the CPU lacks AVX512-BF16. */
-int gemm_bf16(float *c, int ldc, const float *a, long a_rs, long a_cs, const float *b, int ldb,
-              int M, int K, int N);
+ * accumulation, on AVX512-BF16 (vdpbf16ps): C(M, N) += A @ B, A and B strided as in
+ * gemm_nn. Returns -1 with andrea_error(), C untouched, when the CPU lacks AVX512-BF16
+ * or packing memory cannot be had. */
+int gemm_bf16(float *c, int ldc, const float *a, long a_rs, long a_cs, const float *b, long b_rs,
+              long b_cs, int M, int K, int N);
 int andrea_bf16_supported(void);
 
 /* Caps the matmul tile's instruction set (0 baseline, 1 AVX2+FMA, 2 or < 0: the best
@@ -40,10 +62,20 @@ int andrea_bf16_supported(void);
 int matmul_set_isa(int cap);
 
 /* The general engine under both: C(M, N) (+)= A(M, K) @ B(K, N), where
- * A(m, k) = a[m * a_rs + k * a_cs] (any strides) and B is row-major with
- * row stride ldb, C row-major with row stride ldc. accumulate = 0 overwrites. */
-void gemm_nn(float *c, int ldc, const float *a, long a_rs, long a_cs, const float *b, int ldb,
-             int M, int K, int N, int accumulate);
+ * A(m, k) = a[m * a_rs + k * a_cs] and B(k, n) = b[k * b_rs + n * b_cs] (any strides:
+ * transposes are read in place), C row-major with row stride ldc. accumulate = 0
+ * overwrites. */
+void gemm_nn(float *c, int ldc, const float *a, long a_rs, long a_cs, const float *b, long b_rs,
+             long b_cs, int M, int K, int N, int accumulate);
+
+/* The products' thread split: thread t of nt gets units [u t / nt, u (t+1) / nt) of the
+ * u = ceil(total / unit) units, as [*lo, *hi): slabs of whole tiles, fixed by nt alone. */
+static inline void gemm_split_range(int total, int unit, int t, int nt, int *lo, int *hi) {
+    long units = (total + unit - 1) / unit;
+    *lo = (int)(units * t / nt) * unit;
+    *hi = (int)(units * (t + 1) / nt) * unit;
+    if (*hi > total) *hi = total;
+}
 
 /* ---- normalisation --------------------------------------------------------------- */
 

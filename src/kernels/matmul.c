@@ -8,8 +8,8 @@
  *   forward      out  = inp  @ w^T   (w^T packed once per call)
  *   backward     dinp += dout @ w    (A = dout, B = w)
  *   backward     dw   += dout^T @ inp (A = dout read transposed, B = inp)
- * The register tile is MR x NR = 4 x 32 floats; cache blocks KC x NC of B are
- * reused across the rows of one thread's block. Each C element is summed in
+ * Both operands are packed (MR x KC panels of A, KC x NC blocks of B) and
+ * multiplied by an MR x NR = 8 x 32 register tile. Each C element is summed in
  * k order by exactly one thread, so results do not depend on thread count.
  * The tile is compiled three times (AVX-512, AVX2+FMA, baseline) and chosen
  * at run time from the CPU's features.
@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "andrea.h"
+#include "kernels/act_math.h"
 #include "kernels/kernels.h"
 #include "kernels/tile.h"
 #include "util/error.h"
@@ -76,33 +77,71 @@ static int use_blas(long M, long K, long N) {
     return 1;
 }
 
-#define MR 4
+#define MR 8   /* register tile rows: 8 x 2 vectors = 16 accumulators (see below) */
 #define NR 32
 #define KC 256
 #define NC 512
-#define MB 64
 
-typedef float vf16 __attribute__((vector_size(64)));
 typedef float vf8 __attribute__((vector_size(32)));
 typedef float vf4 __attribute__((vector_size(16)));
 
-/* C[0:4, 0:32] += A[0:4, 0:kc] @ B[0:kc, 0:32]: tile.h's 4 x 2-vector tile over column
- * chunks of 2 W floats: one chunk for AVX-512 (W = 16), two for AVX2 (8), four for SSE (4). */
-#define DEFINE_TILE(NAME, ATTR, VT, W)                                                      \
-    ANDREA_DEFINE_TILE_4X2(NAME##_chunk, ATTR, VT, W)                                       \
-    ATTR static void NAME(float *c, int ldc, const float *a, long a_rs, long a_cs,          \
-                          const float *b, int ldb, int kc) {                                \
-        for (int j = 0; j < 32; j += 2 * (W)) NAME##_chunk(c + j, ldc, a, a_rs, a_cs, b + j, ldb, kc); \
-    }
+/* The tile: C[0:8, 0:32] += A[0:8, 0:kc] @ Bp[0:kc, 0:32], A(r, k) = a[r a_rs + k a_cs]
+ * (a packed panel: a_rs = 1, a_cs = MR; rows of the caller's matrix: a_rs = lda,
+ * a_cs = 1), Bp packed k-major (bp[k * NR + j]), each C element summed in k order.
+ * Measured on this project's machine (Zen 5, bench/bench_peak.c): two 512-bit FMAs per
+ * cycle with a 4-cycle latency, so a tile needs >= 8 independent accumulators just to
+ * keep up, and the broadcasts of A must not outnumber the loads the core can issue.
+ * 4 x 32 (8 accumulators) ran at 134 GFLOP/s per core, 8 x 32 at 203, the FMA peak 217. */
+typedef void (*tile_fn)(float *c, int ldc, const float *a, long a_rs, long a_cs, const float *bp,
+                        int kc);
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-DEFINE_TILE(tile_avx512, __attribute__((target("avx512f,fma"))), vf16, 16)
-DEFINE_TILE(tile_avx2, __attribute__((target("avx2,fma"))), vf8, 8)
+#include <immintrin.h>
 #define HAVE_X86_DISPATCH 1
-#endif
-DEFINE_TILE(tile_generic, , vf4, 4)
+#define ROWS8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+__attribute__((target("avx512f"))) static void tile_avx512(float *c, int ldc, const float *a,
+                                                           long a_rs, long a_cs, const float *bp,
+                                                           int kc) {
+#define LOAD_ROW(r)                                                                           \
+    __m512 c##r##a = _mm512_loadu_ps(c + (r) * ldc), c##r##b = _mm512_loadu_ps(c + (r) * ldc + 16);
+    ROWS8(LOAD_ROW)
+    for (int k = 0; k < kc; k++) {
+        __m512 b0 = _mm512_loadu_ps(bp + (long)k * NR), b1 = _mm512_loadu_ps(bp + (long)k * NR + 16);
+        const float *ak = a + k * a_cs;
+#define FMA_ROW(r)                                                                            \
+    {                                                                                         \
+        __m512 av = _mm512_set1_ps(ak[(r) * a_rs]);                                                  \
+        c##r##a = _mm512_fmadd_ps(av, b0, c##r##a);                                           \
+        c##r##b = _mm512_fmadd_ps(av, b1, c##r##b);                                           \
+    }
+        ROWS8(FMA_ROW)
+    }
+#define STORE_ROW(r)                                                                          \
+    _mm512_storeu_ps(c + (r) * ldc, c##r##a), _mm512_storeu_ps(c + (r) * ldc + 16, c##r##b);
+    ROWS8(STORE_ROW)
+#undef LOAD_ROW
+#undef FMA_ROW
+#undef STORE_ROW
+}
 
-typedef void (*tile_fn)(float *, int, const float *, long, long, const float *, int, int);
+/* Narrower ISAs: tile.h's 4 x 2-vector tile over the 8 x 32 block (16 ymm registers
+ * hold 8 accumulators, not 16): two row halves x 32 / (2 W) column chunks. */
+ANDREA_DEFINE_TILE_4X2(tile4_avx2, __attribute__((target("avx2,fma"))), vf8, 8)
+__attribute__((target("avx2,fma"))) static void tile_avx2(float *c, int ldc, const float *a,
+                                                          long a_rs, long a_cs, const float *bp,
+                                                          int kc) {
+    for (int r = 0; r < MR; r += 4)
+        for (int j = 0; j < NR; j += 16)
+            tile4_avx2(c + (long)r * ldc + j, ldc, a + r * a_rs, a_rs, a_cs, bp + j, NR, kc);
+}
+#endif
+ANDREA_DEFINE_TILE_4X2(tile4_generic, , vf4, 4)
+static void tile_generic(float *c, int ldc, const float *a, long a_rs, long a_cs,
+                         const float *bp, int kc) {
+    for (int r = 0; r < MR; r += 4)
+        for (int j = 0; j < NR; j += 8)
+            tile4_generic(c + (long)r * ldc + j, ldc, a + r * a_rs, a_rs, a_cs, bp + j, NR, kc);
+}
 
 static int g_isa_cap = -1; /* tests: cap the tile at 0 baseline, 1 AVX2, 2 AVX-512 */
 
@@ -123,77 +162,174 @@ static tile_fn pick_tile(void) {
     return tile_generic;
 }
 
-/* Edge tiles (fewer than MR rows or NR columns): same k order, plain loops. */
-static void tile_edge(float *c, int ldc, const float *a, long a_rs, long a_cs, const float *b,
-                      int ldb, int kc, int mr, int nr) {
+/* One product as the threads see it. */
+typedef struct {
+    float *c;
+    int ldc;
+    const float *a, *b;
+    long a_rs, a_cs, b_rs, b_cs;
+    int K, accumulate;
+    const matmul_epilogue *epi;
+} gemm_job;
+
+/* The epilogue on C[m:m+mr, n:n+nr], finished (all of k summed). */
+static void epilogue_apply(const matmul_epilogue *e, float *c, int ldc, int m, int n, int mr,
+                           int nr) {
     for (int r = 0; r < mr; r++) {
-        float *cr = c + (long)r * ldc;
-        for (int k = 0; k < kc; k++) {
-            float av = a[r * a_rs + k * a_cs];
-            const float *bk = b + (long)k * ldb;
-            for (int j = 0; j < nr; j++) cr[j] += av * bk[j];
+        float *cr = c + (long)(m + r) * ldc + n;
+        long o = (long)(m + r) * e->ld + n;
+        if (e->post) {
+            float *post = e->post + o;
+            switch (e->act) {
+            case ANDREA_ACT_GELU: for (int j = 0; j < nr; j++) post[j] = act_gelu(cr[j]); break;
+            case ANDREA_ACT_RELU: for (int j = 0; j < nr; j++) post[j] = act_relu(cr[j]); break;
+            default: for (int j = 0; j < nr; j++) post[j] = act_relu2(cr[j]); break;
+            }
+        } else {
+            const float *pre = e->pre + o;
+            switch (e->act) {
+            case ANDREA_ACT_GELU: for (int j = 0; j < nr; j++) cr[j] *= act_gelu_grad(pre[j]); break;
+            case ANDREA_ACT_RELU: for (int j = 0; j < nr; j++) cr[j] *= act_relu_grad(pre[j]); break;
+            default: for (int j = 0; j < nr; j++) cr[j] *= act_relu2_grad(pre[j]); break;
+            }
         }
     }
 }
 
-/* Per-thread copy of one KC x NC block of B, in panels of NR columns stored k-major
- * (panel p holds B[k][p*NR .. p*NR+NR-1] for k = 0..kc-1, contiguous): the tile then
- * streams B sequentially instead of striding by a row of B per k (which thrashes the
- * cache sets and TLB when rows are 4 KB apart). */
-static _Thread_local float *g_bpanel = NULL;
+/* The epilogue over all of C(M, N), for the paths that cannot fuse it (BLAS, bf16, rows). */
+static void epilogue_apply_all(const matmul_epilogue *e, float *c, int M, int N) {
+    if (!e) return;
+#pragma omp parallel for schedule(static) if ((long)M * N >= (1L << 15))
+    for (int m = 0; m < M; m++) epilogue_apply(e, c, N, m, 0, 1, N);
+}
 
-void gemm_nn(float *c, int ldc, const float *a, long a_rs, long a_cs, const float *b, int ldb,
-             int M, int K, int N, int accumulate) {
-    tile_fn tile = pick_tile(); /* a cached feature lookup: cheap, and no shared state */
-    if (!accumulate)
-        for (int m = 0; m < M; m++) memset(c + (long)m * ldc, 0, sizeof(float) * (size_t)N);
-    int n_mb = (M + MB - 1) / MB, n_nb = (N + NC - 1) / NC;
-#pragma omp parallel for collapse(2) schedule(static) if ((long)M * N * K >= (1L << 16))
-    for (int mbi = 0; mbi < n_mb; mbi++) {
-        for (int nbi = 0; nbi < n_nb; nbi++) {
-            int m0 = mbi * MB, m1 = m0 + MB < M ? m0 + MB : M;
-            int n0 = nbi * NC, n1 = n0 + NC < N ? n0 + NC : N;
-            int n_full = (n1 - n0) / NR * NR; /* columns served by packed full panels */
-            if (!g_bpanel) g_bpanel = malloc(sizeof(float) * KC * NC);
-            float *bp = g_bpanel;
-            for (int k0 = 0; k0 < K; k0 += KC) {
-                int kc = K - k0 < KC ? K - k0 : KC;
-                if (bp)
-                    for (int p = 0; p < n_full / NR; p++)
-                        for (int k = 0; k < kc; k++)
-                            memcpy(bp + ((long)p * kc + k) * NR, b + (long)(k0 + k) * ldb + n0 + p * NR,
-                                   sizeof(float) * NR);
-                for (int m = m0; m < m1; m += MR) {
-                    int mr = m1 - m < MR ? m1 - m : MR;
-                    const float *am = a + m * a_rs + (long)k0 * a_cs;
-                    for (int n = n0; n < n1; n += NR) {
-                        int nr = n1 - n < NR ? n1 - n : NR;
-                        float *cmn = c + (long)m * ldc + n;
-                        const float *bkn = b + (long)k0 * ldb + n;
-                        if (mr == MR && nr == NR) {
-                            if (bp) tile(cmn, ldc, am, a_rs, a_cs, bp + (long)(n - n0) / NR * kc * NR, NR, kc);
-                            else tile(cmn, ldc, am, a_rs, a_cs, bkn, ldb, kc);
-                        } else {
-                            tile_edge(cmn, ldc, am, a_rs, a_cs, bkn, ldb, kc, mr, nr);
-                        }
+/* Without scratch memory (malloc failed): the same product, plain loops, k order. */
+static void block_plain(const gemm_job *j, int m0, int mr, int n0, int nr, int k0, int kc) {
+    for (int r = 0; r < mr; r++) {
+        float *cr = j->c + (long)(m0 + r) * j->ldc + n0;
+        if (k0 == 0 && !j->accumulate) memset(cr, 0, sizeof(float) * (size_t)nr);
+        for (int k = k0; k < k0 + kc; k++) {
+            float av = j->a[(m0 + r) * j->a_rs + k * j->a_cs];
+            for (int col = 0; col < nr; col++) cr[col] += av * j->b[k * j->b_rs + (n0 + col) * j->b_cs];
+        }
+    }
+    if (j->epi && k0 + kc == j->K) epilogue_apply(j->epi, j->c, j->ldc, m0, n0, mr, nr);
+}
+
+/* Per-thread packed copies of one MR x KC panel of A and one KC x NC block of B (NR-column
+ * panels, k-major), zero-padded to whole panels. The B block (512 KiB) stays in L2 while
+ * every A panel of the thread's rows passes over it, and the A panel (8 KiB) stays in L1
+ * while the B panels stream by; ragged edges run the same tile on padding. */
+static _Thread_local float *g_apanel = NULL, *g_bpanel = NULL;
+
+static void pack_a(float *ap, const float *a, long a_rs, long a_cs, int rows, int kc) {
+    if (rows == MR && a_rs == 1) { /* A transposed (dw): each k's 8 rows are adjacent */
+        for (int k = 0; k < kc; k++) memcpy(ap + k * MR, a + k * a_cs, sizeof(float) * MR);
+        return;
+    }
+    if (rows < MR) memset(ap, 0, sizeof(float) * MR * (size_t)kc);
+    for (int r = 0; r < rows; r++) /* read along k, the contiguous direction when a_cs = 1 */
+        for (int k = 0; k < kc; k++) ap[k * MR + r] = a[r * a_rs + k * a_cs];
+}
+
+/* B(k, n) = b[k * b_rs + n * b_cs]: rows copied whole when b_cs = 1, else gathered
+ * along k (b_rs = 1: B is a transposed weight matrix, read along its rows). */
+static void pack_b(float *bp, const float *b, long b_rs, long b_cs, int kc, int cols) {
+    for (int p = 0; p < cols; p += NR, bp += (long)NR * kc) {
+        int w = cols - p < NR ? cols - p : NR;
+        if (w < NR) memset(bp, 0, sizeof(float) * NR * (size_t)kc);
+        if (b_cs == 1 && w == NR) { /* a constant size: vector moves, not rep movs */
+            for (int k = 0; k < kc; k++) memcpy(bp + k * NR, b + k * b_rs + p, sizeof(float) * NR);
+        } else if (b_cs == 1) {
+            for (int k = 0; k < kc; k++) memcpy(bp + k * NR, b + k * b_rs + p, sizeof(float) * (size_t)w);
+        } else {
+            for (int j = 0; j < w; j++) {
+                const float *bj = b + (p + j) * b_cs;
+                for (int k = 0; k < kc; k++) bp[k * NR + j] = bj[k * b_rs];
+            }
+        }
+    }
+}
+
+/* C[m0:m1, n0:n1] (+)= A[m0:m1, :] @ B[:, n0:n1], then the epilogue, by one thread. */
+static void gemm_part(tile_fn tile, const gemm_job *j, int m0, int m1, int n0, int n1) {
+    if (!g_apanel) g_apanel = malloc(sizeof(float) * MR * KC);
+    if (!g_bpanel) g_bpanel = malloc(sizeof(float) * KC * NC);
+    int K = j->K, ldc = j->ldc;
+    for (int nb = n0; nb < n1; nb += NC) {
+        int cols = n1 - nb < NC ? n1 - nb : NC;
+        for (int k0 = 0; k0 < K; k0 += KC) {
+            int kc = K - k0 < KC ? K - k0 : KC;
+            int first = k0 == 0 && !j->accumulate, last = k0 + kc == K;
+            if (!g_apanel || !g_bpanel) {
+                block_plain(j, m0, m1 - m0, nb, cols, k0, kc);
+                continue;
+            }
+            pack_b(g_bpanel, j->b + k0 * j->b_rs + nb * j->b_cs, j->b_rs, j->b_cs, kc, cols);
+            for (int m = m0; m < m1; m += MR) {
+                int mr = m1 - m < MR ? m1 - m : MR;
+                /* rows along k (a_cs = 1) are read in place: 8 short streams; other
+                 * layouts and ragged rows are packed into an MR-row panel */
+                const float *am = j->a + m * j->a_rs + k0 * j->a_cs;
+                long p_rs = j->a_rs, p_cs = j->a_cs;
+                if (p_cs != 1 || mr < MR) {
+                    pack_a(g_apanel, am, p_rs, p_cs, mr, kc);
+                    am = g_apanel, p_rs = 1, p_cs = MR;
+                }
+                for (int n = 0; n < cols; n += NR) {
+                    int nr = cols - n < NR ? cols - n : NR;
+                    const float *bp = g_bpanel + (long)n * kc;
+                    float *cmn = j->c + (long)m * ldc + nb + n;
+                    if (mr == MR && nr == NR) {
+                        if (first)
+                            for (int r = 0; r < MR; r++) memset(cmn + (long)r * ldc, 0, sizeof(float) * NR);
+                        tile(cmn, ldc, am, p_rs, p_cs, bp, kc);
+                    } else {
+                        float t[MR * NR] = {0}; /* ragged edge: through a full-size tile */
+                        if (!first)
+                            for (int r = 0; r < mr; r++)
+                                memcpy(t + r * NR, cmn + (long)r * ldc, sizeof(float) * (size_t)nr);
+                        tile(t, NR, am, p_rs, p_cs, bp, kc);
+                        for (int r = 0; r < mr; r++)
+                            memcpy(cmn + (long)r * ldc, t + r * NR, sizeof(float) * (size_t)nr);
                     }
+                    /* while the tile is still in L1 */
+                    if (last && j->epi) epilogue_apply(j->epi, j->c, ldc, m, nb + n, mr, nr);
                 }
             }
         }
     }
 }
 
-/* Per-thread scratch for the packed w^T; grows, never shrinks. */
-static _Thread_local float *g_pack = NULL;
-static _Thread_local size_t g_pack_cap = 0;
-
-static float *pack_scratch(size_t n) {
-    if (n > g_pack_cap) {
-        free(g_pack);
-        g_pack = malloc(n * sizeof(float));
-        g_pack_cap = g_pack ? n : 0;
+static void gemm_run(const gemm_job *j, int M, int N) {
+    if (j->K <= 0) { /* no k blocks: C is only cleared and finished */
+        if (!j->accumulate)
+            for (int m = 0; m < M; m++) memset(j->c + (long)m * j->ldc, 0, sizeof(float) * (size_t)N);
+        if (j->epi)
+            for (int m = 0; m < M; m++) epilogue_apply(j->epi, j->c, j->ldc, m, 0, 1, N);
+        return;
     }
-    return g_pack;
+    tile_fn tile = pick_tile(); /* a cached feature lookup: cheap, and no shared state */
+    /* Each thread takes a slab of rows (or of columns, when rows are too few) and packs
+     * only the B it needs once per k block: B is packed nt times per product, not once
+     * per row block. Each C element is still summed in k order by one thread. */
+#pragma omp parallel if ((long)M * N * j->K >= (1L << 16))
+    {
+        int t = 0, nt = 1;
+#ifdef _OPENMP
+        t = omp_get_thread_num(), nt = omp_get_num_threads();
+#endif
+        int m0 = 0, m1 = M, n0 = 0, n1 = N;
+        if (M >= 2 * MR * nt) gemm_split_range(M, MR, t, nt, &m0, &m1);
+        else gemm_split_range(N, NR, t, nt, &n0, &n1);
+        if (m0 < m1 && n0 < n1) gemm_part(tile, j, m0, m1, n0, n1);
+    }
+}
+
+void gemm_nn(float *c, int ldc, const float *a, long a_rs, long a_cs, const float *b, long b_rs,
+             long b_cs, int M, int K, int N, int accumulate) {
+    gemm_job j = {c, ldc, a, b, a_rs, a_cs, b_rs, b_cs, K, accumulate, NULL};
+    gemm_run(&j, M, N);
 }
 
 /* One dot product, compiled for AVX-512, AVX2 and baseline (picked at load time). */
@@ -221,8 +357,9 @@ static void matmul_forward_rows(float *out, const float *inp, const float *w, co
     }
 }
 
-void matmul_forward(float *out, const float *inp, const float *w, const float *bias, int M,
-                    int K, int N) {
+/* out = inp @ w^T + bias, then the epilogue (NULL: none). */
+static void forward_epi(float *out, const float *inp, const float *w, const float *bias, int M,
+                        int K, int N, const matmul_epilogue *epi) {
 #ifdef ANDREA_HAVE_BLAS
     if (use_blas(M, K, N)) {
         for (int m = 0; m < M; m++) {
@@ -232,20 +369,15 @@ void matmul_forward(float *out, const float *inp, const float *w, const float *b
         }
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1.0f, inp, K, w, K, 1.0f,
                     out, N);
+        epilogue_apply_all(epi, out, M, N);
         return;
     }
 #endif
-    float *wt = M > 4 ? pack_scratch((size_t)K * N) : NULL;
-    if (!wt) {
+    if (M <= 4) {
         matmul_forward_rows(out, inp, w, bias, M, K, N);
+        epilogue_apply_all(epi, out, M, N);
         return;
     }
-    /* wt(K, N) = w(N, K)^T, in 32x32 blocks to stay in cache. */
-#pragma omp parallel for collapse(2) schedule(static)
-    for (int n0 = 0; n0 < N; n0 += 32)
-        for (int k0 = 0; k0 < K; k0 += 32)
-            for (int n = n0; n < n0 + 32 && n < N; n++)
-                for (int k = k0; k < k0 + 32 && k < K; k++) wt[(long)k * N + n] = w[(long)n * K + k];
     for (int m = 0; m < M; m++) {
         float *o = out + (long)m * N;
         if (bias)
@@ -253,12 +385,32 @@ void matmul_forward(float *out, const float *inp, const float *w, const float *b
         else
             memset(o, 0, sizeof(float) * (size_t)N);
     }
-    if (use_bf16(M, K, N) && gemm_bf16(out, N, inp, K, 1, wt, N, M, K, N) == 0) return;
-    gemm_nn(out, N, inp, K, 1, wt, N, M, K, N, 1);
+    /* B = w^T, read in place: B(k, n) = w[n K + k] */
+    if (use_bf16(M, K, N) && gemm_bf16(out, N, inp, K, 1, w, 1, K, M, K, N) == 0) {
+        epilogue_apply_all(epi, out, M, N);
+        return;
+    }
+    gemm_job j = {out, N, inp, w, K, 1, 1, K, K, 1, epi};
+    gemm_run(&j, M, N);
 }
 
-void matmul_backward(float *dinp, float *dw, float *dbias, const float *dout, const float *inp,
-                     const float *w, int M, int K, int N) {
+void matmul_forward(float *out, const float *inp, const float *w, const float *bias, int M,
+                    int K, int N) {
+    forward_epi(out, inp, w, bias, M, K, N, NULL);
+}
+
+void matmul_forward_act(float *pre, float *post, const float *inp, const float *w,
+                        const float *bias, int M, int K, int N, int act) {
+    matmul_epilogue e = {act, post, NULL, N};
+    forward_epi(pre, inp, w, bias, M, K, N, &e);
+}
+
+/* dinp (+)= dout @ w, then the epilogue; dw += dout^T @ inp; dbias += column sums. */
+static void backward_epi(float *dinp, int accumulate, float *dw, float *dbias, const float *dout,
+                         const float *inp, const float *w, int M, int K, int N,
+                         const matmul_epilogue *epi) {
+    if (dinp && !accumulate && (use_blas(M, K, N) || use_bf16(M, K, N)))
+        for (int m = 0; m < M; m++) memset(dinp + (long)m * K, 0, sizeof(float) * (size_t)K);
 #ifdef ANDREA_HAVE_BLAS
     if (use_blas(M, K, N)) {
         if (dinp)
@@ -267,16 +419,24 @@ void matmul_backward(float *dinp, float *dw, float *dbias, const float *dout, co
         if (dw)
             cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, N, K, M, 1.0f, dout, N, inp, K,
                         1.0f, dw, K);
+        if (dinp) epilogue_apply_all(epi, dinp, M, K);
         dinp = NULL;
         dw = NULL;
     }
 #endif
     if (use_bf16(M, K, N)) {
-        if (dinp && gemm_bf16(dinp, K, dout, N, 1, w, K, M, N, K) == 0) dinp = NULL;
-        if (dw && gemm_bf16(dw, K, dout, 1, N, inp, K, N, M, K) == 0) dw = NULL;
+        if (dinp && gemm_bf16(dinp, K, dout, N, 1, w, K, 1, M, N, K) == 0) {
+            epilogue_apply_all(epi, dinp, M, K);
+            dinp = NULL;
+        }
+        if (dw && gemm_bf16(dw, K, dout, 1, N, inp, K, 1, N, M, K) == 0) dw = NULL;
+        accumulate = 1; /* zeroed above: a fallback to fp32 adds to the zeros */
     }
-    if (dinp) gemm_nn(dinp, K, dout, N, 1, w, K, M, N, K, 1);   /* (M,N) @ (N,K) */
-    if (dw) gemm_nn(dw, K, dout, 1, N, inp, K, N, M, K, 1);     /* (N,M) @ (M,K) */
+    if (dinp) { /* (M,N) @ (N,K) */
+        gemm_job j = {dinp, K, dout, w, N, 1, K, 1, N, accumulate, epi};
+        gemm_run(&j, M, K);
+    }
+    if (dw) gemm_nn(dw, K, dout, 1, N, inp, K, 1, N, M, K, 1); /* (N,M) @ (M,K) */
     if (dbias) {
 #pragma omp parallel for schedule(static)
         for (int n0 = 0; n0 < N; n0 += 64) {
@@ -287,4 +447,16 @@ void matmul_backward(float *dinp, float *dw, float *dbias, const float *dout, co
             }
         }
     }
+}
+
+void matmul_backward(float *dinp, float *dw, float *dbias, const float *dout, const float *inp,
+                     const float *w, int M, int K, int N) {
+    backward_epi(dinp, 1, dw, dbias, dout, inp, w, M, K, N, NULL);
+}
+
+void matmul_backward_act(float *dpre, float *dw, float *dbias, const float *dout,
+                         const float *post, const float *w, const float *pre, int M, int K, int N,
+                         int act) {
+    matmul_epilogue e = {act, NULL, pre, K};
+    backward_epi(dpre, 0, dw, dbias, dout, post, w, M, K, N, &e);
 }

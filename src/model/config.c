@@ -202,7 +202,6 @@ int64_t andrea_activation_floats(const andrea_config *c, int B, int T, int flash
     z.dqkv = BT * 3 * C;
     z.datty = BT * C;
     z.dfch = BT * 4 * C;
-    z.dfch_act = BT * 4 * C;
     if (s) *s = z;
     int64_t total = 0;
     const int64_t *p = (const int64_t *)&z;

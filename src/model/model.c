@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "kernels/kernels.h"
+#include "util/profile.h"
 #include "model/model.h"
 #include "util/error.h"
 
@@ -231,25 +232,26 @@ float andrea_model_forward(andrea_model *m, const int32_t *inputs, const int32_t
         float *res2 = a->res2 + lc, *ln2 = a->ln2 + lc, *res3 = a->res3 + lc;
         float *fch = a->fch + 4 * lc, *fch_act = a->fch_act + 4 * lc;
         float *att = a->att + (long)l * B * NH * T * (m->flash ? 1 : T);
-        norm_forward(m, ln1, a->ln1_mean + (long)l * BT, a->ln1_rstd + (long)l * BT, resid,
-                     w->ln1w, w->ln1b, BT);
-        matmul_forward(qkv, ln1, w->wqkv, w->bqkv, BT, C, 3 * C);
-        if (m->flash)
-            attention_flash_forward(atty, att, qkv, B, T, C, NH); /* att holds the lse */
+        PROF(PROF_NORM, norm_forward(m, ln1, a->ln1_mean + (long)l * BT, a->ln1_rstd + (long)l * BT,
+                                     resid, w->ln1w, w->ln1b, BT));
+        PROF(PROF_MATMUL, matmul_forward(qkv, ln1, w->wqkv, w->bqkv, BT, C, 3 * C));
+        if (m->flash) /* att holds the log-sum-exp of each row */
+            PROF(PROF_ATTENTION, attention_flash_forward(atty, att, qkv, B, T, C, NH));
         else
-            attention_forward(atty, att, NULL, qkv, B, T, C, NH);
-        matmul_forward(res2, atty, w->wo, w->bo, BT, C, C);
-        residual_forward(res2, res2, resid, (size_t)BT * C);
-        norm_forward(m, ln2, a->ln2_mean + (long)l * BT, a->ln2_rstd + (long)l * BT, res2,
-                     w->ln2w, w->ln2b, BT);
-        matmul_forward(fch, ln2, w->wfc, w->bfc, BT, C, 4 * C);
-        activation_forward(fch_act, fch, (size_t)BT * 4 * C, c->act);
-        matmul_forward(res3, fch_act, w->wproj, w->bproj, BT, 4 * C, C);
-        residual_forward(res3, res3, res2, (size_t)BT * C);
+            PROF(PROF_ATTENTION, attention_forward(atty, att, NULL, qkv, B, T, C, NH));
+        PROF(PROF_MATMUL, matmul_forward(res2, atty, w->wo, w->bo, BT, C, C));
+        PROF(PROF_RESIDUAL, residual_forward(res2, res2, resid, (size_t)BT * C));
+        PROF(PROF_NORM, norm_forward(m, ln2, a->ln2_mean + (long)l * BT, a->ln2_rstd + (long)l * BT,
+                                     res2, w->ln2w, w->ln2b, BT));
+        /* fch_act = act(fch) is applied tile by tile inside the matmul (one pass fewer) */
+        PROF(PROF_MATMUL,
+             matmul_forward_act(fch, fch_act, ln2, w->wfc, w->bfc, BT, C, 4 * C, c->act));
+        PROF(PROF_MATMUL, matmul_forward(res3, fch_act, w->wproj, w->bproj, BT, 4 * C, C));
+        PROF(PROF_RESIDUAL, residual_forward(res3, res3, res2, (size_t)BT * C));
         resid = res3;
     }
-    norm_forward(m, a->lnf, a->lnf_mean, a->lnf_rstd, resid, p->lnfw, p->lnfb, BT);
-    matmul_forward(a->logits, a->lnf, p->lm_head, NULL, BT, C, V);
+    PROF(PROF_NORM, norm_forward(m, a->lnf, a->lnf_mean, a->lnf_rstd, resid, p->lnfw, p->lnfb, BT));
+    PROF(PROF_MATMUL, matmul_forward(a->logits, a->lnf, p->lm_head, NULL, BT, C, V));
 
     m->B = B;
     m->T = T;
@@ -259,14 +261,16 @@ float andrea_model_forward(andrea_model *m, const int32_t *inputs, const int32_t
         return 0.0f;
     }
     memcpy(m->targets, targets, sizeof(int32_t) * (size_t)BT);
-    m->loss = crossentropy_forward(a->logits, a->losses, targets, BT, V, &m->n_valid);
+    PROF(PROF_CROSSENTROPY,
+         m->loss = crossentropy_forward(a->logits, a->losses, targets, BT, V, &m->n_valid));
     return m->loss;
 }
 
 const float *andrea_model_logits(const andrea_model *m) { return m->a.logits; }
 
 const float *andrea_model_attention(const andrea_model *m, int layer) {
-    if (!m->act_mem || m->act_flash || layer < 0 || layer >= m->cfg.n_layer) return NULL;
+    if (!m->act_mem || m->act_flash || layer < 0 || layer >= m->cfg.n_layer)
+        return NULL;
     return m->a.att + (long)layer * m->B * m->cfg.n_head * m->T * m->T;
 }
 
@@ -275,7 +279,8 @@ const float *andrea_model_attention(const andrea_model *m, int layer) {
 int andrea_model_backward_scaled(andrea_model *m, float scale) {
     if (!m->act_mem || !m->has_targets)
         return andrea_set_error("backward: needs a forward pass with targets first");
-    if (ensure_grads(m)) return -1;
+    if (ensure_grads(m))
+        return -1;
     const andrea_config *c = &m->cfg;
     int B = m->B, T = m->T, BT = B * T;
     int C = c->d_model, L = c->n_layer, NH = c->n_head, V = c->vocab;
@@ -284,15 +289,16 @@ int andrea_model_backward_scaled(andrea_model *m, float scale) {
     size_t BTC = (size_t)BT * C;
 
     float dloss = m->n_valid ? scale / (float)m->n_valid : 0.0f;
-    crossentropy_backward(a->logits, m->targets, BT, V, dloss);
+    PROF(PROF_CROSSENTROPY, crossentropy_backward(a->logits, m->targets, BT, V, dloss));
     m->has_targets = 0; /* the probabilities are now gradients */
 
-    memset(a->dln, 0, sizeof(float) * BTC);
-    matmul_backward(a->dln, g->lm_head, NULL, a->logits, a->lnf, p->lm_head, BT, C, V);
-    memset(a->dres, 0, sizeof(float) * BTC);
+    PROF(PROF_ZERO, memset(a->dln, 0, sizeof(float) * BTC));
+    PROF(PROF_MATMUL,
+         matmul_backward(a->dln, g->lm_head, NULL, a->logits, a->lnf, p->lm_head, BT, C, V));
+    PROF(PROF_ZERO, memset(a->dres, 0, sizeof(float) * BTC));
     const float *last = L > 0 ? a->res3 + (long)(L - 1) * BTC : a->encoded;
-    norm_backward(m, a->dres, g->lnfw, g->lnfb, a->dln, last, p->lnfw, a->lnf_mean, a->lnf_rstd,
-                  BT);
+    PROF(PROF_NORM, norm_backward(m, a->dres, g->lnfw, g->lnfb, a->dln, last, p->lnfw, a->lnf_mean,
+                                  a->lnf_rstd, BT));
 
     for (int l = L - 1; l >= 0; l--) {
         andrea_layer_view *w = &p->h[l], *dw = &g->h[l];
@@ -304,27 +310,30 @@ int andrea_model_backward_scaled(andrea_model *m, float scale) {
         float *att = a->att + (long)l * B * NH * T * (m->flash ? 1 : T);
 
         /* res3 = res2 + MLP(Norm(res2)): dres is d res3 and flows straight to res2 too */
-        memset(a->dfch_act, 0, sizeof(float) * 4 * BTC);
-        matmul_backward(a->dfch_act, dw->wproj, dw->bproj, a->dres, fch_act, w->wproj, BT, 4 * C, C);
-        memset(a->dfch, 0, sizeof(float) * 4 * BTC);
-        activation_backward(a->dfch, fch, a->dfch_act, 4 * BTC, c->act);
-        memset(a->dln, 0, sizeof(float) * BTC);
-        matmul_backward(a->dln, dw->wfc, dw->bfc, a->dfch, ln2, w->wfc, BT, C, 4 * C);
-        norm_backward(m, a->dres, dw->ln2w, dw->ln2b, a->dln, res2, w->ln2w,
-                      a->ln2_mean + (long)l * BT, a->ln2_rstd + (long)l * BT, BT);
+        /* dfch = act'(fch) * (dres @ wproj), the activation's backward fused in */
+        PROF(PROF_MATMUL, matmul_backward_act(a->dfch, dw->wproj, dw->bproj, a->dres, fch_act,
+                                              w->wproj, fch, BT, 4 * C, C, c->act));
+        PROF(PROF_ZERO, memset(a->dln, 0, sizeof(float) * BTC));
+        PROF(PROF_MATMUL,
+             matmul_backward(a->dln, dw->wfc, dw->bfc, a->dfch, ln2, w->wfc, BT, C, 4 * C));
+        PROF(PROF_NORM, norm_backward(m, a->dres, dw->ln2w, dw->ln2b, a->dln, res2, w->ln2w,
+                                      a->ln2_mean + (long)l * BT, a->ln2_rstd + (long)l * BT, BT));
 
         /* res2 = resid + Attn(Norm(resid)): dres is now d res2 */
-        memset(a->datty, 0, sizeof(float) * BTC);
-        matmul_backward(a->datty, dw->wo, dw->bo, a->dres, atty, w->wo, BT, C, C);
-        memset(a->dqkv, 0, sizeof(float) * 3 * BTC);
+        PROF(PROF_ZERO, memset(a->datty, 0, sizeof(float) * BTC));
+        PROF(PROF_MATMUL,
+             matmul_backward(a->datty, dw->wo, dw->bo, a->dres, atty, w->wo, BT, C, C));
+        PROF(PROF_ZERO, memset(a->dqkv, 0, sizeof(float) * 3 * BTC));
         if (m->flash)
-            attention_flash_backward(a->dqkv, a->datty, qkv, atty, att, B, T, C, NH);
+            PROF(PROF_ATTENTION,
+                 attention_flash_backward(a->dqkv, a->datty, qkv, atty, att, B, T, C, NH));
         else
-            attention_backward(a->dqkv, a->datty, qkv, att, B, T, C, NH);
-        memset(a->dln, 0, sizeof(float) * BTC);
-        matmul_backward(a->dln, dw->wqkv, dw->bqkv, a->dqkv, ln1, w->wqkv, BT, C, 3 * C);
-        norm_backward(m, a->dres, dw->ln1w, dw->ln1b, a->dln, resid, w->ln1w,
-                      a->ln1_mean + (long)l * BT, a->ln1_rstd + (long)l * BT, BT);
+            PROF(PROF_ATTENTION, attention_backward(a->dqkv, a->datty, qkv, att, B, T, C, NH));
+        PROF(PROF_ZERO, memset(a->dln, 0, sizeof(float) * BTC));
+        PROF(PROF_MATMUL,
+             matmul_backward(a->dln, dw->wqkv, dw->bqkv, a->dqkv, ln1, w->wqkv, BT, C, 3 * C));
+        PROF(PROF_NORM, norm_backward(m, a->dres, dw->ln1w, dw->ln1b, a->dln, resid, w->ln1w,
+                                      a->ln1_mean + (long)l * BT, a->ln1_rstd + (long)l * BT, BT));
     }
 
     /* embeddings: scatter-add by channel chunks, so repeated tokens never race */

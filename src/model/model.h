@@ -55,7 +55,7 @@ typedef struct {
     int64_t lnf, lnf_mean, lnf_rstd;       /* (B, T, C), (B, T) x2 */
     int64_t logits;                        /* (B, T, V) logits -> probs -> dlogits */
     int64_t losses;                        /* (B, T) */
-    int64_t dres, dln, dqkv, datty, dfch, dfch_act; /* backward scratch */
+    int64_t dres, dln, dqkv, datty, dfch; /* backward scratch */
 } andrea_act_sizes;
 
 /* flash: the fused attention keeps (L, B, NH, T) log-sum-exps instead of the
@@ -66,7 +66,7 @@ int64_t andrea_activation_floats(const andrea_config *c, int B, int T, int flash
 typedef struct {
     float *encoded, *ln1, *ln1_mean, *ln1_rstd, *qkv, *att, *atty, *res2, *ln2, *ln2_mean,
         *ln2_rstd, *fch, *fch_act, *res3, *lnf, *lnf_mean, *lnf_rstd, *logits, *losses, *dres,
-        *dln, *dqkv, *datty, *dfch, *dfch_act;
+        *dln, *dqkv, *datty, *dfch;
 } andrea_acts;
 
 struct andrea_model {
