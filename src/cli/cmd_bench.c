@@ -92,7 +92,7 @@ int cmd_bench(int argc, char **argv) {
         {"quant", 0, ARG_STR, &quant, "weights for the generation test: f32 | bf16 | int8", 0},
         {"matmul", 0, ARG_STR, &matmul, "builtin | blas (OpenBLAS, when built with it)", 0},
         {"threads", 't', ARG_INT, &threads, "OpenMP threads, 0 = all cores (0)", 0},
-        {"profile", 0, ARG_INT, &profile, "1 = time each kind of operation of a training step", 0},
+        {"profile", 0, ARG_FLAG, &profile, "time each kind of operation of a training step", 0},
     };
     int n_specs = (int)(sizeof specs / sizeof specs[0]);
     int r = args_parse("bench", argc, argv, specs, n_specs, NULL, 0, NULL);

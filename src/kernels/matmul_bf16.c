@@ -33,7 +33,7 @@
 int andrea_bf16_supported(void) {
 #ifdef HAVE_BF16_KERNEL
     return __builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx512f") &&
-           __builtin_cpu_supports("avx512bw");
+           __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
 #else
     return 0;
 #endif
@@ -44,12 +44,14 @@ static inline uint32_t bf16_pair(float x0, float x1) {
     return (uint32_t)andrea_bf16_from_f32(x0) | (uint32_t)andrea_bf16_from_f32(x1) << 16;
 }
 
-/* C[0:8, 0:32] += A @ B over kc2 k-pairs; ap: kc2 x 8 pairs, bp: kc2 x 32 pairs.
+/* C[0:8, 0:32] += A @ B over kc2 k-pairs; A's pair (r, kp) at ap[r a_rs + kp a_cs] (rows
+ * of pairs: a_rs = kc2, a_cs = 1; k-major: a_rs = 1, a_cs = MR), bp: kc2 x 32 pairs.
  * vdpbf16ps has a 6-cycle latency at two per cycle on Zen 5 (bench/bench_peak.c):
  * 16 accumulators reach ~400 GFLOP/s per core where the old 4 x 32 tile's 8 reached 290. */
 #define ROWS8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
 __attribute__((target("avx512f,avx512bf16"))) static void tile_bf16(float *c, int ldc,
                                                                     const uint32_t *ap,
+                                                                    long a_rs, long a_cs,
                                                                     const uint32_t *bp, int kc2) {
 #define LOAD_ROW(r)                                                                           \
     __m512 c##r##a = _mm512_loadu_ps(c + (r) * ldc), c##r##b = _mm512_loadu_ps(c + (r) * ldc + 16);
@@ -57,10 +59,10 @@ __attribute__((target("avx512f,avx512bf16"))) static void tile_bf16(float *c, in
     for (int kp = 0; kp < kc2; kp++) {
         __m512bh b0 = (__m512bh)_mm512_loadu_si512(bp + (long)kp * NR);
         __m512bh b1 = (__m512bh)_mm512_loadu_si512(bp + (long)kp * NR + 16);
-        const uint32_t *ak = ap + (long)kp * MR;
+        const uint32_t *ak = ap + kp * a_cs;
 #define DOT_ROW(r)                                                                            \
     {                                                                                         \
-        __m512bh av = (__m512bh)_mm512_set1_epi32((int)ak[r]);                                \
+        __m512bh av = (__m512bh)_mm512_set1_epi32((int)ak[(r) * a_rs]);                              \
         c##r##a = _mm512_dpbf16_ps(c##r##a, av, b0);                                          \
         c##r##b = _mm512_dpbf16_ps(c##r##b, av, b1);                                          \
     }
@@ -90,9 +92,51 @@ __attribute__((target("avx512f,avx512bw,avx512bf16"))) static void pack_pairs32(
     }
 }
 
-/* A(r, k) = a[r a_rs + k a_cs] for rows < rows (zeros after) -> kc2 x MR pairs. */
-static void pack_a(uint32_t *ap, const float *a, long a_rs, long a_cs, int rows, int kc) {
+/* 32 contiguous floats -> 16 bf16 pairs (x[2i], x[2i+1]) in order: vcvtne2ps2bf16
+ * puts the first 16 in words 0-15 and the next 16 in words 16-31, which read as
+ * 32-bit words are exactly the pairs. */
+__attribute__((target("avx512f,avx512bf16"))) static inline void pairs_from32(uint32_t *dst,
+                                                                              const float *x) {
+    __m512i p = (__m512i)_mm512_cvtne2ps_pbh(_mm512_loadu_ps(x + 16), _mm512_loadu_ps(x));
+    _mm512_storeu_si512(dst, p);
+}
+
+/* 8 adjacent floats of k rows 2kp and 2kp + 1 (x1 NULL = zeros) -> 8 pairs, k-major. */
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"))) static inline void pairs_from8x2(
+    uint32_t *dst, const float *x0, const float *x1) {
+    const __m256i idx = _mm256_set_epi16(15, 7, 14, 6, 13, 5, 12, 4, 11, 3, 10, 2, 9, 1, 8, 0);
+    __m256 lo = _mm256_loadu_ps(x0), hi = x1 ? _mm256_loadu_ps(x1) : _mm256_setzero_ps();
+    __m256i both = (__m256i)_mm256_cvtne2ps_pbh(hi, lo); /* words 0-7 lo, 8-15 hi */
+    _mm256_storeu_si256((__m256i *)dst, _mm256_permutexvar_epi16(idx, both));
+}
+
+/* A(r, k) = a[r a_rs + k a_cs] for r < rows (zeros after): the A panel of one tile row
+ * block as bf16 pairs, in whichever layout its source reads fastest; sets the tile's
+ * strides. Vectorised for rows along k (a_cs = 1: the forward and dinp products) and
+ * for k along rows (a_rs = 1: dw); scalar otherwise. */
+static void pack_a(uint32_t *ap, long *p_rs, long *p_cs, const float *a, long a_rs, long a_cs,
+                   int rows, int kc) {
     int kc2 = (kc + 1) / 2;
+    if (a_cs == 1 && rows == MR) { /* rows of pairs */
+        *p_rs = kc2, *p_cs = 1;
+        for (int r = 0; r < MR; r++) {
+            const float *ar = a + r * a_rs;
+            uint32_t *dr = ap + (long)r * kc2;
+            int k = 0;
+            for (; k + 32 <= kc; k += 32) pairs_from32(dr + k / 2, ar + k);
+            for (; k < kc; k += 2)
+                dr[k / 2] = bf16_pair(ar[k], k + 1 < kc ? ar[k + 1] : 0.0f);
+        }
+        return;
+    }
+    *p_rs = 1, *p_cs = MR; /* k-major pairs */
+    if (a_rs == 1 && rows == MR) {
+        for (int kp = 0; kp < kc2; kp++) {
+            const float *x0 = a + 2L * kp * a_cs;
+            pairs_from8x2(ap + (long)kp * MR, x0, 2 * kp + 1 < kc ? x0 + a_cs : NULL);
+        }
+        return;
+    }
     if (rows < MR) memset(ap, 0, sizeof(uint32_t) * MR * (size_t)kc2);
     for (int r = 0; r < rows; r++) {
         const float *ar = a + r * a_rs;
@@ -117,6 +161,20 @@ static void pack_b(uint32_t *bp, const float *b, long b_rs, long b_cs, int kc, i
             continue;
         }
         if (w < NR) memset(bp, 0, sizeof(uint32_t) * NR * (size_t)kc2);
+        if (b_rs == 1) { /* a transposed weight matrix: each column is a run along k */
+            for (int j = 0; j < w; j++) {
+                const float *bj = b + (p + j) * b_cs;
+                uint32_t tmp[16];
+                int k = 0;
+                for (; k + 32 <= kc; k += 32) {
+                    pairs_from32(tmp, bj + k);
+                    for (int i = 0; i < 16; i++) bp[(long)(k / 2 + i) * NR + j] = tmp[i];
+                }
+                for (; k < kc; k += 2)
+                    bp[(long)(k / 2) * NR + j] = bf16_pair(bj[k], k + 1 < kc ? bj[k + 1] : 0.0f);
+            }
+            continue;
+        }
         for (int j = 0; j < w; j++) {
             const float *bj = b + (p + j) * b_cs;
             for (int kp = 0; kp < kc2; kp++) {
@@ -139,19 +197,20 @@ static void gemm_bf16_part(float *c, int ldc, const float *a, long a_rs, long a_
             pack_b(g_bpack, b + k0 * b_rs + nb * b_cs, b_rs, b_cs, kc, cols);
             for (int m = m0; m < m1; m += MR) {
                 int mr = m1 - m < MR ? m1 - m : MR;
-                pack_a(g_apack, a + m * a_rs + k0 * a_cs, a_rs, a_cs, mr, kc);
+                long p_rs, p_cs;
+                pack_a(g_apack, &p_rs, &p_cs, a + m * a_rs + k0 * a_cs, a_rs, a_cs, mr, kc);
                 for (int n = 0; n < cols; n += NR) {
                     int nr = cols - n < NR ? cols - n : NR;
                     const uint32_t *bp = g_bpack + (long)n * kc2;
                     float *cmn = c + (long)m * ldc + nb + n;
                     if (mr == MR && nr == NR) {
-                        tile_bf16(cmn, ldc, g_apack, bp, kc2);
+                        tile_bf16(cmn, ldc, g_apack, p_rs, p_cs, bp, kc2);
                         continue;
                     }
                     float t[MR * NR] = {0}; /* ragged edge: through a full-size tile */
                     for (int r = 0; r < mr; r++)
                         memcpy(t + r * NR, cmn + (long)r * ldc, sizeof(float) * (size_t)nr);
-                    tile_bf16(t, NR, g_apack, bp, kc2);
+                    tile_bf16(t, NR, g_apack, p_rs, p_cs, bp, kc2);
                     for (int r = 0; r < mr; r++)
                         memcpy(cmn + (long)r * ldc, t + r * NR, sizeof(float) * (size_t)nr);
                 }
