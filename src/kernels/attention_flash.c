@@ -70,8 +70,8 @@ FLASH_INLINE void transpose_block(float *xt, const float *x, long stride, int nk
  * A(m, k) = a[m * a_rs + k * a_cs] (any strides: transposes are free), B and C
  * row-major with row strides ldb, ldc. Every C element is summed in k order, in
  * the register tiles and at the edges alike, so all tile shapes round alike.
- * Register tile: 4 rows x 2 vectors, 8 independent accumulators (enough to hide
- * the FMA latency), then 4 rows x 1 vector, then plain loops. */
+ * Register tiles (tile.h): 8 rows x 2 vectors where the ISA has 32 registers
+ * (AVX-512), 4 rows x 2 vectors, then 4 rows x 1 vector, then plain loops. */
 typedef void (*mm_fn)(float *c, long ldc, const float *a, long a_rs, long a_cs, const float *b,
                       long ldb, int M, int K, int N);
 
@@ -88,7 +88,7 @@ FLASH_INLINE void tile_edge(float *c, long ldc, const float *a, long a_rs, long 
 /* One copy per instruction set, with vectors of its own register width (VW floats):
  * a GCC vector wider than the target's registers is lowered through memory and
  * ran 5-10x slower than plain loops. Vectors are loaded with memcpy: unaligned. */
-#define DEFINE_MM(SFX, ATTR, VW)                                                             \
+#define DEFINE_MM(SFX, ATTR, VW, ROWS8, TILE8)                                              \
     typedef float vf_##SFX __attribute__((vector_size(VW * 4)));                             \
     ANDREA_DEFINE_TILE_4X2(tile_4x2v_##SFX, ATTR, vf_##SFX, VW)                               \
     ATTR static inline void tile_4x1v_##SFX(float *c, long ldc, const float *a, long a_rs,   \
@@ -112,20 +112,34 @@ FLASH_INLINE void tile_edge(float *c, long ldc, const float *a, long a_rs, long 
         memcpy(c + 2 * ldc, &c2, vb);                                                        \
         memcpy(c + 3 * ldc, &c3, vb);                                                        \
     }                                                                                        \
+    /* rows m .. m+mr-1 (mr <= 4) from column n on */                                         \
+    ATTR static inline void mm_rows4_##SFX(float *cm, long ldc, const float *am, long a_rs,   \
+                                           long a_cs, const float *b, long ldb, int mr, int K,  \
+                                           int n, int N) {                                    \
+        if (mr == 4) {                                                                       \
+            for (; n + 2 * VW <= N; n += 2 * VW)                                             \
+                tile_4x2v_##SFX(cm + n, ldc, am, a_rs, a_cs, b + n, ldb, K);                 \
+            for (; n + VW <= N; n += VW)                                                     \
+                tile_4x1v_##SFX(cm + n, ldc, am, a_rs, a_cs, b + n, ldb, K);                 \
+        }                                                                                    \
+        if (n < N) tile_edge(cm + n, ldc, am, a_rs, a_cs, b + n, ldb, K, mr, N - n);         \
+    }                                                                                        \
     ATTR static void mm_##SFX(float *c, long ldc, const float *a, long a_rs, long a_cs,       \
                               const float *b, long ldb, int M, int K, int N) {               \
-        for (int m = 0; m < M; m += 4) {                                                     \
-            int mr = imin(4, M - m), n = 0;                                                  \
-            float *cm = c + m * ldc;                                                         \
-            const float *am = a + m * a_rs;                                                  \
-            if (mr == 4) {                                                                   \
+        int m = 0;                                                                           \
+        if (ROWS8) /* 8-row tiles where the registers hold 16 accumulators */                \
+            for (; m + 8 <= M; m += 8) {                                                     \
+                float *cm = c + m * ldc;                                                     \
+                const float *am = a + m * a_rs;                                              \
+                int n = 0;                                                                   \
                 for (; n + 2 * VW <= N; n += 2 * VW)                                         \
-                    tile_4x2v_##SFX(cm + n, ldc, am, a_rs, a_cs, b + n, ldb, K);             \
-                for (; n + VW <= N; n += VW)                                                 \
-                    tile_4x1v_##SFX(cm + n, ldc, am, a_rs, a_cs, b + n, ldb, K);             \
+                    TILE8(cm + n, ldc, am, a_rs, a_cs, b + n, ldb, K);                       \
+                mm_rows4_##SFX(cm, ldc, am, a_rs, a_cs, b, ldb, 4, K, n, N);                 \
+                mm_rows4_##SFX(cm + 4 * ldc, ldc, am + 4 * a_rs, a_rs, a_cs, b, ldb, 4, K, n, N); \
             }                                                                                \
-            if (n < N) tile_edge(cm + n, ldc, am, a_rs, a_cs, b + n, ldb, K, mr, N - n);     \
-        }                                                                                    \
+        for (; m < M; m += 4)                                                                \
+            mm_rows4_##SFX(c + m * ldc, ldc, a + m * a_rs, a_rs, a_cs, b, ldb, imin(4, M - m), \
+                           K, 0, N);                                                         \
     }
 
 /* ---- forward ------------------------------------------------------------------------- */
@@ -274,8 +288,8 @@ typedef void (*flash_bwd_fn)(float *, const float *, const float *, const float 
 #define FLASH_NO_PRE
 #endif
 
-#define DEFINE_FLASH(SFX, ATTR, VW)                                                          \
-    DEFINE_MM(SFX, ATTR, VW)                                                                 \
+#define DEFINE_FLASH(SFX, ATTR, VW, ROWS8, TILE8)                                            \
+    DEFINE_MM(SFX, ATTR, VW, ROWS8, TILE8)                                                   \
     ATTR FLASH_NO_PRE static void flash_forward_##SFX(float *out, float *lse,                \
                                                       const float *qkv, int b, int h, int T, \
                                                       int C, int NH) {                       \
@@ -288,11 +302,13 @@ typedef void (*flash_bwd_fn)(float *, const float *, const float *, const float 
     }
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-DEFINE_FLASH(avx512, __attribute__((target("avx512f,fma"))), 16)
-DEFINE_FLASH(avx2, __attribute__((target("avx2,fma"))), 8)
+typedef float vf16_8x2 __attribute__((vector_size(64)));
+ANDREA_DEFINE_TILE_8X2(tile_8x2v_avx512, __attribute__((target("avx512f,fma"))), vf16_8x2, 16)
+DEFINE_FLASH(avx512, __attribute__((target("avx512f,fma"))), 16, 1, tile_8x2v_avx512)
+DEFINE_FLASH(avx2, __attribute__((target("avx2,fma"))), 8, 0, tile_4x2v_avx2)
 #define FLASH_X86_DISPATCH 1
 #endif
-DEFINE_FLASH(generic, , 4) /* SSE2 on x86-64, NEON on arm64 */
+DEFINE_FLASH(generic, , 4, 0, tile_4x2v_generic) /* SSE2 on x86-64, NEON on arm64 */
 
 static int g_isa_cap = -1; /* attention_flash_set_isa */
 

@@ -96,32 +96,13 @@ typedef void (*tile_fn)(float *c, int ldc, const float *a, long a_rs, long a_cs,
                         int kc);
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#include <immintrin.h>
 #define HAVE_X86_DISPATCH 1
-#define ROWS8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
-__attribute__((target("avx512f"))) static void tile_avx512(float *c, int ldc, const float *a,
-                                                           long a_rs, long a_cs, const float *bp,
-                                                           int kc) {
-#define LOAD_ROW(r)                                                                           \
-    __m512 c##r##a = _mm512_loadu_ps(c + (r) * ldc), c##r##b = _mm512_loadu_ps(c + (r) * ldc + 16);
-    ROWS8(LOAD_ROW)
-    for (int k = 0; k < kc; k++) {
-        __m512 b0 = _mm512_loadu_ps(bp + (long)k * NR), b1 = _mm512_loadu_ps(bp + (long)k * NR + 16);
-        const float *ak = a + k * a_cs;
-#define FMA_ROW(r)                                                                            \
-    {                                                                                         \
-        __m512 av = _mm512_set1_ps(ak[(r) * a_rs]);                                                  \
-        c##r##a = _mm512_fmadd_ps(av, b0, c##r##a);                                           \
-        c##r##b = _mm512_fmadd_ps(av, b1, c##r##b);                                           \
-    }
-        ROWS8(FMA_ROW)
-    }
-#define STORE_ROW(r)                                                                          \
-    _mm512_storeu_ps(c + (r) * ldc, c##r##a), _mm512_storeu_ps(c + (r) * ldc + 16, c##r##b);
-    ROWS8(STORE_ROW)
-#undef LOAD_ROW
-#undef FMA_ROW
-#undef STORE_ROW
+typedef float vf16 __attribute__((vector_size(64)));
+ANDREA_DEFINE_TILE_8X2(tile8_avx512, __attribute__((target("avx512f,fma"))), vf16, 16)
+__attribute__((target("avx512f,fma"))) static void tile_avx512(float *c, int ldc, const float *a,
+                                                               long a_rs, long a_cs,
+                                                               const float *bp, int kc) {
+    tile8_avx512(c, ldc, a, a_rs, a_cs, bp, NR, kc);
 }
 
 /* Narrower ISAs: tile.h's 4 x 2-vector tile over the 8 x 32 block (16 ymm registers
