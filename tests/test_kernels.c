@@ -526,7 +526,7 @@ static void test_crossentropy(int N, int V) {
 
 /* ---- AdamW ----------------------------------------------------------------------------- */
 
-static void test_adamw(size_t n, float wd, float b2, int steps) {
+static void test_adamw(size_t n, float wd, float b2, int steps, float gscale) {
     char what[128];
     const float lr = 1e-3f, b1 = 0.9f, eps = 1e-8f;
     float *p = rnd_array(n, -1, 1), *rp = dup(p, n);
@@ -538,10 +538,10 @@ static void test_adamw(size_t n, float wd, float b2, int steps) {
     for (int t = 1; t <= steps; t++) {
         for (size_t i = 0; i < n; i++) {
             g[i] = i % 17 == 3 ? 0.0f : tu_rnd_normal() * (i % 5 ? 1.0f : 1e-4f);
-            mag[i] = b1 * mag[i] + (1.0f - b1) * fabsf(g[i]); /* m over |g|: its scale */
+            mag[i] = b1 * mag[i] + (1.0f - b1) * fabsf(g[i] * gscale); /* m over |g|: its scale */
         }
-        adamw_update(p, g, m, v, n, lr, b1, b2, eps, wd, t);
-        ref_adamw_update(rp, g, rm, rv, n, lr, b1, b2, eps, wd, t);
+        adamw_update(p, g, m, v, n, lr, b1, b2, eps, wd, t, gscale);
+        ref_adamw_update(rp, g, rm, rv, n, lr, b1, b2, eps, wd, t, gscale);
     }
     /* The moments: a few roundings per step, ~steps eps relative to the size of their
      * terms (m can cancel to ~0 when g changes sign, so m is judged against m over |g|;
@@ -549,7 +549,8 @@ static void test_adamw(size_t n, float wd, float b2, int steps) {
      * move by ~lr per step; each step may round p to a neighbouring float (1 ulp of
      * |p| <= 1), and a float 1 - b2^t (~0.01 at t = 10) keeps only ~1e-5 relative
      * accuracy, so the step itself is good to ~1e-4 relative. */
-    snprintf(what, sizeof what, "adamw m n=%zu wd=%g b2=%g steps=%d", n, wd, b2, steps);
+    snprintf(what, sizeof what, "adamw m n=%zu wd=%g b2=%g steps=%d gscale=%g", n, wd, b2, steps,
+             gscale);
     check_sum_bound(what, m, rm, mag, n, 2 * steps);
     snprintf(what, sizeof what, "adamw v n=%zu wd=%g b2=%g steps=%d", n, wd, b2, steps);
     tu_check_array(what, v, rv, n, 1e-30, 4 * steps * EPS);
@@ -572,6 +573,9 @@ static void test_threads(void) {
     float *o[2], *dI[2], *dW[2], *dB[2], *ao[2], *aa[2], *ad[2];
     size_t nqkv = (size_t)B * T * 3 * C;
     float *qkv = rnd_normal_array(nqkv), *adout = rnd_normal_array((size_t)B * T * C);
+    size_t nbig = (1u << 19) + 77; /* above grad_sum_squares' threading threshold */
+    float *gbig = rnd_array(nbig, -1, 1);
+    double sumsq[2];
     int saved = omp_get_max_threads();
     for (int r = 0; r < 2; r++) {
         omp_set_num_threads(r ? 3 : 1); /* 3 on any core count: an uneven split */
@@ -587,8 +591,15 @@ static void test_threads(void) {
         memset(ad[r], 0, nqkv * sizeof(float));
         attention_forward(ao[r], aa[r], NULL, qkv, B, T, C, NH);
         attention_backward(ad[r], adout, qkv, aa[0], B, T, C, NH);
+        sumsq[r] = grad_sum_squares(gbig, nbig);
     }
     omp_set_num_threads(saved);
+    /* the clipping norm: bit-identical across thread counts, and right */
+    CHECK(memcmp(&sumsq[0], &sumsq[1], sizeof(double)) == 0);
+    long double want = 0.0L;
+    for (size_t i = 0; i < nbig; i++) want += (long double)gbig[i] * gbig[i];
+    CHECK(fabs(sumsq[0] - (double)want) <= 1e-12 * (double)want);
+    free(gbig);
     CHECK(same_bits(o[0], o[1], (size_t)M * N));
     CHECK(same_bits(dI[0], dI[1], (size_t)M * K));
     CHECK(same_bits(dW[0], dW[1], (size_t)N * K));
@@ -650,7 +661,7 @@ static void test_reference_known_values(void) {
 
     /* AdamW step 1: m^ = g, v^ = g^2, so the step is lr * (g / (|g| + eps) + wd p). */
     float p[2] = {0.5f, -2.0f}, g[2] = {0.25f, -3.0f}, m[2] = {0, 0}, v[2] = {0, 0};
-    ref_adamw_update(p, g, m, v, 2, 0.1f, 0.9f, 0.999f, 1e-8f, 0.01f, 1);
+    ref_adamw_update(p, g, m, v, 2, 0.1f, 0.9f, 0.999f, 1e-8f, 0.01f, 1, 1.0f);
     CHECK_CLOSE(p[0], 0.5 - 0.1 * (0.25 / (0.25 + 1e-8) + 0.01 * 0.5), 0.0, 2 * EPS);
     CHECK_CLOSE(p[1], -2.0 - 0.1 * (-3.0 / (3.0 + 1e-8) + 0.01 * -2.0), 0.0, 2 * EPS);
     CHECK_CLOSE(m[0], 0.1 * 0.25, 0.0, 2 * EPS);
@@ -956,10 +967,11 @@ int main(void) {
     for (int a = 0; a < 3; a++)
         for (int b = 0; b < 4; b++) test_crossentropy(CEn[a], CEv[b]);
 
-    test_adamw(1, 0.0f, 0.999f, 1);
-    test_adamw(1031, 0.0f, 0.999f, 10);
-    test_adamw(1031, 0.1f, 0.999f, 10);
-    test_adamw(4099, 0.1f, 0.95f, 25);
+    test_adamw(1, 0.0f, 0.999f, 1, 1.0f);
+    test_adamw(1031, 0.0f, 0.999f, 10, 1.0f);
+    test_adamw(1031, 0.1f, 0.999f, 10, 1.0f);
+    test_adamw(1031, 0.1f, 0.999f, 10, 0.37f); /* clipped: g scaled inside the step */
+    test_adamw(4099, 0.1f, 0.95f, 25, 1.0f);
 
 #ifdef _OPENMP
     test_threads();

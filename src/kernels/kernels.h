@@ -144,11 +144,15 @@ void crossentropy_backward(float *probs_to_dlogits, const int32_t *targets, int 
 
 /* ---- optimiser ------------------------------------------------------------------------ */
 
-/* One AdamW step (t >= 1 for bias correction), decoupled weight decay:
- *   m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2
+/* One AdamW step (t >= 1 for bias correction), decoupled weight decay, on the gradient
+ * scaled by gscale (gradient clipping folded in: no separate pass over the gradients):
+ *   g' = gscale g;  m = b1 m + (1-b1) g';  v = b2 v + (1-b2) g'^2
  *   p -= lr * (m / (1-b1^t) / (sqrt(v / (1-b2^t)) + eps) + wd * p) */
 void adamw_update(float *p, const float *g, float *m, float *v, size_t n, float lr,
-                  float b1, float b2, float eps, float wd, int t);
+                  float b1, float b2, float eps, float wd, int t, float gscale);
+/* sum g_i^2 in double, in parallel over 256 parts fixed by n, added in part order: the
+ * same value for every thread count (the clipping norm is part of the results). */
+double grad_sum_squares(const float *g, size_t n);
 
 /* ---- references (kernels/reference.c): same contracts, double accumulation ------------ */
 
@@ -178,7 +182,7 @@ float ref_crossentropy_forward(float *logits_to_probs, float *losses, const int3
 void ref_crossentropy_backward(float *probs_to_dlogits, const int32_t *targets, int N, int V,
                                float dloss);
 void ref_adamw_update(float *p, const float *g, float *m, float *v, size_t n, float lr,
-                      float b1, float b2, float eps, float wd, int t);
+                      float b1, float b2, float eps, float wd, int t, float gscale);
 
 /* ---- fused causal attention (kernels/attention_flash.c) ------------------------------ */
 

@@ -335,12 +335,13 @@ void ref_crossentropy_backward(float *probs_to_dlogits, const int32_t *targets, 
 /* ---- optimiser ------------------------------------------------------------------------ */
 
 void ref_adamw_update(float *p, const float *g, float *m, float *v, size_t n, float lr,
-                      float b1, float b2, float eps, float wd, int t) {
+                      float b1, float b2, float eps, float wd, int t, float gscale) {
     assert(t >= 1);
     double c1 = 1.0 - pow((double)b1, t), c2 = 1.0 - pow((double)b2, t);
     for (size_t i = 0; i < n; i++) {
-        double mi = (double)b1 * m[i] + (1.0 - (double)b1) * g[i];
-        double vi = (double)b2 * v[i] + (1.0 - (double)b2) * (double)g[i] * g[i];
+        double gi = (double)g[i] * gscale;
+        double mi = (double)b1 * m[i] + (1.0 - (double)b1) * gi;
+        double vi = (double)b2 * v[i] + (1.0 - (double)b2) * gi * gi;
         double mhat = mi / c1, vhat = vi / c2;
         /* Decoupled decay: wd * p is added to the step, not folded into the gradient. */
         double step = mhat / (sqrt(vhat) + (double)eps) + (double)wd * p[i];

@@ -461,9 +461,7 @@ int andrea_train(const andrea_config *cfg_in, const andrea_train_options *o) {
         if (o->inject_nan_step >= 0 && step >= o->inject_nan_step &&
             step < o->inject_nan_step + o->inject_nan_count)
             m->grads[0] = NAN;
-        double gsq = 0.0;
-        for (int64_t i = 0; i < n_params; i++) gsq += (double)m->grads[i] * m->grads[i];
-        float gnorm = (float)sqrt(gsq);
+        float gnorm = (float)sqrt(grad_sum_squares(m->grads, (size_t)n_params));
         if (!isfinite(loss) || !isfinite(gnorm)) {
             bad_steps++;
             fprintf(stderr, "warning: step %d: non-finite %s (%g); update skipped (%d of %d "
@@ -483,15 +481,13 @@ int andrea_train(const andrea_config *cfg_in, const andrea_train_options *o) {
             continue;
         }
         bad_steps = 0;
-        if (o->grad_clip > 0 && gnorm > o->grad_clip) {
-            float s = o->grad_clip / gnorm;
-            for (int64_t i = 0; i < n_params; i++) m->grads[i] *= s;
-        }
+        /* clipping scales the gradient inside the AdamW pass */
+        float gscale = o->grad_clip > 0 && gnorm > o->grad_clip ? o->grad_clip / gnorm : 1.0f;
         for (int i = 0; i < m->layout.n; i++) {
             const andrea_tensor_info *t = &m->layout.t[i];
             adamw_update(m->params + t->offset, m->grads + t->offset, ts.adam_m + t->offset,
                          ts.adam_v + t->offset, (size_t)t->size, lr, o->beta1, o->beta2, o->eps,
-                         t->decay ? o->weight_decay : 0.0f, step + 1);
+                         t->decay ? o->weight_decay : 0.0f, step + 1, gscale);
         }
         ts.st.step++;
         int done_steps = (int)ts.st.step;
