@@ -65,49 +65,49 @@ void attention_backward(float *dqkv, const float *dout, const float *qkv, const 
     int HS = C / NH;
     float scale = 1.0f / sqrtf((float)HS);
     long C3 = 3L * C;
-#pragma omp parallel
-    {
-        float *da = malloc(sizeof(float) * (size_t)(T > 0 ? T : 1));
-#pragma omp for collapse(2) schedule(static)
-        for (int b = 0; b < B; b++) {
-            for (int h = 0; h < NH; h++) {
-                const float *base = qkv + (long)b * T * C3;
-                float *dbase = dqkv + (long)b * T * C3;
-                for (int i = 0; i < T; i++) {
-                    const float *a = att + (((long)b * NH + h) * T + i) * T;
-                    const float *g = dout + ((long)b * T + i) * C + h * HS;
-                    const float *q = base + i * C3 + h * HS;
-                    float *dq = dbase + i * C3 + h * HS;
-                    /* dA_ij = g . v_j and dv_j += A_ij g */
-                    float dot = 0.0f;
-                    for (int j = 0; j <= i; j++) {
-                        const float *v = base + j * C3 + 2 * C + h * HS;
-                        float *dv = dbase + j * C3 + 2 * C + h * HS;
-                        float s = 0.0f, aj = a[j];
+    /* No scratch row for dA: the second pass recomputes g . v_j (one more dot per entry
+     * on this reference-speed path) instead of allocating in every call. */
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int b = 0; b < B; b++) {
+        for (int h = 0; h < NH; h++) {
+            const float *base = qkv + (long)b * T * C3;
+            float *dbase = dqkv + (long)b * T * C3;
+            for (int i = 0; i < T; i++) {
+                const float *a = att + (((long)b * NH + h) * T + i) * T;
+                const float *g = dout + ((long)b * T + i) * C + h * HS;
+                const float *q = base + i * C3 + h * HS;
+                float *dq = dbase + i * C3 + h * HS;
+                /* dA_ij = g . v_j and dv_j += A_ij g; dot = sum_k A_ik dA_ik */
+                float dot = 0.0f;
+                for (int j = 0; j <= i; j++) {
+                    const float *v = base + j * C3 + 2 * C + h * HS;
+                    float *dv = dbase + j * C3 + 2 * C + h * HS;
+                    float s = 0.0f, aj = a[j];
 #pragma omp simd reduction(+ : s)
-                        for (int d = 0; d < HS; d++) {
-                            s += g[d] * v[d];
-                            dv[d] += aj * g[d];
-                        }
-                        da[j] = s;
-                        dot += a[j] * s;
+                    for (int d = 0; d < HS; d++) {
+                        s += g[d] * v[d];
+                        dv[d] += aj * g[d];
                     }
-                    /* softmax backward: dS_ij = A_ij (dA_ij - sum_k A_ik dA_ik), then the scale */
-                    for (int j = 0; j <= i; j++) {
-                        float ds = a[j] * (da[j] - dot) * scale;
-                        const float *k = base + j * C3 + C + h * HS;
-                        float *dk = dbase + j * C3 + C + h * HS;
-                        /* dq, dk and k, q are disjoint slices of qkv/dqkv: tell the compiler */
+                    dot += a[j] * s;
+                }
+                /* softmax backward: dS_ij = A_ij (dA_ij - dot), then the scale */
+                for (int j = 0; j <= i; j++) {
+                    const float *v = base + j * C3 + 2 * C + h * HS;
+                    float s = 0.0f;
+#pragma omp simd reduction(+ : s)
+                    for (int d = 0; d < HS; d++) s += g[d] * v[d];
+                    float ds = a[j] * (s - dot) * scale;
+                    const float *k = base + j * C3 + C + h * HS;
+                    float *dk = dbase + j * C3 + C + h * HS;
+                    /* dq, dk and k, q are disjoint slices of qkv/dqkv: tell the compiler */
 #pragma omp simd
-                        for (int d = 0; d < HS; d++) {
-                            dq[d] += ds * k[d];
-                            dk[d] += ds * q[d];
-                        }
+                    for (int d = 0; d < HS; d++) {
+                        dq[d] += ds * k[d];
+                        dk[d] += ds * q[d];
                     }
                 }
             }
         }
-        free(da);
     }
 }
 
