@@ -77,6 +77,32 @@ static inline void gemm_split_range(int total, int unit, int t, int nt, int *lo,
     if (*hi > total) *hi = total;
 }
 
+/* Rows or columns of C(M, N) = A(M, K) @ B(K, N) for thread t of nt, in tiles of mr x nr.
+ * Every thread packs the part of B its columns need, once per k block, and its rows of A
+ * once per block of nc columns (a_packed = 0 when A is read in place). A row split packs
+ * all of B in every thread; a column split packs each part of B once but A once per
+ * thread: pick the cheaper (the LM head's B, 50257 x 768, favours columns by far), rows
+ * on a tie and whenever there are too few columns to share. */
+static inline void gemm_split(int M, int K, int N, int a_packed, int mr, int nr, int nc, int t,
+                              int nt, int *m0, int *m1, int *n0, int *n1) {
+    double blocks_all = (N + nc - 1) / nc, blocks_part = ((N + nt - 1) / nt + nc - 1) / nc;
+    double by_rows = (double)K * N + a_packed * (double)M / nt * K * blocks_all;
+    double by_cols = (double)K * N / nt + a_packed * (double)M * K * blocks_part;
+    int cols = N >= 2 * nr * nt && (M < 2 * mr * nt || by_cols < by_rows);
+    *m0 = 0, *m1 = M, *n0 = 0, *n1 = N;
+    if (nt <= 1) return;
+    if (cols) gemm_split_range(N, nr, t, nt, n0, n1);
+    else gemm_split_range(M, mr, t, nt, m0, m1);
+}
+
+/* ---- decoding dot products (dot.c) ------------------------------------------------------ */
+
+/* sum_k w[k] x[k] for one weight row in fp32, bf16 (top 16 bits of an fp32) or int8 (the
+ * row's scale applied by the caller); AVX-512 with 4 accumulators where available. */
+float dot_f32(const float *w, const float *x, int K);
+float dot_bf16(const uint16_t *w, const float *x, int K);
+float dot_i8(const int8_t *w, const float *x, int K);
+
 /* ---- normalisation --------------------------------------------------------------- */
 
 /* LayerNorm over the last dim: out = (x - mean) * rstd * w + b, rstd = 1/sqrt(var + eps),

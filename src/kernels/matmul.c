@@ -291,18 +291,16 @@ static void gemm_run(const gemm_job *j, int M, int N) {
         return;
     }
     tile_fn tile = pick_tile(); /* a cached feature lookup: cheap, and no shared state */
-    /* Each thread takes a slab of rows (or of columns, when rows are too few) and packs
-     * only the B it needs once per k block: B is packed nt times per product, not once
-     * per row block. Each C element is still summed in k order by one thread. */
+    /* Each thread takes a slab of rows or of columns (gemm_split) and packs only the B it
+     * needs, once per k block. Each C element is summed in k order by one thread. */
 #pragma omp parallel if ((long)M * N * j->K >= (1L << 16))
     {
         int t = 0, nt = 1;
 #ifdef _OPENMP
         t = omp_get_thread_num(), nt = omp_get_num_threads();
 #endif
-        int m0 = 0, m1 = M, n0 = 0, n1 = N;
-        if (M >= 2 * MR * nt) gemm_split_range(M, MR, t, nt, &m0, &m1);
-        else gemm_split_range(N, NR, t, nt, &n0, &n1);
+        int m0, m1, n0, n1;
+        gemm_split(M, j->K, N, j->a_cs != 1, MR, NR, NC, t, nt, &m0, &m1, &n0, &n1);
         if (m0 < m1 && n0 < n1) gemm_part(tile, j, m0, m1, n0, n1);
     }
 }
@@ -311,17 +309,6 @@ void gemm_nn(float *c, int ldc, const float *a, long a_rs, long a_cs, const floa
              long b_cs, int M, int K, int N, int accumulate) {
     gemm_job j = {c, ldc, a, b, a_rs, a_cs, b_rs, b_cs, K, accumulate, NULL};
     gemm_run(&j, M, N);
-}
-
-/* One dot product, compiled for AVX-512, AVX2 and baseline (picked at load time). */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
-__attribute__((target_clones("avx512f", "avx2,fma", "default")))
-#endif
-static float dot_f32(const float *a, const float *b, int K) {
-    float s = 0.0f;
-#pragma omp simd reduction(+ : s)
-    for (int k = 0; k < K; k++) s += a[k] * b[k];
-    return s;
 }
 
 /* A few rows: dot products straight from w, no packing (generation, tiny batches). */

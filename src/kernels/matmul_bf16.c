@@ -244,9 +244,8 @@ int gemm_bf16(float *c, int ldc, const float *a, long a_rs, long a_cs, const flo
 #ifdef _OPENMP
         t = omp_get_thread_num(), nt = omp_get_num_threads();
 #endif
-        int m0 = 0, m1 = M, n0 = 0, n1 = N;
-        if (M >= 2 * MR * nt) gemm_split_range(M, MR, t, nt, &m0, &m1);
-        else gemm_split_range(N, NR, t, nt, &n0, &n1);
+        int m0, m1, n0, n1; /* bf16 packs A always: converting is packing */
+        gemm_split(M, K, N, 1, MR, NR, NC, t, nt, &m0, &m1, &n0, &n1);
         if (!any_failed && m0 < m1 && n0 < n1)
             gemm_bf16_part(c, ldc, a, a_rs, a_cs, b, b_rs, b_cs, K, m0, m1, n0, n1);
     }

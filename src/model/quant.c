@@ -89,28 +89,6 @@ int andrea_model_fake_quantize(andrea_model *m, int kind) {
     return andrea_model_quantize(m, ANDREA_QUANT_NONE);
 }
 
-/* Row dot products, compiled for AVX-512, AVX2 and baseline and picked at load time:
- * the widening conversions are where the time goes. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
-#define ANDREA_CLONES __attribute__((target_clones("avx512f", "avx2,fma", "default")))
-#else
-#define ANDREA_CLONES
-#endif
-
-ANDREA_CLONES static float dot_bf16(const uint16_t *q, const float *x, int K) {
-    float s = 0.0f;
-#pragma omp simd reduction(+ : s)
-    for (int k = 0; k < K; k++) s += andrea_bf16_to_f32(q[k]) * x[k];
-    return s;
-}
-
-ANDREA_CLONES static float dot_i8(const int8_t *q, const float *x, int K) {
-    float s = 0.0f;
-#pragma omp simd reduction(+ : s)
-    for (int k = 0; k < K; k++) s += (float)q[k] * x[k];
-    return s;
-}
-
 /* out(N) = w(N, K) x(K) + bias, w read in the model's quantised format. */
 void andrea_matvec(const andrea_model *m, float *out, const float *x, const float *w,
                    const float *bias, int K, int N) {
