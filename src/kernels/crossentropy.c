@@ -1,6 +1,8 @@
-/* crossentropy.c - softmax + negative log-likelihood fused, and its gradient. */
+/* crossentropy.c - softmax + negative log-likelihood fused in one pass per row, and its
+ * gradient (computed in place over the probabilities). */
 #include <math.h>
 
+#include "kernels/fastmath.h"
 #include "kernels/kernels.h"
 
 float crossentropy_forward(float *probs, float *losses, const int32_t *targets, int N, int V,
@@ -13,9 +15,12 @@ float crossentropy_forward(float *probs, float *losses, const int32_t *targets, 
             if (p[v] > maxv) maxv = p[v];
         int t = targets[i];
         float xt = t >= 0 ? p[t] : 0.0f;
+        /* andrea_expf vectorises where libm's expf is a call per logit (V = 50257 for
+         * GPT-2's vocabulary); relative error < 2e-7 */
         float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
         for (int v = 0; v < V; v++) {
-            p[v] = expf(p[v] - maxv);
+            p[v] = andrea_expf(p[v] - maxv);
             sum += p[v];
         }
         float inv = 1.0f / sum;
