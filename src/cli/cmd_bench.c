@@ -198,9 +198,21 @@ int cmd_bench(int argc, char **argv) {
             andrea_model_free(m);
             return 1;
         }
-        double per = bench_generate(m, gen);
-        /* measured last: its 512 MiB buffer must not count in the training peak above */
-        double bw = andrea_perf_read_gbps((size_t)512 << 20, 1.0);
+        /* Three rounds of (decode, then read bandwidth), the best of each: the machine is
+         * shared, and interleaving lets a noisy spell hit both alike. The bandwidth is
+         * measured last: its 512 MiB buffer must not count in the training peak above. */
+        double per = -1.0, bw = 0.0;
+        for (int round = 0; round < 3; round++) {
+            double p = bench_generate(m, gen);
+            if (p > 0 && (per < 0 || p < per)) per = p;
+            double b = andrea_perf_read_gbps((size_t)512 << 20, 0.4);
+            if (b > bw) bw = b;
+        }
+        if (per < 0) {
+            fprintf(stderr, "andrea bench: out of memory for the KV cache\n");
+            andrea_model_free(m);
+            return 1;
+        }
         /* every matrix weight is read once per token, at 4, 2 or 1 bytes */
         double bytes = (double)mem.weights / (qkind == ANDREA_QUANT_BF16 ? 2 : qkind == ANDREA_QUANT_INT8 ? 4 : 1);
         double bound = bw * 1e9 / bytes;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "kernels/kernels.h"
+#include "util/bigalloc.h"
 #include "util/profile.h"
 #include "model/model.h"
 #include "util/error.h"
@@ -60,7 +61,7 @@ andrea_model *andrea_model_alloc(const andrea_config *cfg) {
         free(m);
         return NULL;
     }
-    m->params = malloc(sizeof(float) * (size_t)m->layout.total);
+    m->params = andrea_big_alloc(sizeof(float) * (size_t)m->layout.total);
     m->p.h = calloc((size_t)cfg->n_layer, sizeof(andrea_layer_view));
     m->g.h = calloc((size_t)cfg->n_layer, sizeof(andrea_layer_view));
     if (!m->params || !m->p.h || !m->g.h) {
@@ -127,7 +128,7 @@ float *andrea_model_params(andrea_model *m) { return m->params; }
 
 static int ensure_grads(andrea_model *m) {
     if (m->grads) return 0;
-    m->grads = calloc((size_t)m->layout.total, sizeof(float));
+    m->grads = andrea_big_calloc(sizeof(float) * (size_t)m->layout.total);
     if (!m->grads) return andrea_set_error("out of memory allocating gradients");
     andrea_view_build(m, m->grads, &m->g);
     return 0;
@@ -152,7 +153,7 @@ static int ensure_acts(andrea_model *m, int B, int T) {
     m->act_mem = NULL;
     andrea_act_sizes s;
     int64_t total = andrea_activation_floats(&m->cfg, B, T, m->flash, &s);
-    m->act_mem = malloc(sizeof(float) * (size_t)total);
+    m->act_mem = andrea_big_alloc(sizeof(float) * (size_t)total);
     m->inputs = malloc(sizeof(int32_t) * (size_t)B * T);
     m->targets = malloc(sizeof(int32_t) * (size_t)B * T);
     if (!m->act_mem || !m->inputs || !m->targets) {

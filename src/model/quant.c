@@ -13,6 +13,7 @@
 #include "kernels/fastmath.h"
 #include "kernels/kernels.h"
 #include "model/model.h"
+#include "util/bigalloc.h"
 #include "util/error.h"
 
 static int is_matrix(const andrea_tensor_info *t) { return t->cols > 0; }
@@ -40,7 +41,7 @@ int andrea_model_quantize(andrea_model *m, int kind) {
     if (kind == ANDREA_QUANT_NONE) return 0;
     int64_t n = m->layout.total;
     if (kind == ANDREA_QUANT_BF16) {
-        m->q16 = malloc(sizeof(uint16_t) * (size_t)n);
+        m->q16 = andrea_big_alloc(sizeof(uint16_t) * (size_t)n);
         if (!m->q16) return andrea_set_error("out of memory for bf16 weights");
         for (int64_t i = 0; i < n; i++) m->q16[i] = andrea_bf16_from_f32(m->params[i]);
     } else if (kind == ANDREA_QUANT_INT8) {
@@ -52,7 +53,7 @@ int andrea_model_quantize(andrea_model *m, int kind) {
             m->qrow_base[i] = rows;
             if (is_matrix(&m->layout.t[i])) rows += m->layout.t[i].rows;
         }
-        m->q8 = malloc((size_t)n);
+        m->q8 = andrea_big_alloc((size_t)n);
         m->qscale = malloc(sizeof(float) * (size_t)(rows ? rows : 1));
         if (!m->q8 || !m->qscale) return andrea_set_error("out of memory for int8 weights");
         for (int i = 0; i < m->layout.n; i++) {

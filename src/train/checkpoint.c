@@ -18,6 +18,7 @@
 
 #include "andrea_tokenizer.h"
 #include "model/model.h"
+#include "util/bigalloc.h"
 #include "util/error.h"
 #include "util/hash.h"
 
@@ -246,8 +247,8 @@ andrea_model *andrea_checkpoint_load(const char *path, float **adam_m, float **a
     uint64_t h = andrea_hash(ANDREA_HASH_INIT, hdr, sizeof hdr);
     h = andrea_hash(h, m->params, (size_t)bytes);
     if (!bad && has_moments) {
-        mm = malloc((size_t)bytes);
-        vv = malloc((size_t)bytes);
+        mm = andrea_big_alloc((size_t)bytes);
+        vv = andrea_big_alloc((size_t)bytes);
         bad = !mm || !vv || read_exact(f, mm, (size_t)bytes) || read_exact(f, vv, (size_t)bytes);
         if (!bad) {
             h = andrea_hash(h, mm, (size_t)bytes);

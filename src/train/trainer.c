@@ -20,6 +20,7 @@
 #include "andrea_gate.h"
 #include "util/json.h"
 #include "train/data.h"
+#include "util/bigalloc.h"
 #include "util/error.h"
 #include "util/hash.h"
 #include "util/perf.h"
@@ -316,8 +317,8 @@ int andrea_train(const andrea_config *cfg_in, const andrea_train_options *o) {
         ts.m = andrea_model_create(&cfg, o->seed);
         if (!ts.m) goto done;
         size_t n = (size_t)ts.m->layout.total;
-        ts.adam_m = calloc(n, sizeof(float));
-        ts.adam_v = calloc(n, sizeof(float));
+        ts.adam_m = andrea_big_calloc(n * sizeof(float));
+        ts.adam_v = andrea_big_calloc(n * sizeof(float));
         if (!ts.adam_m || !ts.adam_v) {
             andrea_set_error("out of memory allocating AdamW state");
             goto done;

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "kernels/kernels.h"
+#include "util/bigalloc.h"
 
 double andrea_now(void) {
     struct timespec ts;
@@ -46,7 +47,7 @@ double andrea_perf_sgemm_gflops(int n, double seconds, int blas) {
 }
 
 double andrea_perf_copy_gbps(size_t bytes, double seconds) {
-    char *src = malloc(bytes), *dst = malloc(bytes);
+    char *src = andrea_big_alloc(bytes), *dst = andrea_big_alloc(bytes);
     if (!src || !dst) {
         free(src), free(dst);
         return 0.0;
@@ -87,7 +88,7 @@ double andrea_train_flops_per_token(const andrea_config *c, int T) {
 
 double andrea_perf_read_gbps(size_t bytes, double seconds) {
     size_t n = bytes / sizeof(float);
-    float *buf = malloc(n * sizeof(float));
+    float *buf = andrea_big_alloc(n * sizeof(float)); /* as the weights are allocated */
     if (!buf) return 0.0;
 #pragma omp parallel for schedule(static)
     for (long i = 0; i < (long)n; i++) buf[i] = 1.0f; /* first touch by the reading thread */
