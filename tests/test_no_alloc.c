@@ -2,7 +2,7 @@
  * test_no_alloc.c - the steady state allocates nothing: after warm-up steps, a
  * training step (zero_grad, forward, backward, gradient norm, AdamW on every
  * tensor: what the trainer does) and a KV-cache decoding step make no call to
- * malloc, calloc or realloc, with fp32 and bf16 matmuls and 1 or 2 threads.
+ * malloc, calloc, realloc or posix_memalign, with fp32 and bf16 matmuls and 1 or 2 threads.
  *
  * How: this executable defines malloc and friends, which the dynamic linker binds
  * before glibc's for the whole process; they count and forward to glibc's __libc_*
@@ -67,6 +67,7 @@ extern void *__libc_malloc(size_t);
 extern void *__libc_calloc(size_t, size_t);
 extern void *__libc_realloc(void *, size_t);
 extern void __libc_free(void *);
+extern void *__libc_memalign(size_t, size_t);
 
 void *malloc(size_t n) {
     COUNT();
@@ -80,6 +81,12 @@ void *realloc(void *p, size_t n) {
     COUNT();
     return __libc_realloc(p, n);
 }
+int posix_memalign(void **p, size_t align, size_t n) { /* the tensors' (util/bigalloc.c) */
+    COUNT();
+    *p = __libc_memalign(align, n);
+    return *p ? 0 : 12; /* ENOMEM */
+}
+
 /* Not counted: every free pairs with an allocation, which is, and libgomp ends its
  * parallel regions with a tail call to free that hides it as the caller. */
 void free(void *p) { __libc_free(p); }
