@@ -403,6 +403,29 @@ static void test_matmul_act(int act, int M, int K, int N) {
     free(want_dw); free(want_db);
 }
 
+/* The residual add fused into the output projection: resid + (inp @ w^T + bias) up to the
+ * order of the additions (resid and bias first, then the products in k order). */
+static void test_matmul_residual(int M, int K, int N, int with_bias) {
+    char what[128];
+    size_t nI = (size_t)M * K, nW = (size_t)N * K, nO = (size_t)M * N;
+    float *inp = rnd_array(nI, -1, 1), *w = rnd_array(nW, -1, 1), *resid = rnd_array(nO, -1, 1);
+    float *bias = with_bias ? rnd_array((size_t)N, -1, 1) : NULL;
+    float *out = tu_falloc(nO), *want = tu_falloc(nO), *bound = tu_falloc(nO);
+    float *a_inp = abs_dup(inp, nI), *a_w = abs_dup(w, nW), *a_r = abs_dup(resid, nO);
+    float *a_bias = with_bias ? abs_dup(bias, (size_t)N) : NULL;
+    matmul_forward_residual(out, inp, w, bias, resid, M, K, N);
+    ref_matmul_forward(want, inp, w, bias, M, K, N);
+    ref_matmul_forward(bound, a_inp, a_w, a_bias, M, K, N);
+    for (size_t i = 0; i < nO; i++) {
+        want[i] = (float)((double)want[i] + resid[i]); /* two roundings: within the bound */
+        bound[i] += a_r[i];
+    }
+    snprintf(what, sizeof what, "matmul_forward_residual M=%d K=%d N=%d bias=%d", M, K, N, with_bias);
+    check_sum_bound(what, out, want, bound, nO, K + 3);
+    free(inp); free(w); free(resid); free(bias); free(out); free(want); free(bound);
+    free(a_inp); free(a_w); free(a_r); free(a_bias);
+}
+
 /* ---- attention -------------------------------------------------------------------------- */
 
 static void test_attention(int B, int T, int C, int NH) {
@@ -948,6 +971,9 @@ int main(void) {
         test_matmul_act(act, 70, 130, 257); /* ragged tiles, the epilogue inside the tiles */
         test_matmul_act(act, 64, 300, 96);  /* two k blocks: the epilogue after the last only */
     }
+    test_matmul_residual(3, 20, 45, 1);    /* fewer rows than a tile */
+    test_matmul_residual(70, 130, 257, 1); /* packed tiles starting from resid + bias */
+    test_matmul_residual(64, 300, 96, 0);
 
     static const int Ts[] = {1, 5, 17, 64};
     for (int t = 0; t < 4; t++) {

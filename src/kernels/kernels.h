@@ -28,6 +28,12 @@ void matmul_forward(float *out, const float *inp, const float *w, const float *b
 void matmul_backward(float *dinp, float *dw, float *dbias, const float *dout,
                      const float *inp, const float *w, int M, int K, int N);
 
+/* A residual branch's output projection with the residual add fused: out = resid +
+ * inp @ w^T + bias, the product summed onto resid + bias (one pass over out fewer than
+ * matmul_forward + residual_forward). resid must not overlap out. */
+void matmul_forward_residual(float *out, const float *inp, const float *w, const float *bias,
+                             const float *resid, int M, int K, int N);
+
 /* What a product does to each finished output element while it is still in cache:
  * forward, post(m, n) = act(C(m, n)); backward (post NULL), C(m, n) *= act'(pre(m, n)).
  * ld: row stride of post / pre. */

@@ -325,34 +325,39 @@ static void matmul_forward_rows(float *out, const float *inp, const float *w, co
     }
 }
 
-/* out = inp @ w^T + bias, then the epilogue (NULL: none). */
-static void forward_epi(float *out, const float *inp, const float *w, const float *bias, int M,
-                        int K, int N, const matmul_epilogue *epi) {
+/* Each row of out starts as resid + bias (either may be NULL): the products then add to it. */
+static void init_rows(float *out, const float *resid, const float *bias, int M, int N) {
+#pragma omp parallel for schedule(static) if ((long)M * N >= (1L << 16))
+    for (int m = 0; m < M; m++) {
+        float *o = out + (long)m * N;
+        const float *r = resid ? resid + (long)m * N : NULL;
+        if (r && bias)
+            for (int n = 0; n < N; n++) o[n] = r[n] + bias[n];
+        else if (r || bias)
+            memcpy(o, r ? r : bias, sizeof(float) * (size_t)N);
+        else
+            memset(o, 0, sizeof(float) * (size_t)N);
+    }
+}
+
+/* out = resid + inp @ w^T + bias (resid NULL: none), then the epilogue. */
+static void forward_epi(float *out, const float *inp, const float *w, const float *bias,
+                        const float *resid, int M, int K, int N, const matmul_epilogue *epi) {
 #ifdef ANDREA_HAVE_BLAS
     if (use_blas(M, K, N)) {
-        for (int m = 0; m < M; m++) {
-            float *o = out + (long)m * N;
-            if (bias) memcpy(o, bias, sizeof(float) * (size_t)N);
-            else memset(o, 0, sizeof(float) * (size_t)N);
-        }
+        init_rows(out, resid, bias, M, N);
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1.0f, inp, K, w, K, 1.0f,
                     out, N);
         epilogue_apply_all(epi, out, M, N);
         return;
     }
 #endif
-    if (M <= 4) {
+    if (M <= 4 && !resid) {
         matmul_forward_rows(out, inp, w, bias, M, K, N);
         epilogue_apply_all(epi, out, M, N);
         return;
     }
-    for (int m = 0; m < M; m++) {
-        float *o = out + (long)m * N;
-        if (bias)
-            memcpy(o, bias, sizeof(float) * (size_t)N);
-        else
-            memset(o, 0, sizeof(float) * (size_t)N);
-    }
+    init_rows(out, resid, bias, M, N);
     /* B = w^T, read in place: B(k, n) = w[n K + k] */
     if (use_bf16(M, K, N) && gemm_bf16(out, N, inp, K, 1, w, 1, K, M, K, N) == 0) {
         epilogue_apply_all(epi, out, M, N);
@@ -364,13 +369,18 @@ static void forward_epi(float *out, const float *inp, const float *w, const floa
 
 void matmul_forward(float *out, const float *inp, const float *w, const float *bias, int M,
                     int K, int N) {
-    forward_epi(out, inp, w, bias, M, K, N, NULL);
+    forward_epi(out, inp, w, bias, NULL, M, K, N, NULL);
+}
+
+void matmul_forward_residual(float *out, const float *inp, const float *w, const float *bias,
+                             const float *resid, int M, int K, int N) {
+    forward_epi(out, inp, w, bias, resid, M, K, N, NULL);
 }
 
 void matmul_forward_act(float *pre, float *post, const float *inp, const float *w,
                         const float *bias, int M, int K, int N, int act) {
     matmul_epilogue e = {act, post, NULL, N};
-    forward_epi(pre, inp, w, bias, M, K, N, &e);
+    forward_epi(pre, inp, w, bias, NULL, M, K, N, &e);
 }
 
 /* dinp (+)= dout @ w, then the epilogue; dw += dout^T @ inp; dbias += column sums. */

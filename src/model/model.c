@@ -240,15 +240,15 @@ float andrea_model_forward(andrea_model *m, const int32_t *inputs, const int32_t
             PROF(PROF_ATTENTION, attention_flash_forward(atty, att, qkv, B, T, C, NH));
         else
             PROF(PROF_ATTENTION, attention_forward(atty, att, NULL, qkv, B, T, C, NH));
-        PROF(PROF_MATMUL, matmul_forward(res2, atty, w->wo, w->bo, BT, C, C));
-        PROF(PROF_RESIDUAL, residual_forward(res2, res2, resid, (size_t)BT * C));
+        /* res2 = resid + atty @ wo^T + bo: the residual add fused into the product */
+        PROF(PROF_MATMUL, matmul_forward_residual(res2, atty, w->wo, w->bo, resid, BT, C, C));
         PROF(PROF_NORM, norm_forward(m, ln2, a->ln2_mean + (long)l * BT, a->ln2_rstd + (long)l * BT,
                                      res2, w->ln2w, w->ln2b, BT));
         /* fch_act = act(fch) is applied tile by tile inside the matmul (one pass fewer) */
         PROF(PROF_MATMUL,
              matmul_forward_act(fch, fch_act, ln2, w->wfc, w->bfc, BT, C, 4 * C, c->act));
-        PROF(PROF_MATMUL, matmul_forward(res3, fch_act, w->wproj, w->bproj, BT, 4 * C, C));
-        PROF(PROF_RESIDUAL, residual_forward(res3, res3, res2, (size_t)BT * C));
+        PROF(PROF_MATMUL,
+             matmul_forward_residual(res3, fch_act, w->wproj, w->bproj, res2, BT, 4 * C, C));
         resid = res3;
     }
     PROF(PROF_NORM, norm_forward(m, a->lnf, a->lnf_mean, a->lnf_rstd, resid, p->lnfw, p->lnfb, BT));

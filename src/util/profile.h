@@ -5,11 +5,9 @@
 #define ANDREA_UTIL_PROFILE_H
 
 enum {
-    PROF_MATMUL,
+    PROF_MATMUL, /* with the MLP activation and the residual adds fused into it */
     PROF_ATTENTION,
     PROF_NORM,
-    PROF_ACTIVATION,
-    PROF_RESIDUAL,
     PROF_CROSSENTROPY,
     PROF_ZERO,      /* clearing gradient buffers */
     PROF_OPTIMIZER, /* AdamW (+ gradient norm and clipping in the trainer) */
