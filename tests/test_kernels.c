@@ -23,6 +23,7 @@
 #endif
 
 #include "andrea.h"
+#include "kernels/fastmath.h"
 #include "kernels/kernels.h"
 #include "test_util.h"
 
@@ -424,6 +425,36 @@ static void test_matmul_residual(int M, int K, int N, int with_bias) {
     check_sum_bound(what, out, want, bound, nO, K + 3);
     free(inp); free(w); free(resid); free(bias); free(out); free(want); free(bound);
     free(a_inp); free(a_w); free(a_r); free(a_bias);
+}
+
+/* The decoding dot products (dot.c) against double sums over the same decoded weights,
+ * at lengths that hit the 64-wide blocks, the 16-wide steps and the scalar tail. */
+static void test_dots(void) {
+    static const int Ks[] = {1, 15, 16, 17, 63, 64, 65, 200, 768};
+    for (size_t t = 0; t < sizeof Ks / sizeof *Ks; t++) {
+        int K = Ks[t];
+        char what[96];
+        float *w = rnd_array((size_t)K, -1, 1), *x = rnd_array((size_t)K, -1, 1);
+        uint16_t *wb = malloc(sizeof(uint16_t) * (size_t)K);
+        int8_t *wq = malloc((size_t)K);
+        double sf = 0, sb = 0, sq = 0, af = 0, ab = 0, aq = 0;
+        for (int k = 0; k < K; k++) {
+            wb[k] = andrea_bf16_from_f32(w[k]);
+            wq[k] = (int8_t)lrintf(w[k] * 127.0f);
+            double fb = andrea_bf16_to_f32(wb[k]);
+            sf += (double)w[k] * x[k], af += fabs((double)w[k] * x[k]);
+            sb += fb * x[k], ab += fabs(fb * x[k]);
+            sq += (double)wq[k] * x[k], aq += fabs((double)wq[k] * x[k]);
+        }
+        float got[3] = {dot_f32(w, x, K), dot_bf16(wb, x, K), dot_i8(wq, x, K)};
+        float want[3] = {(float)sf, (float)sb, (float)sq}, bound[3] = {(float)af, (float)ab, (float)aq};
+        static const char *names[3] = {"dot_f32", "dot_bf16", "dot_i8"};
+        for (int i = 0; i < 3; i++) {
+            snprintf(what, sizeof what, "%s K=%d", names[i], K);
+            check_sum_bound(what, &got[i], &want[i], &bound[i], 1, K + 1); /* a K-term sum */
+        }
+        free(w), free(x), free(wb), free(wq);
+    }
 }
 
 /* ---- attention -------------------------------------------------------------------------- */
@@ -974,6 +1005,7 @@ int main(void) {
     test_matmul_residual(3, 20, 45, 1);    /* fewer rows than a tile */
     test_matmul_residual(70, 130, 257, 1); /* packed tiles starting from resid + bias */
     test_matmul_residual(64, 300, 96, 0);
+    test_dots();
 
     static const int Ts[] = {1, 5, 17, 64};
     for (int t = 0; t < 4; t++) {
