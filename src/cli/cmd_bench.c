@@ -65,7 +65,10 @@ static int bench_generate(andrea_model *m, int n_tokens, double *times) {
     if (!kv) return -1;
     int V = m->cfg.vocab, tok = 0, done = 0;
     if (n_tokens > m->cfg.ctx) n_tokens = m->cfg.ctx;
-    andrea_kv_step(m, kv, tok); /* first step touches the cache pages */
+    int prof = andrea_prof_on;
+    andrea_prof_on = 0; /* an untimed first step (caches, branch predictors) */
+    andrea_kv_step(m, kv, tok);
+    andrea_prof_on = prof;
     andrea_kv_reset(kv);
     for (; done < n_tokens; done++) {
         double t0 = andrea_now();
@@ -212,6 +215,8 @@ int cmd_bench(int argc, char **argv) {
          * bandwidth is measured last: its buffer must not count in the training peak. */
         double *times = malloc(sizeof(double) * 3 * (size_t)gen), bw = 0.0;
         int n_times = 0;
+        andrea_prof_reset();
+        andrea_prof_on = profile != 0;
         for (int round = 0; round < 3 && times; round++) {
             int got = bench_generate(m, gen, times + n_times);
             if (got < 0) break;
@@ -225,6 +230,9 @@ int cmd_bench(int argc, char **argv) {
             andrea_model_free(m);
             return 1;
         }
+        andrea_prof_on = 0;
+        double token_sum = 0.0;
+        for (int i = 0; i < n_times; i++) token_sum += times[i];
         qsort(times, (size_t)n_times, sizeof(double), cmp_double);
         double per = times[0], median = times[n_times / 2];
         free(times);
@@ -238,6 +246,18 @@ int cmd_bench(int argc, char **argv) {
                "bound %.1f tok/s (%.0f MB of weights per token at %.1f GB/s read) | %.0f%% of "
                "bound\n", quant, 1.0 / per, 1.0 / median, bound, bytes / 1e6, bw,
                100.0 / per / bound);
+        if (profile) { /* the kinds that decoding has, per token, over every timed token */
+            double ms = token_sum * 1e3 / n_times, sum = 0.0;
+            printf("generate profile (ms per token, share):");
+            static const int kinds[] = {PROF_MATMUL, PROF_ATTENTION, PROF_NORM};
+            for (int k = 0; k < 3; k++) {
+                double v = andrea_prof_seconds[kinds[k]] * 1e3 / n_times;
+                sum += v;
+                printf(" %s %.3f (%.0f%%) |", kinds[k] == PROF_MATMUL ? "matvec" : andrea_prof_name(kinds[k]),
+                       v, 100.0 * v / ms);
+            }
+            printf(" other %.3f (%.0f%%)\n", ms - sum, 100.0 * (ms - sum) / ms);
+        }
     }
     printf("reproduce: andrea bench --preset %s --batch %d --seq %d --steps %d -t %d --matmul %s "
            "--attention %s --precision %s\n", mf.preset ? mf.preset : "andrea-12m", batch, seq,

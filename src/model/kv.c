@@ -10,7 +10,9 @@
 
 #include "kernels/kernels.h"
 #include "model/model.h"
+#include "util/bigalloc.h"
 #include "util/error.h"
+#include "util/profile.h"
 
 struct andrea_kv {
     int pos;
@@ -19,7 +21,7 @@ struct andrea_kv {
     float *x, *xn, *qkv;   /* (C), (C), (3C) */
     float *atty, *tmp;     /* (C), (C) */
     float *h, *hact;       /* (4C), (4C) */
-    float *att;            /* (T) */
+    float *att;            /* (NH, T): one row of scores per head */
     float *logits;         /* (V) */
     float stat_mean, stat_rstd;
 };
@@ -32,11 +34,13 @@ andrea_kv *andrea_kv_create(const andrea_model *m) {
     kv->T = c->ctx;
     kv->C = c->d_model;
     size_t cache = (size_t)c->n_layer * c->ctx * c->d_model;
-    kv->k = malloc(sizeof(float) * cache);
-    kv->v = malloc(sizeof(float) * cache);
+    /* zeroed now, so that every page is touched here: a fresh page per position in the
+     * decoding loop cost ~50 page faults per token (andrea-120m), a tenth of its time */
+    kv->k = andrea_big_calloc(sizeof(float) * cache);
+    kv->v = andrea_big_calloc(sizeof(float) * cache);
     size_t C = (size_t)c->d_model;
-    /* x, xn, qkv (3C), atty, tmp, h (4C), hact (4C): 15 C, then att (T) and logits (V) */
-    kv->x = malloc(sizeof(float) * (C * 15 + (size_t)c->ctx + (size_t)c->vocab));
+    /* x, xn, qkv (3C), atty, tmp, h (4C), hact (4C): 15 C, then att (NH T), logits (V) */
+    kv->x = malloc(sizeof(float) * (C * 15 + (size_t)c->n_head * c->ctx + (size_t)c->vocab));
     if (!kv->k || !kv->v || !kv->x) {
         andrea_kv_free(kv);
         return andrea_set_error("out of memory: KV cache of %.1f MB", cache * 8.0 / 1e6), NULL;
@@ -48,7 +52,7 @@ andrea_kv *andrea_kv_create(const andrea_model *m) {
     kv->h = kv->tmp + C;
     kv->hact = kv->h + 4 * C;
     kv->att = kv->hact + 4 * C;
-    kv->logits = kv->att + c->ctx;
+    kv->logits = kv->att + (size_t)c->n_head * c->ctx;
     return kv;
 }
 
@@ -93,43 +97,48 @@ const float *andrea_kv_step(andrea_model *m, andrea_kv *kv, int32_t token) {
     for (int l = 0; l < c->n_layer; l++) {
         andrea_layer_view *w = &p->h[l];
         float *kc = kv->k + (long)l * c->ctx * C, *vc = kv->v + (long)l * c->ctx * C;
-        norm1(m, kv, kv->xn, kv->x, w->ln1w, w->ln1b);
-        andrea_matvec(m, kv->qkv, kv->xn, w->wqkv, w->bqkv, C, 3 * C);
+        PROF(PROF_NORM, norm1(m, kv, kv->xn, kv->x, w->ln1w, w->ln1b));
+        PROF(PROF_MATMUL, andrea_matvec(m, kv->qkv, kv->xn, w->wqkv, w->bqkv, C, 3 * C));
+        double t_att = andrea_prof_on ? andrea_now() : 0.0;
         memcpy(kc + (long)pos * C, kv->qkv + C, sizeof(float) * (size_t)C);
         memcpy(vc + (long)pos * C, kv->qkv + 2 * C, sizeof(float) * (size_t)C);
+        /* heads in parallel once the context is long enough to pay for the threads */
+#pragma omp parallel for schedule(static) if ((long)(pos + 1) * C >= (1L << 15))
         for (int h = 0; h < NH; h++) {
             const float *q = kv->qkv + h * HS;
+            float *att = kv->att + (long)h * c->ctx;
             float maxv = -INFINITY;
             for (int j = 0; j <= pos; j++) {
                 const float *kj = kc + (long)j * C + h * HS;
                 float s = attn_dot(q, kj, HS) * scale;
-                kv->att[j] = s;
+                att[j] = s;
                 if (s > maxv) maxv = s;
             }
             float sum = 0.0f;
             for (int j = 0; j <= pos; j++) {
-                kv->att[j] = expf(kv->att[j] - maxv);
-                sum += kv->att[j];
+                att[j] = expf(att[j] - maxv);
+                sum += att[j];
             }
             float inv = 1.0f / sum;
             float *o = kv->atty + h * HS;
             for (int d = 0; d < HS; d++) o[d] = 0.0f;
             for (int j = 0; j <= pos; j++) {
                 const float *vj = vc + (long)j * C + h * HS;
-                float a = kv->att[j] * inv;
+                float a = att[j] * inv;
                 for (int d = 0; d < HS; d++) o[d] += a * vj[d];
             }
         }
-        andrea_matvec(m, kv->tmp, kv->atty, w->wo, w->bo, C, C);
+        if (andrea_prof_on) andrea_prof_seconds[PROF_ATTENTION] += andrea_now() - t_att;
+        PROF(PROF_MATMUL, andrea_matvec(m, kv->tmp, kv->atty, w->wo, w->bo, C, C));
         for (int k = 0; k < C; k++) kv->x[k] += kv->tmp[k];
-        norm1(m, kv, kv->xn, kv->x, w->ln2w, w->ln2b);
-        andrea_matvec(m, kv->h, kv->xn, w->wfc, w->bfc, C, 4 * C);
+        PROF(PROF_NORM, norm1(m, kv, kv->xn, kv->x, w->ln2w, w->ln2b));
+        PROF(PROF_MATMUL, andrea_matvec(m, kv->h, kv->xn, w->wfc, w->bfc, C, 4 * C));
         activation_forward(kv->hact, kv->h, (size_t)4 * C, c->act);
-        andrea_matvec(m, kv->tmp, kv->hact, w->wproj, w->bproj, 4 * C, C);
+        PROF(PROF_MATMUL, andrea_matvec(m, kv->tmp, kv->hact, w->wproj, w->bproj, 4 * C, C));
         for (int k = 0; k < C; k++) kv->x[k] += kv->tmp[k];
     }
-    norm1(m, kv, kv->xn, kv->x, p->lnfw, p->lnfb);
-    andrea_matvec(m, kv->logits, kv->xn, p->lm_head, NULL, C, V);
+    PROF(PROF_NORM, norm1(m, kv, kv->xn, kv->x, p->lnfw, p->lnfb));
+    PROF(PROF_MATMUL, andrea_matvec(m, kv->logits, kv->xn, p->lm_head, NULL, C, V));
     kv->pos++;
     return kv->logits;
 }

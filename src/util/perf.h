@@ -14,8 +14,8 @@ double andrea_perf_sgemm_gflops(int n, double seconds, int blas);
 /* Best memcpy bandwidth in GB/s (bytes read + written) on a buffer of `bytes`, all
  * threads copying their slice. */
 double andrea_perf_copy_gbps(size_t bytes, double seconds);
-/* Best read-only bandwidth in GB/s: all threads summing a buffer of `bytes` (what
- * batch-1 decoding does with the weights). */
+/* Best read-only bandwidth in GB/s: all threads running decoding's dot product (dot.c)
+ * over a buffer of `bytes` in 2 MiB pages, as batch-1 decoding reads the weights. */
 double andrea_perf_read_gbps(size_t bytes, double seconds);
 /* Peak resident memory of this process, bytes. */
 int64_t andrea_perf_peak_rss(void);
