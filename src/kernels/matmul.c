@@ -5,7 +5,7 @@
  * loop is a broadcast of one A element times a contiguous row of B: that
  * vectorises perfectly and needs no horizontal sums. A is read through
  * strides, which lets the same engine serve all three products:
- *   forward      out  = inp  @ w^T   (w^T packed once per call)
+ *   forward      out  = inp  @ w^T   (B = w^T, gathered while B is packed)
  *   backward     dinp += dout @ w    (A = dout, B = w)
  *   backward     dw   += dout^T @ inp (A = dout read transposed, B = inp)
  * Both operands are packed (MR x KC panels of A, KC x NC blocks of B) and
@@ -88,10 +88,7 @@ typedef float vf4 __attribute__((vector_size(16)));
 /* The tile: C[0:8, 0:32] += A[0:8, 0:kc] @ Bp[0:kc, 0:32], A(r, k) = a[r a_rs + k a_cs]
  * (a packed panel: a_rs = 1, a_cs = MR; rows of the caller's matrix: a_rs = lda,
  * a_cs = 1), Bp packed k-major (bp[k * NR + j]), each C element summed in k order.
- * Measured on this project's machine (Zen 5, bench/bench_peak.c): two 512-bit FMAs per
- * cycle with a 4-cycle latency, so a tile needs >= 8 independent accumulators just to
- * keep up, and the broadcasts of A must not outnumber the loads the core can issue.
- * 4 x 32 (8 accumulators) ran at 134 GFLOP/s per core, 8 x 32 at 203, the FMA peak 217. */
+ * Why 8 rows (16 accumulators): tile.h, with the measurements of bench/bench_peak.c. */
 typedef void (*tile_fn)(float *c, int ldc, const float *a, long a_rs, long a_cs, const float *bp,
                         int kc);
 
