@@ -176,15 +176,21 @@ FLASH_INLINE void flash_forward_head(float *out, float *lse, const float *qkv, i
             for (int r = 0; r < nq; r++) {
                 int jn = imin(nk, i0 + r + 1 - j0); /* causal: row i sees keys j0 .. i */
                 float *p = s + r * FLASH_BK;
-                for (int j = 0; j < jn; j++) p[j] *= scale;
-                float mb = p[0]; /* no omp simd max: clang 14 fails it under strict FP */
+                /* The row max of the raw scores: scale > 0 keeps the order, so the scaled
+                 * max is max * scale, and the scale is applied inside the exp's pass.
+                 * (Clang 14 cannot vectorise a max under strict FP and says so; GCC can.) */
+                float mb = p[0];
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma omp simd reduction(max : mb)
+#endif
                 for (int j = 1; j < jn; j++) mb = p[j] > mb ? p[j] : mb;
+                mb *= scale;
                 float mold = m[r], mnew = mold > mb ? mold : mb;
                 /* mnew is finite (jn >= 1), so every exponent is <= 0 and exp <= 1. */
                 float sum = 0.0f;
 #pragma omp simd reduction(+ : sum)
                 for (int j = 0; j < jn; j++) {
-                    p[j] = andrea_expf(p[j] - mnew);
+                    p[j] = andrea_expf(p[j] * scale - mnew);
                     sum += p[j];
                 }
                 for (int j = jn; j < nk; j++) p[j] = 0.0f; /* masked: adds exact zeros below */
