@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # demo.sh - the main job: build, train a small model on real English text, print a sample.
 # Corpus: $1 if given, else ../shared/data/tinyshakespeare.txt, else Debian's fortunes.
+# Environment: STEPS (1000), OUT (out/demo: checkpoints, log), ANDREA (build/andrea).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 STEPS=${STEPS:-1000}
+OUT=${OUT:-out/demo}
+ANDREA=${ANDREA:-build/andrea}
 corpus=${1:-}
 if [ -z "$corpus" ]; then
     if [ -f ../shared/data/tinyshakespeare.txt ]; then
@@ -19,9 +22,9 @@ if [ -z "$corpus" ]; then
         exit 1
     fi
 fi
-[ -x build/andrea ] || scripts/build.sh
+[ -x "$ANDREA" ] || scripts/build.sh
 echo "demo: training the baby model (4 layers, 4 heads, d_model 128) on $corpus for $STEPS steps"
-build/andrea train --data "$corpus" --preset baby --max-steps "$STEPS" --log-every 100 \
-    --eval-every 250 -o out/demo
-echo "demo: sample from out/demo/best.bin"
-build/andrea generate -m out/demo/best.bin -p "${PROMPT:-The }" -n 400 --temp 0.8 --seed 42 --context-shift
+"$ANDREA" train --data "$corpus" --preset baby --max-steps "$STEPS" --log-every 100 \
+    --eval-every 250 -o "$OUT"
+echo "demo: sample from $OUT/best.bin"
+"$ANDREA" generate -m "$OUT/best.bin" -p "${PROMPT:-The }" -n 400 --temp 0.8 --seed 42 --context-shift

@@ -128,7 +128,21 @@ static void format_eta(double s, char *buf, size_t n) {
     else snprintf(buf, n, "%lds", t);
 }
 
+/* mkdir -p: the parents too (`-o runs/shakespeare/small` on a fresh checkout). */
 static int make_dir(const char *path) {
+    char partial[4096];
+    size_t len = strlen(path);
+    if (len >= sizeof partial)
+        return andrea_set_error("output directory '%s': path too long", path);
+    memcpy(partial, path, len + 1);
+    for (size_t i = 1; i < len; i++) {
+        if (partial[i] != '/') continue;
+        partial[i] = '\0';
+        if (mkdir(partial, 0777) != 0 && errno != EEXIST)
+            return andrea_set_error("cannot create output directory '%s': %s (at '%s')", path,
+                                    strerror(errno), partial);
+        partial[i] = '/';
+    }
     if (mkdir(path, 0777) == 0 || errno == EEXIST) {
         struct stat sb;
         if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) return 0;
