@@ -42,7 +42,7 @@ static int parse(int argc, char **argv, andrea_train_options *o, model_flags *mf
         {"gate-threshold", 0, ARG_FLOAT, &o->gate_threshold, "coherence score a sample must reach (30)", 0},
         {"gate-patience", 0, ARG_INT, &o->gate_patience, "failing samples in a row that halt training (5)", 0},
         {"words", 0, ARG_STR, &o->words_path, "English word list for the gate (wamerican's)", 0},
-        {"out-dir", 'o', ARG_STR, &o->out_dir, "directory for ckpt.bin, best.bin, log.jsonl (out)", 0},
+        {"out-dir", 'o', ARG_STR, &o->out_dir, "directory for ckpt.bin, best.bin, log.jsonl, created with its parents (out)", 0},
         {"resume", 0, ARG_STR, &o->resume_path, "continue exactly from a checkpoint", 0},
         {"threads", 't', ARG_INT, threads, "OpenMP threads, 0 = all cores (0)", 0},
         {"matmul", 0, ARG_STR, matmul, "matmul engine: builtin | blas (builtin)", 0},
