@@ -93,6 +93,7 @@ typedef void (*tile_fn)(float *c, int ldc, const float *a, long a_rs, long a_cs,
                         int kc);
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
 #define HAVE_X86_DISPATCH 1
 typedef float vf16 __attribute__((vector_size(64)));
 ANDREA_DEFINE_TILE_8X2(tile8_avx512, __attribute__((target("avx512f,fma"))), vf16, 16)
@@ -100,6 +101,35 @@ __attribute__((target("avx512f,fma"))) static void tile_avx512(float *c, int ldc
                                                                long a_rs, long a_cs,
                                                                const float *bp, int kc) {
     tile8_avx512(c, ldc, a, a_rs, a_cs, bp, NR, kc);
+}
+
+/* dst[i lds + j] = src[j lsrc + i] for i, j < 16: a register transpose (unpack, then
+ * shuffles within and across 128-bit lanes) for the forward's B = w^T, which otherwise
+ * packs one float at a time. */
+__attribute__((target("avx512f"))) static void transpose16(float *dst, long lds, const float *src,
+                                                           long lsrc) {
+    __m512 r[16], t[16];
+    for (int i = 0; i < 16; i++) r[i] = _mm512_loadu_ps(src + i * lsrc);
+    for (int i = 0; i < 8; i++) {
+        t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    }
+    for (int i = 0; i < 4; i++) {
+        r[4 * i + 0] = _mm512_shuffle_ps(t[4 * i + 0], t[4 * i + 2], 0x44);
+        r[4 * i + 1] = _mm512_shuffle_ps(t[4 * i + 0], t[4 * i + 2], 0xEE);
+        r[4 * i + 2] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
+        r[4 * i + 3] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
+    }
+    for (int i = 0; i < 2; i++)
+        for (int q = 0; q < 4; q++) {
+            t[8 * i + q] = _mm512_shuffle_f32x4(r[8 * i + q], r[8 * i + 4 + q], 0x88);
+            t[8 * i + 4 + q] = _mm512_shuffle_f32x4(r[8 * i + q], r[8 * i + 4 + q], 0xDD);
+        }
+    for (int i = 0; i < 8; i++) {
+        r[i] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0x88);
+        r[i + 8] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0xDD);
+    }
+    for (int i = 0; i < 16; i++) _mm512_storeu_ps(dst + i * lds, r[i]);
 }
 
 /* Narrower ISAs: tile.h's 4 x 2-vector tile over the 8 x 32 block (16 ymm registers
@@ -181,6 +211,16 @@ static void epilogue_apply_all(const matmul_epilogue *e, float *c, int M, int N)
     for (int m = 0; m < M; m++) epilogue_apply(e, c, N, m, 0, 1, N);
 }
 
+/* The AVX-512 helpers go with the AVX-512 tile (tests cap the ISA to run the others). */
+static int tile_is_avx512(tile_fn tile) {
+#ifdef HAVE_X86_DISPATCH
+    return tile == tile_avx512;
+#else
+    (void)tile;
+    return 0;
+#endif
+}
+
 /* Without scratch memory (malloc failed): the same product, plain loops, k order. */
 static void block_plain(const gemm_job *j, int m0, int mr, int n0, int nr, int k0, int kc) {
     for (int r = 0; r < mr; r++) {
@@ -212,7 +252,8 @@ static void pack_a(float *ap, const float *a, long a_rs, long a_cs, int rows, in
 
 /* B(k, n) = b[k * b_rs + n * b_cs]: rows copied whole when b_cs = 1, else gathered
  * along k (b_rs = 1: B is a transposed weight matrix, read along its rows). */
-static void pack_b(float *bp, const float *b, long b_rs, long b_cs, int kc, int cols) {
+static void pack_b(float *bp, const float *b, long b_rs, long b_cs, int kc, int cols,
+                   int avx512) {
     for (int p = 0; p < cols; p += NR, bp += (long)NR * kc) {
         int w = cols - p < NR ? cols - p : NR;
         if (w < NR) memset(bp, 0, sizeof(float) * NR * (size_t)kc);
@@ -221,9 +262,18 @@ static void pack_b(float *bp, const float *b, long b_rs, long b_cs, int kc, int 
         } else if (b_cs == 1) {
             for (int k = 0; k < kc; k++) memcpy(bp + k * NR, b + k * b_rs + p, sizeof(float) * (size_t)w);
         } else {
+            int k0 = 0;
+#ifdef HAVE_X86_DISPATCH
+            if (avx512 && b_rs == 1 && w == NR) /* whole 16 x 16 blocks in registers */
+                for (; k0 + 16 <= kc; k0 += 16)
+                    for (int h = 0; h < NR; h += 16)
+                        transpose16(bp + (long)k0 * NR + h, NR, b + (p + h) * b_cs + k0, b_cs);
+#else
+            (void)avx512;
+#endif
             for (int j = 0; j < w; j++) {
                 const float *bj = b + (p + j) * b_cs;
-                for (int k = 0; k < kc; k++) bp[k * NR + j] = bj[k * b_rs];
+                for (int k = k0; k < kc; k++) bp[k * NR + j] = bj[k * b_rs];
             }
         }
     }
@@ -243,7 +293,8 @@ static void gemm_part(tile_fn tile, const gemm_job *j, int m0, int m1, int n0, i
                 block_plain(j, m0, m1 - m0, nb, cols, k0, kc);
                 continue;
             }
-            pack_b(g_bpanel, j->b + k0 * j->b_rs + nb * j->b_cs, j->b_rs, j->b_cs, kc, cols);
+            pack_b(g_bpanel, j->b + k0 * j->b_rs + nb * j->b_cs, j->b_rs, j->b_cs, kc, cols,
+                   tile_is_avx512(tile));
             for (int m = m0; m < m1; m += MR) {
                 int mr = m1 - m < MR ? m1 - m : MR;
                 /* rows along k (a_cs = 1) are read in place: 8 short streams; other
