@@ -21,6 +21,7 @@
 #include "kernels/act_math.h"
 #include "kernels/kernels.h"
 #include "kernels/tile.h"
+#include "kernels/transpose.h"
 #include "util/error.h"
 
 #ifdef ANDREA_HAVE_BLAS
@@ -101,35 +102,6 @@ __attribute__((target("avx512f,fma"))) static void tile_avx512(float *c, int ldc
                                                                long a_rs, long a_cs,
                                                                const float *bp, int kc) {
     tile8_avx512(c, ldc, a, a_rs, a_cs, bp, NR, kc);
-}
-
-/* dst[i lds + j] = src[j lsrc + i] for i, j < 16: a register transpose (unpack, then
- * shuffles within and across 128-bit lanes) for the forward's B = w^T, which otherwise
- * packs one float at a time. */
-__attribute__((target("avx512f"))) static void transpose16(float *dst, long lds, const float *src,
-                                                           long lsrc) {
-    __m512 r[16], t[16];
-    for (int i = 0; i < 16; i++) r[i] = _mm512_loadu_ps(src + i * lsrc);
-    for (int i = 0; i < 8; i++) {
-        t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-        t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-    }
-    for (int i = 0; i < 4; i++) {
-        r[4 * i + 0] = _mm512_shuffle_ps(t[4 * i + 0], t[4 * i + 2], 0x44);
-        r[4 * i + 1] = _mm512_shuffle_ps(t[4 * i + 0], t[4 * i + 2], 0xEE);
-        r[4 * i + 2] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
-        r[4 * i + 3] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
-    }
-    for (int i = 0; i < 2; i++)
-        for (int q = 0; q < 4; q++) {
-            t[8 * i + q] = _mm512_shuffle_f32x4(r[8 * i + q], r[8 * i + 4 + q], 0x88);
-            t[8 * i + 4 + q] = _mm512_shuffle_f32x4(r[8 * i + q], r[8 * i + 4 + q], 0xDD);
-        }
-    for (int i = 0; i < 8; i++) {
-        r[i] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0x88);
-        r[i + 8] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0xDD);
-    }
-    for (int i = 0; i < 16; i++) _mm512_storeu_ps(dst + i * lds, r[i]);
 }
 
 /* Narrower ISAs: tile.h's 4 x 2-vector tile over the 8 x 32 block (16 ymm registers

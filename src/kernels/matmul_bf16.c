@@ -15,6 +15,7 @@
 #include "andrea.h"
 #include "kernels/fastmath.h"
 #include "kernels/kernels.h"
+#include "kernels/transpose.h"
 #include "util/error.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -162,15 +163,17 @@ static void pack_b(uint32_t *bp, const float *b, long b_rs, long b_cs, int kc, i
         }
         if (w < NR) memset(bp, 0, sizeof(uint32_t) * NR * (size_t)kc2);
         if (b_rs == 1) { /* a transposed weight matrix: each column is a run along k */
+            int k0 = 0;
+            if (w == NR) /* 16 columns x 32 k -> 16 x 16 pairs, transposed in registers */
+                for (; k0 + 32 <= kc; k0 += 32)
+                    for (int h = 0; h < NR; h += 16) {
+                        uint32_t tmp[16 * 16];
+                        for (int j = 0; j < 16; j++) pairs_from32(tmp + j * 16, b + (p + h + j) * b_cs + k0);
+                        transpose16((float *)(bp + (long)(k0 / 2) * NR + h), NR, (const float *)tmp, 16);
+                    }
             for (int j = 0; j < w; j++) {
                 const float *bj = b + (p + j) * b_cs;
-                uint32_t tmp[16];
-                int k = 0;
-                for (; k + 32 <= kc; k += 32) {
-                    pairs_from32(tmp, bj + k);
-                    for (int i = 0; i < 16; i++) bp[(long)(k / 2 + i) * NR + j] = tmp[i];
-                }
-                for (; k < kc; k += 2)
+                for (int k = k0; k < kc; k += 2)
                     bp[(long)(k / 2) * NR + j] = bf16_pair(bj[k], k + 1 < kc ? bj[k + 1] : 0.0f);
             }
             continue;
