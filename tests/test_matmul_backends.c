@@ -38,12 +38,45 @@ static void check_shape(int M, int K, int N) {
     free(dinp), free(dinp_r), free(dw), free(dw_r), free(db), free(db_r);
 }
 
+/* The fused products (activation epilogue, residual) on the same engine as the plain ones:
+ * in the tiles for the built-in engine, as a pass after the product for BLAS. */
+static void check_fused(int M, int K, int N, int act) {
+    andrea_rng r;
+    andrea_rng_seed(&r, (uint64_t)(M * 17 + K * 5 + N + act));
+    size_t mk = (size_t)M * K, nk = (size_t)N * K, mn = (size_t)M * N;
+    float *inp = malloc(4 * mk), *w = malloc(4 * nk), *b = malloc(4 * N), *res = malloc(4 * mn);
+    float *pre = malloc(4 * mn), *post = malloc(4 * mn), *want = malloc(4 * mn);
+    float *want_post = malloc(4 * mn), *out = malloc(4 * mn);
+    float *w2 = malloc(4 * nk), *dout2 = malloc(4 * mk), *dpre = malloc(4 * mn);
+    float *dpost = calloc(mn, 4), *want_dpre = calloc(mn, 4);
+    fill(inp, mk, &r), fill(w, nk, &r), fill(b, N, &r), fill(res, mn, &r);
+    fill(w2, nk, &r), fill(dout2, mk, &r), fill(dpre, mn, &r);
+    double tol = 2e-5 * (K > M ? K : M);
+    matmul_forward_act(pre, post, inp, w, b, M, K, N, act);
+    matmul_forward(want, inp, w, b, M, K, N);
+    ref_activation_forward(want_post, pre, mn, act);
+    tu_check_array("fused forward: pre", pre, want, mn, tol, 1e-4);
+    tu_check_array("fused forward: post = act(pre)", post, want_post, mn, 1e-5, 1e-4);
+    matmul_forward_residual(out, inp, w, b, res, M, K, N);
+    for (size_t i = 0; i < mn; i++) want[i] += res[i];
+    tu_check_array("fused residual", out, want, mn, tol, 1e-4);
+    /* y = post @ w2^T with w2 (K outputs, N inputs): dpre = act'(pre) * (dout2 @ w2) */
+    matmul_backward_act(dpre, NULL, NULL, dout2, post, w2, pre, M, N, K, act);
+    matmul_backward(dpost, NULL, NULL, dout2, post, w2, M, N, K);
+    ref_activation_backward(want_dpre, pre, dpost, mn, act);
+    tu_check_array("fused backward: dpre", dpre, want_dpre, mn, tol, 1e-4);
+    free(inp), free(w), free(b), free(res), free(pre), free(post), free(want), free(want_post);
+    free(out), free(w2), free(dout2), free(dpre), free(dpost), free(want_dpre);
+}
+
 int main(void) {
     for (int cap = 0; cap <= 2; cap++) {
         matmul_set_isa(cap);
         check_shape(64, 128, 384);
         check_shape(130, 96, 257); /* odd sizes: edge tiles */
         check_shape(300, 700, 96); /* several k blocks */
+        check_fused(130, 96, 257, ANDREA_ACT_RELU2);
+        check_fused(64, 300, 128, ANDREA_ACT_GELU);
     }
     matmul_set_isa(-1);
     if (andrea_set_matmul_backend(ANDREA_MATMUL_BLAS) != 0) {
@@ -53,6 +86,8 @@ int main(void) {
     check_shape(64, 128, 384);  /* big enough to take the BLAS path */
     check_shape(130, 96, 257);  /* odd sizes */
     check_shape(768, 128, 512);
+    check_fused(130, 96, 257, ANDREA_ACT_RELU2);
+    check_fused(64, 300, 128, ANDREA_ACT_GELU);
     andrea_set_matmul_backend(ANDREA_MATMUL_BUILTIN);
     return tu_finish("test_matmul_backends");
 }
