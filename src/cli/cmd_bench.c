@@ -150,8 +150,15 @@ int cmd_bench(int argc, char **argv) {
                         ? andrea_perf_sgemm_gflops(1024, 1.0, 1) : 0.0;
     andrea_set_matmul_backend(backend);
     double g_best = g_ours > g_blas ? g_ours : g_blas;
+    /* bf16 training is measured against the bf16 product's own rate (twice fp32's peak) */
+    double g_bf16 = 0.0;
+    if (prec == ANDREA_PRECISION_BF16 && andrea_set_matmul_precision(prec) == 0) {
+        g_bf16 = andrea_perf_sgemm_gflops(1024, 1.0, 0);
+        andrea_set_matmul_precision(ANDREA_PRECISION_FP32);
+    }
     printf("machine: %d threads | sgemm 1024^3: built-in %.1f GFLOP/s", nt, g_ours);
     if (g_blas > 0) printf(", OpenBLAS %.1f GFLOP/s", g_blas);
+    if (g_bf16 > 0) printf(" | bf16 gemm 1024^3: %.1f GFLOP/s", g_bf16);
     printf("\n");
 
     andrea_model *m = andrea_model_create(&cfg, 1);
@@ -189,9 +196,10 @@ int cmd_bench(int argc, char **argv) {
     double est = (double)(mem.weights + mem.grads + mem.optimizer + mem.activations);
     double rss = (double)andrea_perf_peak_rss();
     printf("train B=%d T=%d %s: %.1f ms/step | %.0f tok/s | %.1f GFLOP/s | MFU %.1f%% of the best "
-           "sgemm | peak RSS %.0f MiB = %.2f x (weights+grads+adam+activations %.0f MiB)\n",
-           batch, seq, precision, s * 1e3, tok_s, gflops, 100.0 * gflops / g_best, rss / 1048576.0,
-           rss / est, est / 1048576.0);
+           "%s | peak RSS %.0f MiB = %.2f x (weights+grads+adam+activations %.0f MiB)\n",
+           batch, seq, precision, s * 1e3, tok_s, gflops,
+           100.0 * gflops / (g_bf16 > 0 ? g_bf16 : g_best), g_bf16 > 0 ? "bf16 gemm" : "sgemm",
+           rss / 1048576.0, rss / est, est / 1048576.0);
     if (profile) {
         double sum = 0.0;
         printf("profile (ms per step, share of the step):");
