@@ -15,21 +15,12 @@
 #include <time.h>
 
 #include "andrea_tokenizer.h"
+#include "tokenizer/tok_internal.h" /* read_file */
 
 static double now_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int slurp(const char *path, andrea_bytes *out) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return -1;
-    uint8_t buf[1 << 16];
-    size_t k;
-    while ((k = fread(buf, 1, sizeof buf, f)) > 0) andrea_bytes_append(out, buf, k);
-    fclose(f);
-    return 0;
 }
 
 static double bytes_per_token(const andrea_tokenizer *t, const andrea_bytes *text) {
@@ -51,7 +42,7 @@ int main(int argc, char **argv) {
     char path[4096];
     for (int c = 0; c < 2; c++) {
         snprintf(path, sizeof path, "%s/%s", data, names[c]);
-        if (slurp(path, &text[c])) {
+        if (read_file(path, &text[c])) {
             fprintf(stderr, "bench_tokenizer: cannot read '%s'; pass the data directory\n", path);
             return 1;
         }

@@ -35,32 +35,8 @@ static int g_isa; /* the instruction set under test (attention_flash_set_isa) */
 
 /* ---- helpers ------------------------------------------------------------------------- */
 
-
-static float *rnd_normal_array(size_t n) {
-    float *x = tu_falloc(n);
-    for (size_t i = 0; i < n; i++) x[i] = tu_rnd_normal();
-    return x;
-}
-static float *dup(const float *x, size_t n) {
-    float *y = tu_falloc(n);
-    memcpy(y, x, n * sizeof(float));
-    return y;
-}
 static void fill(float *x, size_t n, float v) {
     for (size_t i = 0; i < n; i++) x[i] = v;
-}
-static double max_abs(const float *x, size_t n) {
-    double m = 0.0;
-    for (size_t i = 0; i < n; i++)
-        if (fabs((double)x[i]) > m) m = fabs((double)x[i]);
-    return m;
-}
-
-/* |got - want| <= rel * max|want| + rel * |want|: attention outputs and gradients
- * are sums that cancel to ~0 in places, so the error is judged against the scale
- * of the whole tensor (as test_kernels.c does for the explicit kernels). */
-static int check_rel(const char *what, const float *got, const float *want, size_t n, double rel) {
-    return tu_check_array(what, got, want, n, rel * max_abs(want, n), rel);
 }
 
 /* lse in double from the float inputs: s_j = (q . k_j) * scale with the float
@@ -117,7 +93,7 @@ static void test_flash(int B, int T, int C, int NH, float q_gain) {
     int HS = C / NH;
     size_t nqkv = (size_t)B * T * 3 * C, nout = (size_t)B * T * C;
     size_t natt = (size_t)B * NH * T * T, nlse = (size_t)B * NH * T;
-    float *qkv = rnd_normal_array(nqkv);
+    float *qkv = tu_normal_array(nqkv);
     for (size_t r = 0; r < (size_t)B * T; r++)
         for (int c = 0; c < C; c++) qkv[r * 3 * C + c] *= q_gain;
 
@@ -147,11 +123,11 @@ static void test_flash(int B, int T, int C, int NH, float q_gain) {
     snprintf(kind, sizeof kind, " isa=%d%s", g_isa, q_gain == 1.0f ? "" : " large-scores");
     snprintf(what, sizeof what, "flash forward out vs ref B=%d T=%d C=%d NH=%d%s", B, T, C,
              NH, kind);
-    check_rel(what, out, rout, nout, rel);
+    tu_check_rel(what, out, rout, nout, rel);
     /* Two float kernels, each within rel of the reference. */
     snprintf(what, sizeof what, "flash forward out vs explicit B=%d T=%d C=%d NH=%d%s", B, T,
              C, NH, kind);
-    check_rel(what, out, eout, nout, 2 * rel);
+    tu_check_rel(what, out, eout, nout, 2 * rel);
 
     /* lse = m + log(l): the max inherits the score error (HS eps * max|s|), log(l)
      * has absolute error ~ the relative error of l ((T + 16) eps with the exps and
@@ -176,8 +152,8 @@ static void test_flash(int B, int T, int C, int NH, float q_gain) {
     }
 
     /* backward: gradients pre-filled with nonzero values (+= contract) */
-    float *dout = rnd_normal_array(nout), *d0 = rnd_normal_array(nqkv);
-    float *d = dup(d0, nqkv), *ed = dup(d0, nqkv), *rd = dup(d0, nqkv);
+    float *dout = tu_normal_array(nout), *d0 = tu_normal_array(nqkv);
+    float *d = tu_dup(d0, nqkv), *ed = tu_dup(d0, nqkv), *rd = tu_dup(d0, nqkv);
     attention_flash_backward(d, dout, qkv, out, lse, B, T, C, NH);
     attention_backward(ed, dout, qkv, eatt, B, T, C, NH);
     ref_attention_backward(rd, dout, qkv, ratt, B, T, C, NH);
@@ -187,11 +163,11 @@ static void test_flash(int B, int T, int C, int NH, float q_gain) {
      * (the explicit kernel's test uses 2 rel with exact att; here p and D are recomputed). */
     snprintf(what, sizeof what, "flash backward dqkv vs ref B=%d T=%d C=%d NH=%d%s", B, T, C,
              NH, kind);
-    check_rel(what, d, rd, nqkv, 4 * rel);
+    tu_check_rel(what, d, rd, nqkv, 4 * rel);
     /* The explicit backward runs from its own forward's att: both within ~4 rel of the reference. */
     snprintf(what, sizeof what, "flash backward dqkv vs explicit B=%d T=%d C=%d NH=%d%s", B,
              T, C, NH, kind);
-    check_rel(what, d, ed, nqkv, 8 * rel);
+    tu_check_rel(what, d, ed, nqkv, 8 * rel);
 
 #ifdef _OPENMP
     /* Each (b, h) pair is one thread's, summed in a fixed order: bitwise identical. */

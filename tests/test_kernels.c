@@ -47,33 +47,10 @@ static float *rnd_array(size_t n, float lo, float hi) {
     for (size_t i = 0; i < n; i++) x[i] = rnd_uniform(lo, hi);
     return x;
 }
-static float *rnd_normal_array(size_t n) {
-    float *x = tu_falloc(n);
-    for (size_t i = 0; i < n; i++) x[i] = tu_rnd_normal();
-    return x;
-}
-static float *dup(const float *x, size_t n) {
-    float *y = tu_falloc(n);
-    memcpy(y, x, n * sizeof(float));
-    return y;
-}
 static float *abs_dup(const float *x, size_t n) {
     float *y = tu_falloc(n);
     for (size_t i = 0; i < n; i++) y[i] = fabsf(x[i]);
     return y;
-}
-static double max_abs(const float *x, size_t n) {
-    double m = 0.0;
-    for (size_t i = 0; i < n; i++)
-        if (fabs((double)x[i]) > m) m = fabs((double)x[i]);
-    return m;
-}
-
-/* Elementwise |got - want| <= rel * max|want| + rel * |want|: for kernels whose
- * elements can cancel to ~0 (norm and attention gradients), the error is judged
- * against the scale of the whole tensor. */
-static int check_rel(const char *what, const float *got, const float *want, size_t n, double rel) {
-    return tu_check_array(what, got, want, n, rel * max_abs(want, n), rel);
 }
 
 /* |got - want| <= (terms + 2) eps * absum + eps |want|, with absum the same sum taken
@@ -129,7 +106,7 @@ static void check_fd(const char *what, const float *ref_grad, const float *prefi
     /* The reference rounds once to float and reads float saved statistics (rstd,
      * att): ~1e-7 relative; 1e-5 of the tensor's scale leaves room and still
      * catches any wrong term, which is O(1) of it. */
-    check_rel(what, ref_grad, want, n, 1e-5);
+    tu_check_rel(what, ref_grad, want, n, 1e-5);
     free(want);
 }
 
@@ -154,8 +131,8 @@ static void test_matmul(int M, int K, int N, int with_bias) {
     float *dout = rnd_array(nO, -1, 1), *a_dout = abs_dup(dout, nO);
     float *dinp0 = rnd_array(nI, -1, 1), *dw0 = rnd_array(nW, -1, 1);
     float *db0 = rnd_array((size_t)N, -1, 1);
-    float *dinp = dup(dinp0, nI), *dw = dup(dw0, nW), *db = dup(db0, (size_t)N);
-    float *rdinp = dup(dinp0, nI), *rdw = dup(dw0, nW), *rdb = dup(db0, (size_t)N);
+    float *dinp = tu_dup(dinp0, nI), *dw = tu_dup(dw0, nW), *db = tu_dup(db0, (size_t)N);
+    float *rdinp = tu_dup(dinp0, nI), *rdw = tu_dup(dw0, nW), *rdb = tu_dup(db0, (size_t)N);
     float *bdinp = abs_dup(dinp0, nI), *bdw = abs_dup(dw0, nW), *bdb = abs_dup(db0, (size_t)N);
     matmul_backward(dinp, dw, db, dout, inp, w, M, K, N);
     ref_matmul_backward(rdinp, rdw, rdb, dout, inp, w, M, K, N);
@@ -169,7 +146,7 @@ static void test_matmul(int M, int K, int N, int with_bias) {
     check_sum_bound(what, db, rdb, bdb, (size_t)N, M + 1);
 
     /* NULL gradients are "not needed": each one alone must give the same numbers. */
-    float *dinp2 = dup(dinp0, nI), *dw2 = dup(dw0, nW), *db2 = dup(db0, (size_t)N);
+    float *dinp2 = tu_dup(dinp0, nI), *dw2 = tu_dup(dw0, nW), *db2 = tu_dup(db0, (size_t)N);
     matmul_backward(dinp2, NULL, NULL, dout, inp, w, M, K, N);
     matmul_backward(NULL, dw2, NULL, dout, inp, w, M, K, N);
     matmul_backward(NULL, NULL, db2, dout, inp, w, M, K, N);
@@ -197,7 +174,7 @@ static void test_gemm_nn(int M, int K, int N, int accumulate, int b_trans) {
     float *a = rnd_array((size_t)K * lda, -1, 1); /* A(m, k) = a[m + k * lda] */
     float *b = rnd_array((size_t)(b_trans ? N : K) * ldb, -1, 1);
     float *c0 = rnd_array((size_t)M * ldc, -1, 1);
-    float *c = dup(c0, (size_t)M * ldc), *want = dup(c0, (size_t)M * ldc);
+    float *c = tu_dup(c0, (size_t)M * ldc), *want = tu_dup(c0, (size_t)M * ldc);
     float *bound = tu_falloc((size_t)M * ldc);
     gemm_nn(c, ldc, a, 1, lda, b, b_rs, b_cs, M, K, N, accumulate);
     for (int m = 0; m < M; m++) {
@@ -254,17 +231,17 @@ static void test_layernorm(int N, int C, int with_bias) {
      * output is O(1) of them. */
     double rel = (C + 16) * EPS;
     snprintf(what, sizeof what, "layernorm_forward out N=%d C=%d", N, C);
-    check_rel(what, out, rout, n, rel);
+    tu_check_rel(what, out, rout, n, rel);
     snprintf(what, sizeof what, "layernorm_forward mean N=%d C=%d", N, C);
-    check_rel(what, mean, rmean, (size_t)N, rel);
+    tu_check_rel(what, mean, rmean, (size_t)N, rel);
     snprintf(what, sizeof what, "layernorm_forward rstd N=%d C=%d", N, C);
     tu_check_array(what, rstd, rrstd, (size_t)N, 0.0, rel);
 
     float *dout = rnd_array(n, -1, 1);
     float *dx0 = rnd_array(n, -1, 1), *dw0 = rnd_array((size_t)C, -1, 1);
     float *db0 = rnd_array((size_t)C, -1, 1);
-    float *dx = dup(dx0, n), *dw = dup(dw0, (size_t)C), *db = dup(db0, (size_t)C);
-    float *rdx = dup(dx0, n), *rdw = dup(dw0, (size_t)C), *rdb = dup(db0, (size_t)C);
+    float *dx = tu_dup(dx0, n), *dw = tu_dup(dw0, (size_t)C), *db = tu_dup(db0, (size_t)C);
+    float *rdx = tu_dup(dx0, n), *rdw = tu_dup(dw0, (size_t)C), *rdb = tu_dup(db0, (size_t)C);
     /* Both backwards read the reference's saved statistics, so only the backward is compared. */
     layernorm_backward(dx, dw, db, dout, x, w, rmean, rrstd, N, C);
     ref_layernorm_backward(rdx, rdw, rdb, dout, x, w, rmean, rrstd, N, C);
@@ -276,22 +253,22 @@ static void test_layernorm(int N, int C, int with_bias) {
     for (int i = 0; i < N; i++) rmax = rrstd[i] > rmax ? rrstd[i] : rmax;
     double dx_tol = (C + 16) * EPS * rmax;
     snprintf(what, sizeof what, "layernorm_backward dinp N=%d C=%d", N, C);
-    check_rel(what, dx, rdx, n, dx_tol);
+    tu_check_rel(what, dx, rdx, n, dx_tol);
     snprintf(what, sizeof what, "layernorm_backward dw N=%d C=%d", N, C);
-    check_rel(what, dw, rdw, (size_t)C, (N + C + 16) * EPS);
+    tu_check_rel(what, dw, rdw, (size_t)C, (N + C + 16) * EPS);
     snprintf(what, sizeof what, "layernorm_backward db N=%d C=%d", N, C);
-    check_rel(what, db, rdb, (size_t)C, (N + 16) * EPS);
+    tu_check_rel(what, db, rdb, (size_t)C, (N + 16) * EPS);
     /* NULL gradients are "not needed": each one alone gives the same numbers. */
-    float *dx2 = dup(dx0, n), *dw2 = dup(dw0, (size_t)C), *db2 = dup(db0, (size_t)C);
+    float *dx2 = tu_dup(dx0, n), *dw2 = tu_dup(dw0, (size_t)C), *db2 = tu_dup(db0, (size_t)C);
     layernorm_backward(dx2, NULL, NULL, dout, x, w, rmean, rrstd, N, C);
     layernorm_backward(NULL, dw2, NULL, dout, x, w, rmean, rrstd, N, C);
     layernorm_backward(NULL, NULL, db2, dout, x, w, rmean, rrstd, N, C);
     snprintf(what, sizeof what, "layernorm_backward dinp only N=%d C=%d", N, C);
-    check_rel(what, dx2, rdx, n, dx_tol);
+    tu_check_rel(what, dx2, rdx, n, dx_tol);
     snprintf(what, sizeof what, "layernorm_backward dw only N=%d C=%d", N, C);
-    check_rel(what, dw2, rdw, (size_t)C, (N + C + 16) * EPS);
+    tu_check_rel(what, dw2, rdw, (size_t)C, (N + C + 16) * EPS);
     snprintf(what, sizeof what, "layernorm_backward db only N=%d C=%d", N, C);
-    check_rel(what, db2, rdb, (size_t)C, (N + 16) * EPS);
+    tu_check_rel(what, db2, rdb, (size_t)C, (N + 16) * EPS);
     free(dx2); free(dw2); free(db2);
 
     free(x); free(w); free(b); free(out); free(mean); free(rstd); free(rout); free(rmean);
@@ -310,27 +287,27 @@ static void test_rmsnorm(int N, int C) {
     /* mean(x^2) is a float sum of C positive terms: <= C eps/2 relative, O(1) in the output. */
     double rel = (C + 16) * EPS;
     snprintf(what, sizeof what, "rmsnorm_forward out N=%d C=%d", N, C);
-    check_rel(what, out, rout, n, rel);
+    tu_check_rel(what, out, rout, n, rel);
     snprintf(what, sizeof what, "rmsnorm_forward rstd N=%d C=%d", N, C);
     tu_check_array(what, rstd, rrstd, (size_t)N, 0.0, rel);
 
     float *dout = rnd_array(n, -1, 1);
     float *dx0 = rnd_array(n, -1, 1), *dw0 = rnd_array((size_t)C, -1, 1);
-    float *dx = dup(dx0, n), *dw = dup(dw0, (size_t)C), *rdx = dup(dx0, n), *rdw = dup(dw0, (size_t)C);
+    float *dx = tu_dup(dx0, n), *dw = tu_dup(dw0, (size_t)C), *rdx = tu_dup(dx0, n), *rdw = tu_dup(dw0, (size_t)C);
     rmsnorm_backward(dx, dw, dout, x, w, rrstd, N, C);
     ref_rmsnorm_backward(rdx, rdw, dout, x, w, rrstd, N, C);
     /* dx: one float mean over C and a cancelling difference; dw: a sum over N rows. */
     snprintf(what, sizeof what, "rmsnorm_backward dinp N=%d C=%d", N, C);
-    check_rel(what, dx, rdx, n, (C + 16) * EPS);
+    tu_check_rel(what, dx, rdx, n, (C + 16) * EPS);
     snprintf(what, sizeof what, "rmsnorm_backward dw N=%d C=%d", N, C);
-    check_rel(what, dw, rdw, (size_t)C, (N + 16) * EPS);
-    float *dx2 = dup(dx0, n), *dw2 = dup(dw0, (size_t)C);
+    tu_check_rel(what, dw, rdw, (size_t)C, (N + 16) * EPS);
+    float *dx2 = tu_dup(dx0, n), *dw2 = tu_dup(dw0, (size_t)C);
     rmsnorm_backward(dx2, NULL, dout, x, w, rrstd, N, C);
     rmsnorm_backward(NULL, dw2, dout, x, w, rrstd, N, C);
     snprintf(what, sizeof what, "rmsnorm_backward dinp only N=%d C=%d", N, C);
-    check_rel(what, dx2, rdx, n, (C + 16) * EPS);
+    tu_check_rel(what, dx2, rdx, n, (C + 16) * EPS);
     snprintf(what, sizeof what, "rmsnorm_backward dw only N=%d C=%d", N, C);
-    check_rel(what, dw2, rdw, (size_t)C, (N + 16) * EPS);
+    tu_check_rel(what, dw2, rdw, (size_t)C, (N + 16) * EPS);
     free(dx2); free(dw2);
 
     free(x); free(w); free(out); free(rstd); free(rout); free(rrstd); free(dout);
@@ -358,7 +335,7 @@ static void test_activation(int act, size_t n) {
     tu_check_array(what, out, ref, n, 1e-6, 1e-5);
 
     float *dout = rnd_array(n, -1, 1), *d0 = rnd_array(n, -1, 1);
-    float *d = dup(d0, n), *rd = dup(d0, n);
+    float *d = tu_dup(d0, n), *rd = tu_dup(d0, n);
     activation_backward(d, x, dout, n, act);
     ref_activation_backward(rd, x, dout, n, act);
     /* Same ops plus the += onto an O(1) pre-fill: eps-level absolute error from the add. */
@@ -469,7 +446,7 @@ static void test_attention(int B, int T, int C, int NH) {
     char what[160];
     int HS = C / NH;
     size_t nqkv = (size_t)B * T * 3 * C, nout = (size_t)B * T * C, natt = (size_t)B * NH * T * T;
-    float *qkv = rnd_normal_array(nqkv);
+    float *qkv = tu_normal_array(nqkv);
     float *out = tu_falloc(nout), *att = tu_falloc(natt), *pre = tu_falloc(natt);
     float *rout = tu_falloc(nout), *ratt = tu_falloc(natt), *rpre = tu_falloc(natt);
     attention_forward(out, att, pre, qkv, B, T, C, NH);
@@ -478,9 +455,9 @@ static void test_attention(int B, int T, int C, int NH) {
      * Each adds ~length * eps relative to the row's scale. */
     double rel = 4 * (HS + T + 16) * EPS;
     snprintf(what, sizeof what, "attention_forward out B=%d T=%d C=%d NH=%d", B, T, C, NH);
-    check_rel(what, out, rout, nout, rel);
+    tu_check_rel(what, out, rout, nout, rel);
     snprintf(what, sizeof what, "attention_forward att B=%d T=%d C=%d NH=%d", B, T, C, NH);
-    check_rel(what, att, ratt, natt, rel);
+    tu_check_rel(what, att, ratt, natt, rel);
     /* preatt: finite below the diagonal (same bound), -inf above, compared as such. */
     int mask_ok = 1;
     for (size_t bh = 0; bh < (size_t)B * NH; bh++)
@@ -496,7 +473,7 @@ static void test_attention(int B, int T, int C, int NH) {
         tu_failures++;
     }
     snprintf(what, sizeof what, "attention_forward preatt B=%d T=%d C=%d NH=%d", B, T, C, NH);
-    check_rel(what, pre, rpre, natt, rel);
+    tu_check_rel(what, pre, rpre, natt, rel);
     /* preatt = NULL must not change the results. */
     float *out2 = tu_falloc(nout), *att2 = tu_falloc(natt);
     attention_forward(out2, att2, NULL, qkv, B, T, C, NH);
@@ -506,14 +483,14 @@ static void test_attention(int B, int T, int C, int NH) {
         tu_failures++;
     }
 
-    float *dout = rnd_normal_array(nout), *d0 = rnd_array(nqkv, -1, 1);
-    float *d = dup(d0, nqkv), *rd = dup(d0, nqkv);
+    float *dout = tu_normal_array(nout), *d0 = rnd_array(nqkv, -1, 1);
+    float *d = tu_dup(d0, nqkv), *rd = tu_dup(d0, nqkv);
     /* Both read the reference att, so the backward alone is compared. */
     attention_backward(d, dout, qkv, ratt, B, T, C, NH);
     ref_attention_backward(rd, dout, qkv, ratt, B, T, C, NH);
     /* dA: dots of HS; the softmax backward sums T and cancels; dq, dk: sums of T. */
     snprintf(what, sizeof what, "attention_backward dqkv B=%d T=%d C=%d NH=%d", B, T, C, NH);
-    check_rel(what, d, rd, nqkv, 2 * rel);
+    tu_check_rel(what, d, rd, nqkv, 2 * rel);
 
     free(qkv); free(out); free(att); free(pre); free(rout); free(ratt); free(rpre);
     free(out2); free(att2); free(dout); free(d0); free(d); free(rd);
@@ -525,7 +502,7 @@ static void test_softmax(int n, float spread, float offset) {
     char what[128];
     float *x = rnd_array((size_t)n, -spread, spread);
     for (int i = 0; i < n; i++) x[i] += offset; /* large offsets overflow exp without the max */
-    float *r = dup(x, (size_t)n);
+    float *r = tu_dup(x, (size_t)n);
     softmax_row(x, n);
     ref_softmax_row(r, n);
     /* expf is a few ulps; the normalising sum of n positive terms is <= n eps/2 relative. */
@@ -540,7 +517,7 @@ static void test_crossentropy(int N, int V) {
     float *logits = rnd_array(n, -4, 4);
     int32_t *targets = xmalloc((size_t)N * sizeof(int32_t));
     for (int i = 0; i < N; i++) targets[i] = (i % 4 == 1) ? -1 : (int32_t)(tu_rng_u64() % (uint64_t)V);
-    float *p = dup(logits, n), *rp = dup(logits, n);
+    float *p = tu_dup(logits, n), *rp = tu_dup(logits, n);
     float *losses = tu_falloc((size_t)N), *rlosses = tu_falloc((size_t)N);
     int nv = -1, rnv = -2;
     float mean = crossentropy_forward(p, losses, targets, N, V, &nv);
@@ -560,7 +537,7 @@ static void test_crossentropy(int N, int V) {
     CHECK_CLOSE(mean, rmean, (V + 8) * EPS, (N + 8) * EPS);
 
     float dloss = rnv ? 1.0f / (float)rnv : 0.0f;
-    float *dl = dup(rp, n), *rdl = dup(rp, n);
+    float *dl = tu_dup(rp, n), *rdl = tu_dup(rp, n);
     crossentropy_backward(dl, targets, N, V, dloss);
     ref_crossentropy_backward(rdl, targets, N, V, dloss);
     /* (p - onehot) * dloss: a couple of roundings, of the size of p dloss and dloss, so
@@ -589,7 +566,7 @@ static void test_crossentropy(int N, int V) {
 static void test_adamw(size_t n, float wd, float b2, int steps, float gscale) {
     char what[128];
     const float lr = 1e-3f, b1 = 0.9f, eps = 1e-8f;
-    float *p = rnd_array(n, -1, 1), *rp = dup(p, n);
+    float *p = rnd_array(n, -1, 1), *rp = tu_dup(p, n);
     float *m = tu_falloc(n), *v = tu_falloc(n), *rm = tu_falloc(n), *rv = tu_falloc(n);
     memset(m, 0, n * sizeof(float)); memset(v, 0, n * sizeof(float));
     memset(rm, 0, n * sizeof(float)); memset(rv, 0, n * sizeof(float));
@@ -632,7 +609,7 @@ static void test_threads(void) {
     float *bias = rnd_array((size_t)N, -1, 1), *dout = rnd_array((size_t)M * N, -1, 1);
     float *o[2], *dI[2], *dW[2], *dB[2], *ao[2], *aa[2], *ad[2];
     size_t nqkv = (size_t)B * T * 3 * C;
-    float *qkv = rnd_normal_array(nqkv), *adout = rnd_normal_array((size_t)B * T * C);
+    float *qkv = tu_normal_array(nqkv), *adout = tu_normal_array((size_t)B * T * C);
     size_t nbig = (1u << 19) + 77; /* above grad_sum_squares' threading threshold */
     float *gbig = rnd_array(nbig, -1, 1);
     double sumsq[2];
@@ -752,7 +729,7 @@ static void fd_matmul(void) {
     float *inp = rnd_array(M * K, -1, 1), *w = rnd_array(N * K, -1, 1), *bias = rnd_array(N, -1, 1);
     float *G = rnd_array(M * N, -1, 1);
     float *P1 = rnd_array(M * K, -1, 1), *P2 = rnd_array(N * K, -1, 1), *P3 = rnd_array(N, -1, 1);
-    float *dinp = dup(P1, M * K), *dw = dup(P2, N * K), *db = dup(P3, N);
+    float *dinp = tu_dup(P1, M * K), *dw = tu_dup(P2, N * K), *db = tu_dup(P3, N);
     ref_matmul_backward(dinp, dw, db, G, inp, w, M, K, N);
     mm_ctx c = {M, K, N, to_double(inp, M * K), to_double(w, N * K), to_double(bias, N),
                 to_double(G, M * N)};
@@ -805,7 +782,7 @@ static void fd_norm(int rms) {
     float *G = rnd_array(N * C, -1, 1);
     float *P1 = rnd_array(N * C, -1, 1), *P2 = rnd_array(C, -1, 1), *P3 = rnd_array(C, -1, 1);
     float *y = tu_falloc(N * C), *mean = tu_falloc(N), *rstd = tu_falloc(N);
-    float *dx = dup(P1, N * C), *dw = dup(P2, C), *db = dup(P3, C);
+    float *dx = tu_dup(P1, N * C), *dw = tu_dup(P2, C), *db = tu_dup(P3, C);
     if (rms) {
         ref_rmsnorm_forward(y, rstd, x, w, N, C, eps);
         ref_rmsnorm_backward(dx, dw, G, x, w, rstd, N, C);
@@ -859,7 +836,7 @@ static void fd_activation(int act) {
     float *x = rnd_array(n, -5, 5), *G = rnd_array(n, -1, 1), *P = rnd_array(n, -1, 1);
     for (size_t i = 0; i < n; i++) /* keep clear of relu's kink at 0 */
         if (fabsf(x[i]) < 0.01f) x[i] = 0.5f;
-    float *d = dup(P, n);
+    float *d = tu_dup(P, n);
     ref_activation_backward(d, x, G, n, act);
     act_ctx c = {act, n, to_double(x, n), to_double(G, n)};
     double *fd = dalloc(n);
@@ -907,10 +884,10 @@ static double att_loss(void *p) {
 static void fd_attention(void) {
     int B = 2, T = 5, C = 8, NH = 2;
     size_t nqkv = (size_t)B * T * 3 * C, nout = (size_t)B * T * C;
-    float *qkv = rnd_normal_array(nqkv), *G = rnd_array(nout, -1, 1), *P = rnd_array(nqkv, -1, 1);
+    float *qkv = tu_normal_array(nqkv), *G = rnd_array(nout, -1, 1), *P = rnd_array(nqkv, -1, 1);
     float *out = tu_falloc(nout), *att = tu_falloc((size_t)B * NH * T * T);
     ref_attention_forward(out, att, NULL, qkv, B, T, C, NH);
-    float *d = dup(P, nqkv);
+    float *d = tu_dup(P, nqkv);
     ref_attention_backward(d, G, qkv, att, B, T, C, NH);
     att_ctx c = {B, T, C, NH, to_double(qkv, nqkv), to_double(G, nout)};
     double L = 0.0;
@@ -945,7 +922,7 @@ static double ce_loss(void *p) {
 static void fd_crossentropy(void) {
     int N = 5, V = 7;
     int32_t targets[5] = {3, -1, 0, 6, -7};
-    float *logits = rnd_array((size_t)N * V, -3, 3), *p = dup(logits, (size_t)N * V);
+    float *logits = rnd_array((size_t)N * V, -3, 3), *p = tu_dup(logits, (size_t)N * V);
     float losses[5];
     int nv = 0;
     float mean = ref_crossentropy_forward(p, losses, targets, N, V, &nv);

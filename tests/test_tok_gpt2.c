@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "andrea_tokenizer.h"
+#include "tokenizer/tok_internal.h" /* read_file */
 #include "test_util.h"
 
 static char fixtures[4096];
@@ -22,16 +23,6 @@ static void set_fixture_dir(void) {
     if (slash) *slash = '\0';
     else snprintf(fixtures, sizeof fixtures, ".");
     strncat(fixtures, "/fixtures", sizeof fixtures - strlen(fixtures) - 1);
-}
-
-static int slurp(const char *path, andrea_bytes *out) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return -1;
-    uint8_t buf[1 << 16];
-    size_t k;
-    while ((k = fread(buf, 1, sizeof buf, f)) > 0) andrea_bytes_append(out, buf, k);
-    fclose(f);
-    return 0;
 }
 
 static uint64_t fnv_ids(const int32_t *ids, size_t n) {
@@ -118,7 +109,7 @@ int main(void) {
     /* adversarial UTF-8: every id */
     andrea_bytes adv = {0};
     snprintf(path, sizeof path, "%s/gpt2_adversarial.txt", fixtures);
-    if (slurp(path, &adv)) {
+    if (read_file(path, &adv)) {
         fprintf(stderr, "cannot read %s\n", path);
         return 1;
     }
@@ -202,7 +193,7 @@ int main(void) {
         if (strcmp(name, "gpt2_adversarial.txt") == 0) continue;
         snprintf(path, sizeof path, "%s/%s", data, name);
         andrea_bytes text = {0};
-        if (slurp(path, &text)) {
+        if (read_file(path, &text)) {
             printf("skip %s: not found\n", path);
             continue;
         }

@@ -81,6 +81,30 @@ static inline float *tu_falloc(size_t n) {
     return p;
 }
 
+static inline float *tu_normal_array(size_t n) { /* n draws of tu_rnd_normal */
+    float *x = tu_falloc(n);
+    for (size_t i = 0; i < n; i++) x[i] = tu_rnd_normal();
+    return x;
+}
+static inline float *tu_dup(const float *x, size_t n) {
+    float *y = tu_falloc(n);
+    for (size_t i = 0; i < n; i++) y[i] = x[i];
+    return y;
+}
+static inline double tu_max_abs(const float *x, size_t n) {
+    double m = 0.0;
+    for (size_t i = 0; i < n; i++)
+        if (fabs((double)x[i]) > m) m = fabs((double)x[i]);
+    return m;
+}
+/* Elementwise |got - want| <= rel * max|want| + rel * |want|: for tensors whose elements
+ * can cancel to ~0 (norm and attention outputs and gradients), the error is judged
+ * against the scale of the whole tensor. */
+static inline int tu_check_rel(const char *what, const float *got, const float *want, size_t n,
+                               double rel) {
+    return tu_check_array(what, got, want, n, rel * tu_max_abs(want, n), rel);
+}
+
 static inline int tu_finish(const char *name) {
     if (tu_failures) {
         fprintf(stderr, "%s: %d check(s) FAILED\n", name, tu_failures);
