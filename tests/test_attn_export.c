@@ -14,8 +14,8 @@
 
 #include "andrea.h"
 #include "andrea_inspect.h"
+#include "test_ckpt.h"
 #include "test_util.h"
-#include "train/checkpoint.h"
 
 static char *slurp(const char *path, size_t *n) {
     FILE *f = fopen(path, "rb");
@@ -71,11 +71,7 @@ int main(void) {
     cfg.n_head = 4;
     cfg.d_model = 48; /* d_k = 12: 1/sqrt(12) is not exact, so raw must not be scaled / scale */
     cfg.init_std = 0.3f;
-    andrea_model *m = andrea_model_create(&cfg, 7);
-    andrea_ckpt_state st;
-    memset(&st, 0, sizeof st);
-    st.tokenizer_kind = ANDREA_TOK_BYTE;
-    CHECK(m && andrea_checkpoint_save(ckpt, m, NULL, NULL, &st, NULL, 0) == 0);
+    andrea_model *m = tu_random_checkpoint(ckpt, &cfg, 7);
 
     /* quotes, a backslash, '<', a tab and a newline exercise the label escaping */
     const char *prompt = "To be, or \"not\" <b>\\ to\tbe:\nthat";

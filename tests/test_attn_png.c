@@ -13,8 +13,8 @@
 #include <string.h>
 
 #include "andrea.h"
+#include "test_ckpt.h"
 #include "test_util.h"
-#include "train/checkpoint.h"
 
 #ifndef ANDREA_HAVE_PNG
 int main(void) {
@@ -115,11 +115,7 @@ int main(void) {
     andrea_config cfg;
     andrea_config_preset("tiny", &cfg);
     cfg.init_std = 0.3f;
-    andrea_model *m = andrea_model_create(&cfg, 3);
-    andrea_ckpt_state st;
-    memset(&st, 0, sizeof st);
-    st.tokenizer_kind = ANDREA_TOK_BYTE;
-    CHECK(m && andrea_checkpoint_save(ckpt, m, NULL, NULL, &st, NULL, 0) == 0);
+    andrea_model *m = tu_random_checkpoint(ckpt, &cfg, 3);
     check_case(bin, ckpt, dir, "To be, or not", cfg.n_layer, cfg.n_head); /* labels drawn */
     check_case(bin, ckpt, dir, "abcdefghijklmnopqrstuvwxyz012345", cfg.n_layer, cfg.n_head);
     check_case(bin, ckpt, dir, "x", cfg.n_layer, cfg.n_head);             /* T = 1 */
