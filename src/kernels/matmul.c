@@ -407,10 +407,12 @@ void matmul_forward_act(float *pre, float *post, const float *inp, const float *
 static void backward_epi(float *dinp, int accumulate, float *dw, float *dbias, const float *dout,
                          const float *inp, const float *w, int M, int K, int N,
                          const matmul_epilogue *epi) {
-    if (dinp && !accumulate && (use_blas(M, K, N) || use_bf16(M, K, N)))
+    /* which engine, decided once (use_blas also sizes OpenBLAS's thread pool) */
+    int blas = use_blas(M, K, N), bf16 = !blas && use_bf16(M, K, N);
+    if (dinp && !accumulate && (blas || bf16)) /* those engines only accumulate */
         for (int m = 0; m < M; m++) memset(dinp + (long)m * K, 0, sizeof(float) * (size_t)K);
 #ifdef ANDREA_HAVE_BLAS
-    if (use_blas(M, K, N)) {
+    if (blas) {
         if (dinp)
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, K, N, 1.0f, dout, N, w, K,
                         1.0f, dinp, K);
@@ -422,7 +424,7 @@ static void backward_epi(float *dinp, int accumulate, float *dw, float *dbias, c
         dw = NULL;
     }
 #endif
-    if (use_bf16(M, K, N)) {
+    if (bf16) {
         if (dinp && gemm_bf16(dinp, K, dout, N, 1, w, K, 1, M, N, K) == 0) {
             epilogue_apply_all(epi, dinp, M, K);
             dinp = NULL;
