@@ -76,9 +76,44 @@ static void norm1(const andrea_model *m, andrea_kv *kv, float *out, const float 
         rmsnorm_forward(out, &kv->stat_rstd, inp, w, 1, m->cfg.d_model, m->cfg.norm_eps);
 }
 
+/* Layer attention for the position pos: its key and value go into the layer's cache rows
+ * kc, vc, then each head's query attends over positions 0..pos; out in kv->atty. */
+static void attend(andrea_kv *kv, const andrea_config *c, float *kc, float *vc, int pos) {
+    int C = c->d_model, NH = c->n_head, HS = C / NH;
+    float scale = 1.0f / sqrtf((float)HS);
+    memcpy(kc + (long)pos * C, kv->qkv + C, sizeof(float) * (size_t)C);
+    memcpy(vc + (long)pos * C, kv->qkv + 2 * C, sizeof(float) * (size_t)C);
+    /* heads in parallel once the context is long enough to pay for the threads */
+#pragma omp parallel for schedule(static) if ((long)(pos + 1) * C >= (1L << 15))
+    for (int h = 0; h < NH; h++) {
+        const float *q = kv->qkv + h * HS;
+        float *att = kv->att + (long)h * c->ctx;
+        float maxv = -INFINITY;
+        for (int j = 0; j <= pos; j++) {
+            const float *kj = kc + (long)j * C + h * HS;
+            float s = attn_dot(q, kj, HS) * scale;
+            att[j] = s;
+            if (s > maxv) maxv = s;
+        }
+        float sum = 0.0f;
+        for (int j = 0; j <= pos; j++) {
+            att[j] = expf(att[j] - maxv);
+            sum += att[j];
+        }
+        float inv = 1.0f / sum;
+        float *o = kv->atty + h * HS;
+        for (int d = 0; d < HS; d++) o[d] = 0.0f;
+        for (int j = 0; j <= pos; j++) {
+            const float *vj = vc + (long)j * C + h * HS;
+            float a = att[j] * inv;
+            for (int d = 0; d < HS; d++) o[d] += a * vj[d];
+        }
+    }
+}
+
 const float *andrea_kv_step(andrea_model *m, andrea_kv *kv, int32_t token) {
     const andrea_config *c = &m->cfg;
-    int C = c->d_model, NH = c->n_head, HS = C / NH, V = c->vocab;
+    int C = c->d_model, V = c->vocab;
     if (kv->pos >= c->ctx) {
         andrea_set_error("context full: the model was trained with a context of %d tokens", c->ctx);
         return NULL;
@@ -93,42 +128,12 @@ const float *andrea_kv_step(andrea_model *m, andrea_kv *kv, int32_t token) {
     andrea_dequant_row(m, kv->x, p->wte + (long)token * C, C);
     andrea_dequant_row(m, kv->tmp, p->wpe + (long)pos * C, C);
     for (int k = 0; k < C; k++) kv->x[k] += kv->tmp[k];
-    float scale = 1.0f / sqrtf((float)HS);
     for (int l = 0; l < c->n_layer; l++) {
         andrea_layer_view *w = &p->h[l];
         float *kc = kv->k + (long)l * c->ctx * C, *vc = kv->v + (long)l * c->ctx * C;
         PROF(PROF_NORM, norm1(m, kv, kv->xn, kv->x, w->ln1w, w->ln1b));
         PROF(PROF_MATMUL, andrea_matvec(m, kv->qkv, kv->xn, w->wqkv, w->bqkv, C, 3 * C));
-        double t_att = andrea_prof_on ? andrea_now() : 0.0;
-        memcpy(kc + (long)pos * C, kv->qkv + C, sizeof(float) * (size_t)C);
-        memcpy(vc + (long)pos * C, kv->qkv + 2 * C, sizeof(float) * (size_t)C);
-        /* heads in parallel once the context is long enough to pay for the threads */
-#pragma omp parallel for schedule(static) if ((long)(pos + 1) * C >= (1L << 15))
-        for (int h = 0; h < NH; h++) {
-            const float *q = kv->qkv + h * HS;
-            float *att = kv->att + (long)h * c->ctx;
-            float maxv = -INFINITY;
-            for (int j = 0; j <= pos; j++) {
-                const float *kj = kc + (long)j * C + h * HS;
-                float s = attn_dot(q, kj, HS) * scale;
-                att[j] = s;
-                if (s > maxv) maxv = s;
-            }
-            float sum = 0.0f;
-            for (int j = 0; j <= pos; j++) {
-                att[j] = expf(att[j] - maxv);
-                sum += att[j];
-            }
-            float inv = 1.0f / sum;
-            float *o = kv->atty + h * HS;
-            for (int d = 0; d < HS; d++) o[d] = 0.0f;
-            for (int j = 0; j <= pos; j++) {
-                const float *vj = vc + (long)j * C + h * HS;
-                float a = att[j] * inv;
-                for (int d = 0; d < HS; d++) o[d] += a * vj[d];
-            }
-        }
-        if (andrea_prof_on) andrea_prof_seconds[PROF_ATTENTION] += andrea_now() - t_att;
+        PROF(PROF_ATTENTION, attend(kv, c, kc, vc, pos));
         PROF(PROF_MATMUL, andrea_matvec(m, kv->tmp, kv->atty, w->wo, w->bo, C, C));
         for (int k = 0; k < C; k++) kv->x[k] += kv->tmp[k];
         PROF(PROF_NORM, norm1(m, kv, kv->xn, kv->x, w->ln2w, w->ln2b));
