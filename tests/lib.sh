@@ -8,10 +8,17 @@ FAILS=0
 fail() { echo "FAIL: $*" >&2; FAILS=$((FAILS + 1)); }
 pass() { echo "ok: $*"; }
 
-need_corpus() { # need_corpus NAME -> prints its path or exits 77 (skip)
-    local p="${ANDREA_DATA_DIR:-}/$1"
-    if [ ! -f "$p" ]; then echo "skip: corpus $p not found (set ANDREA_DATA_DIR)" >&2; exit 77; fi
-    echo "$p"
+# need_corpus VAR NAME: sets VAR to the corpus's path, or ends the test with 77 (skip).
+# It runs in the test's own shell: `x=$(need_corpus ...)` would exit only a subshell and
+# go on with an empty path.
+need_corpus() {
+    local p="${ANDREA_DATA_DIR:-}/$2"
+    if [ ! -f "$p" ]; then
+        echo "skip: corpus $p not found (set ANDREA_DATA_DIR)" >&2
+        [ "$FAILS" -eq 0 ] || finish # a skip must not hide the checks that already failed
+        exit 77
+    fi
+    printf -v "$1" '%s' "$p"
 }
 
 # expect_error NAME PATTERN CMD... : non-zero exit, exactly one stderr line matching PATTERN

@@ -2,7 +2,7 @@
 # End to end: a tiny model learns tinyshakespeare; same seed gives the same
 # losses; a run stopped and resumed gives exactly the losses of one that was not.
 . "$(dirname "$0")/lib.sh"
-data=$(need_corpus tinyshakespeare.txt)
+need_corpus data tinyshakespeare.txt
 T="$ANDREA_TMP"
 common=(--data "$data" --preset tiny --batch 8 --seq 32 --max-steps 400 --warmup 20 --lr 3e-3
         --eval-every 100 --eval-batches 40 --ckpt-every 100 -t 2 -q)
