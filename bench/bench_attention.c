@@ -1,6 +1,6 @@
 /* bench_attention.c - causal attention forward + backward: the explicit-matrix
- * kernels (attention_forward/backward, which store the (B, NH, T, T) probabilities)
- * against the fused flash kernels (attention_flash_forward/backward, which keep
+ * kernels (andrea_attention_forward/backward, which store the (B, NH, T, T) probabilities)
+ * against the fused flash kernels (andrea_attention_flash_forward/backward, which keep
  * only lse (B, NH, T) and recompute the probabilities in the backward pass).
  *
  *   bench_attention [REPS]        (default 5 timed repetitions per cell)
@@ -60,14 +60,14 @@ typedef struct {
 static double run_once(int path, const shape *s, float *out, float *att, float *lse,
                        float *dqkv, const float *dout, const float *qkv) {
     memset(dqkv, 0, (size_t)s->B * s->T * 3 * s->C * sizeof(float));
-    attention_flash_set_isa(path == 2 ? 0 : -1);
+    andrea_attention_flash_set_isa(path == 2 ? 0 : -1);
     double t0 = now_ms();
     if (path) {
-        attention_flash_forward(out, lse, qkv, s->B, s->T, s->C, s->NH);
-        attention_flash_backward(dqkv, dout, qkv, out, lse, s->B, s->T, s->C, s->NH);
+        andrea_attention_flash_forward(out, lse, qkv, s->B, s->T, s->C, s->NH);
+        andrea_attention_flash_backward(dqkv, dout, qkv, out, lse, s->B, s->T, s->C, s->NH);
     } else {
-        attention_forward(out, att, NULL, qkv, s->B, s->T, s->C, s->NH);
-        attention_backward(dqkv, dout, qkv, att, s->B, s->T, s->C, s->NH);
+        andrea_attention_forward(out, att, NULL, qkv, s->B, s->T, s->C, s->NH);
+        andrea_attention_backward(dqkv, dout, qkv, att, s->B, s->T, s->C, s->NH);
     }
     return now_ms() - t0;
 }
@@ -82,7 +82,7 @@ int main(int argc, char **argv) {
     static const int threads[] = {1, 2};
     const char *wait = getenv("OMP_WAIT_POLICY");
     static const char *isa_names[] = {"baseline", "AVX2+FMA", "AVX-512"};
-    int isa = attention_flash_set_isa(-1);
+    int isa = andrea_attention_flash_set_isa(-1);
     printf("# attention forward+backward, explicit (T x T matrix) vs flash (fused), median of %d;"
            " flash ISA: %s\n", reps, isa_names[isa]);
     printf("# reproduce: OMP_WAIT_POLICY=%s %s %d   (build: cmake -S . -B build && cmake --build build -j2)\n",
@@ -137,7 +137,7 @@ int main(int argc, char **argv) {
         }
         free(qkv); free(dout); free(dqkv); free(out); free(outf); free(outb); free(att); free(lse);
     }
-    attention_flash_set_isa(-1);
+    andrea_attention_flash_set_isa(-1);
     free(tx);
     free(tf);
     free(tb);

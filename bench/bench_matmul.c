@@ -62,11 +62,11 @@ int main(int argc, char **argv) {
                 if (!have[e]) continue;
                 select_engine(e);
                 double t0 = andrea_now();
-                matmul_forward(out, inp, w, NULL, sh->M, sh->K, sh->N);
+                andrea_matmul_forward(out, inp, w, NULL, sh->M, sh->K, sh->N);
                 double t1 = andrea_now();
-                matmul_backward(dinp, NULL, NULL, dout, inp, w, sh->M, sh->K, sh->N);
+                andrea_matmul_backward(dinp, NULL, NULL, dout, inp, w, sh->M, sh->K, sh->N);
                 double t2 = andrea_now();
-                matmul_backward(NULL, dw, NULL, dout, inp, w, sh->M, sh->K, sh->N);
+                andrea_matmul_backward(NULL, dw, NULL, dout, inp, w, sh->M, sh->K, sh->N);
                 double t3 = andrea_now(), dt[3] = {t1 - t0, t2 - t1, t3 - t2};
                 for (int p = 0; p < 3 && r > 0; p++)
                     if (flop / dt[p] > best[e][p]) best[e][p] = flop / dt[p];

@@ -19,7 +19,7 @@
  *
  * Where each number comes from:
  * - softmax is copied from the forward pass (andrea_model_attention). The
- *   inspector also re-runs the same kernel, attention_forward, on the q, k, v
+ *   inspector also re-runs the same kernel, andrea_attention_forward, on the q, k, v
  *   the forward stored, and counts entries whose bits differ (0 expected).
  * - masked, and scaled for j <= i, are the kernel's own scores (its preatt
  *   output from that re-run), so they are bit-for-bit what the softmax used.

@@ -1,7 +1,7 @@
 /*
  * test_attention_flash.c - the fused (flash) attention against the double
  * reference (ref_attention_*) and against the explicit-matrix kernels
- * (attention_forward/backward), on shapes whose T straddles the query tile and
+ * (andrea_attention_forward/backward), on shapes whose T straddles the query tile and
  * key block (1, 2, 5, 63, 64, 65, 130, 257; tiles of 32, blocks of 64) and head
  * sizes 16 and 64 (whole register tiles), 12 and 40 (partial ones) and 200
  * (several channel chunks of 64), for every instruction set the CPU has:
@@ -31,7 +31,7 @@
 
 #define EPS ((double)FLT_EPSILON)
 
-static int g_isa; /* the instruction set under test (attention_flash_set_isa) */
+static int g_isa; /* the instruction set under test (andrea_attention_flash_set_isa) */
 
 /* ---- helpers ------------------------------------------------------------------------- */
 
@@ -77,9 +77,9 @@ static void run_flash_threads(int n, float *out, float *lse, float *d, const flo
     int saved = omp_get_max_threads();
     omp_set_num_threads(n);
     size_t nqkv = (size_t)B * T * 3 * C;
-    attention_flash_forward(out, lse, qkv, B, T, C, NH);
+    andrea_attention_flash_forward(out, lse, qkv, B, T, C, NH);
     memcpy(d, d0, nqkv * sizeof(float));
-    attention_flash_backward(d, dout, qkv, out, lse, B, T, C, NH);
+    andrea_attention_flash_backward(d, dout, qkv, out, lse, B, T, C, NH);
     omp_set_num_threads(saved);
 }
 #endif
@@ -101,11 +101,11 @@ static void test_flash(int B, int T, int C, int NH, float q_gain) {
     float *out = tu_falloc(nout), *lse = tu_falloc(nlse);
     fill(out, nout, NAN); /* the forward must overwrite, not accumulate */
     fill(lse, nlse, NAN);
-    attention_flash_forward(out, lse, qkv, B, T, C, NH);
+    andrea_attention_flash_forward(out, lse, qkv, B, T, C, NH);
     float *eout = tu_falloc(nout), *eatt = tu_falloc(natt);
-    attention_forward(eout, eatt, NULL, qkv, B, T, C, NH);
+    andrea_attention_forward(eout, eatt, NULL, qkv, B, T, C, NH);
     float *rout = tu_falloc(nout), *ratt = tu_falloc(natt);
-    ref_attention_forward(rout, ratt, NULL, qkv, B, T, C, NH);
+    andrea_ref_attention_forward(rout, ratt, NULL, qkv, B, T, C, NH);
     double *rlse = malloc((nlse ? nlse : 1) * sizeof(double));
     if (!rlse) exit(1);
     double smax = ref_lse(rlse, qkv, B, T, C, NH);
@@ -154,9 +154,9 @@ static void test_flash(int B, int T, int C, int NH, float q_gain) {
     /* backward: gradients pre-filled with nonzero values (+= contract) */
     float *dout = tu_normal_array(nout), *d0 = tu_normal_array(nqkv);
     float *d = tu_dup(d0, nqkv), *ed = tu_dup(d0, nqkv), *rd = tu_dup(d0, nqkv);
-    attention_flash_backward(d, dout, qkv, out, lse, B, T, C, NH);
-    attention_backward(ed, dout, qkv, eatt, B, T, C, NH);
-    ref_attention_backward(rd, dout, qkv, ratt, B, T, C, NH);
+    andrea_attention_flash_backward(d, dout, qkv, out, lse, B, T, C, NH);
+    andrea_attention_backward(ed, dout, qkv, eatt, B, T, C, NH);
+    andrea_ref_attention_backward(rd, dout, qkv, ratt, B, T, C, NH);
     /* Each of p (recomputed from lse: the forward's rel), dP (a dot of HS), D (a dot of
      * HS, from out, itself within rel), dS (a difference that can cancel, judged on the
      * tensor's scale) and the dq/dk/dv sums of T terms adds ~rel; 4 rel covers them
@@ -204,10 +204,10 @@ int main(void) {
      * 64-channel chunk (200 = 3 x 64 + 8). */
     static const int CNH_odd[][2] = {{36, 3}, {120, 3}, {200, 1}};
     static const int Ts_odd[] = {1, 33, 130};
-    int best = attention_flash_set_isa(-1);
+    int best = andrea_attention_flash_set_isa(-1);
     for (g_isa = 0; g_isa <= best; g_isa++) {
-        if (attention_flash_set_isa(g_isa) != g_isa) {
-            fprintf(stderr, "attention_flash_set_isa(%d) did not take\n", g_isa);
+        if (andrea_attention_flash_set_isa(g_isa) != g_isa) {
+            fprintf(stderr, "andrea_attention_flash_set_isa(%d) did not take\n", g_isa);
             tu_failures++;
         }
         for (int b = 1; b <= 2; b++)
@@ -218,7 +218,7 @@ int main(void) {
         /* Peaked rows: scores of tens, most exps underflow, the max moves between blocks. */
         for (int t = 3; t < 8; t++) test_flash(2, Ts[t], 64, 4, 6.0f);
     }
-    attention_flash_set_isa(-1);
+    andrea_attention_flash_set_isa(-1);
     printf("test_attention_flash: instruction sets 0..%d checked\n", best);
     return tu_finish("test_attention_flash");
 }

@@ -1,6 +1,6 @@
 /*
  * test_attention_seed.c - the seed lesson's promises (docs: shared/spec/seed-attention.md),
- * checked on the fast attention_forward that the model actually runs:
+ * checked on the fast andrea_attention_forward that the model actually runs:
  *   - every attention row is a probability distribution (sums to 1);
  *   - causal: entries above the diagonal are exactly 0, the masked scores are -inf,
  *     row 0 attends only to itself with weight exactly 1, and changing future
@@ -61,7 +61,7 @@ static void test_rows(int B, int T, int C, int NH, float qk_std) {
     float *qkv = tu_falloc(nqkv), *out = tu_falloc((size_t)B * T * C);
     float *att = tu_falloc(natt), *pre = tu_falloc(natt);
     for (size_t i = 0; i < nqkv; i++) qkv[i] = tu_rnd_normal() * qk_std;
-    attention_forward(out, att, pre, qkv, B, T, C, NH);
+    andrea_attention_forward(out, att, pre, qkv, B, T, C, NH);
 
     int bad_sum = 0, bad_zero = 0, bad_inf = 0, bad_out = 0;
     double worst_sum = 0.0;
@@ -135,7 +135,7 @@ static void test_rows(int B, int T, int C, int NH, float qk_std) {
     for (int b = 0; b < B; b++)
         for (int t = cut + 1; t < T; t++)
             for (int c = 0; c < 3 * C; c++) qkv[((size_t)b * T + t) * 3 * C + c] = tu_rnd_normal() * 3.0f;
-    attention_forward(out2, att2, NULL, qkv, B, T, C, NH);
+    andrea_attention_forward(out2, att2, NULL, qkv, B, T, C, NH);
     int leaked = 0;
     for (int b = 0; b < B; b++) {
         for (int t = 0; t <= cut; t++)
@@ -174,7 +174,7 @@ static void test_scale(int C, int NH, int head, const float *q0, const float *k0
     memcpy(k_at(qkv, T, C, NH, 0, 0, head), k0, HS * sizeof(float));
     memcpy(q_at(qkv, T, C, NH, 0, 1, head), q1, HS * sizeof(float));
     memcpy(k_at(qkv, T, C, NH, 0, 1, head), k1, HS * sizeof(float));
-    attention_forward(out, att, pre, qkv, 1, T, C, NH);
+    andrea_attention_forward(out, att, pre, qkv, 1, T, C, NH);
 
     double d00 = 0, d10 = 0, d11 = 0;
     for (int c = 0; c < HS; c++) {
@@ -240,7 +240,7 @@ static void test_monotone(void) {
     float *qkv = tu_falloc(nqkv), *out = tu_falloc((size_t)B * T * C), *att = tu_falloc(natt);
     /* q, k ~ N(0, 4): scaled scores with std ~4, so probabilities span many decades. */
     for (size_t i = 0; i < nqkv; i++) qkv[i] = 2.0f * tu_rnd_normal();
-    attention_forward(out, att, NULL, qkv, B, T, C, NH);
+    andrea_attention_forward(out, att, NULL, qkv, B, T, C, NH);
     double raw[33];
     int violations = 0, pairs = 0;
     for (int b = 0; b < B; b++)
@@ -310,7 +310,7 @@ static void test_sqrt_dk(void) {
     size_t nqkv = (size_t)B * T * 3 * C;
     float *qkv = tu_falloc(nqkv), *out = tu_falloc((size_t)B * T * C), *att = tu_falloc((size_t)B * T * T);
     for (size_t i = 0; i < nqkv; i++) qkv[i] = tu_rnd_normal();
-    attention_forward(out, att, NULL, qkv, B, T, C, NH);
+    andrea_attention_forward(out, att, NULL, qkv, B, T, C, NH);
     double max_scaled = 0.0, max_unscaled = 0.0;
     float row[16];
     for (int b = 0; b < B; b++) {
@@ -324,7 +324,7 @@ static void test_sqrt_dk(void) {
             float a = att[att_index(T, NH, b, 0, T - 1, j)];
             if (a > m) m = a;
         }
-        softmax_row(row, T);
+        andrea_softmax_row(row, T);
         for (int j = 0; j < T; j++)
             if (row[j] > mu) mu = row[j];
         max_scaled += m / B;

@@ -121,10 +121,10 @@ static void test_matmul(int M, int K, int N, int with_bias) {
     float *a_inp = abs_dup(inp, nI), *a_w = abs_dup(w, nW);
     float *a_bias = with_bias ? abs_dup(bias, (size_t)N) : NULL;
 
-    matmul_forward(out, inp, w, bias, M, K, N);
-    ref_matmul_forward(ref, inp, w, bias, M, K, N);
-    ref_matmul_forward(bound, a_inp, a_w, a_bias, M, K, N);
-    snprintf(what, sizeof what, "matmul_forward M=%d K=%d N=%d bias=%d", M, K, N, with_bias);
+    andrea_matmul_forward(out, inp, w, bias, M, K, N);
+    andrea_ref_matmul_forward(ref, inp, w, bias, M, K, N);
+    andrea_ref_matmul_forward(bound, a_inp, a_w, a_bias, M, K, N);
+    snprintf(what, sizeof what, "andrea_matmul_forward M=%d K=%d N=%d bias=%d", M, K, N, with_bias);
     /* out[m][n] is a float sum of K products (+ bias). */
     check_sum_bound(what, out, ref, bound, nO, K + 1);
 
@@ -134,27 +134,27 @@ static void test_matmul(int M, int K, int N, int with_bias) {
     float *dinp = tu_dup(dinp0, nI), *dw = tu_dup(dw0, nW), *db = tu_dup(db0, (size_t)N);
     float *rdinp = tu_dup(dinp0, nI), *rdw = tu_dup(dw0, nW), *rdb = tu_dup(db0, (size_t)N);
     float *bdinp = abs_dup(dinp0, nI), *bdw = abs_dup(dw0, nW), *bdb = abs_dup(db0, (size_t)N);
-    matmul_backward(dinp, dw, db, dout, inp, w, M, K, N);
-    ref_matmul_backward(rdinp, rdw, rdb, dout, inp, w, M, K, N);
-    ref_matmul_backward(bdinp, bdw, bdb, a_dout, a_inp, a_w, M, K, N);
+    andrea_matmul_backward(dinp, dw, db, dout, inp, w, M, K, N);
+    andrea_ref_matmul_backward(rdinp, rdw, rdb, dout, inp, w, M, K, N);
+    andrea_ref_matmul_backward(bdinp, bdw, bdb, a_dout, a_inp, a_w, M, K, N);
     /* dinp sums N products onto the pre-fill; dw and dbias sum M. */
-    snprintf(what, sizeof what, "matmul_backward dinp M=%d K=%d N=%d", M, K, N);
+    snprintf(what, sizeof what, "andrea_matmul_backward dinp M=%d K=%d N=%d", M, K, N);
     check_sum_bound(what, dinp, rdinp, bdinp, nI, N + 1);
-    snprintf(what, sizeof what, "matmul_backward dw M=%d K=%d N=%d", M, K, N);
+    snprintf(what, sizeof what, "andrea_matmul_backward dw M=%d K=%d N=%d", M, K, N);
     check_sum_bound(what, dw, rdw, bdw, nW, M + 1);
-    snprintf(what, sizeof what, "matmul_backward dbias M=%d K=%d N=%d", M, K, N);
+    snprintf(what, sizeof what, "andrea_matmul_backward dbias M=%d K=%d N=%d", M, K, N);
     check_sum_bound(what, db, rdb, bdb, (size_t)N, M + 1);
 
     /* NULL gradients are "not needed": each one alone must give the same numbers. */
     float *dinp2 = tu_dup(dinp0, nI), *dw2 = tu_dup(dw0, nW), *db2 = tu_dup(db0, (size_t)N);
-    matmul_backward(dinp2, NULL, NULL, dout, inp, w, M, K, N);
-    matmul_backward(NULL, dw2, NULL, dout, inp, w, M, K, N);
-    matmul_backward(NULL, NULL, db2, dout, inp, w, M, K, N);
-    snprintf(what, sizeof what, "matmul_backward dinp only M=%d K=%d N=%d", M, K, N);
+    andrea_matmul_backward(dinp2, NULL, NULL, dout, inp, w, M, K, N);
+    andrea_matmul_backward(NULL, dw2, NULL, dout, inp, w, M, K, N);
+    andrea_matmul_backward(NULL, NULL, db2, dout, inp, w, M, K, N);
+    snprintf(what, sizeof what, "andrea_matmul_backward dinp only M=%d K=%d N=%d", M, K, N);
     check_sum_bound(what, dinp2, rdinp, bdinp, nI, N + 1);
-    snprintf(what, sizeof what, "matmul_backward dw only M=%d K=%d N=%d", M, K, N);
+    snprintf(what, sizeof what, "andrea_matmul_backward dw only M=%d K=%d N=%d", M, K, N);
     check_sum_bound(what, dw2, rdw, bdw, nW, M + 1);
-    snprintf(what, sizeof what, "matmul_backward dbias only M=%d K=%d N=%d", M, K, N);
+    snprintf(what, sizeof what, "andrea_matmul_backward dbias only M=%d K=%d N=%d", M, K, N);
     check_sum_bound(what, db2, rdb, bdb, (size_t)N, M + 1);
 
     free(inp); free(w); free(bias); free(out); free(ref); free(bound);
@@ -164,7 +164,7 @@ static void test_matmul(int M, int K, int N, int with_bias) {
     free(dinp2); free(dw2); free(db2);
 }
 
-/* gemm_nn with a transposed, strided A, padded C rows and B either row-major with padded
+/* andrea_gemm_nn with a transposed, strided A, padded C rows and B either row-major with padded
  * rows or transposed (B(k, n) = b[n * ldb + k], as the forward pass reads w); accumulate
  * 0 and 1. Sizes cover ragged tiles, several KC x NC blocks and both thread splits. */
 static void test_gemm_nn(int M, int K, int N, int accumulate, int b_trans) {
@@ -176,7 +176,7 @@ static void test_gemm_nn(int M, int K, int N, int accumulate, int b_trans) {
     float *c0 = rnd_array((size_t)M * ldc, -1, 1);
     float *c = tu_dup(c0, (size_t)M * ldc), *want = tu_dup(c0, (size_t)M * ldc);
     float *bound = tu_falloc((size_t)M * ldc);
-    gemm_nn(c, ldc, a, 1, lda, b, b_rs, b_cs, M, K, N, accumulate);
+    andrea_gemm_nn(c, ldc, a, 1, lda, b, b_rs, b_cs, M, K, N, accumulate);
     for (int m = 0; m < M; m++) {
         for (int n = 0; n < ldc; n++) {
             size_t o = (size_t)m * ldc + n;
@@ -194,7 +194,7 @@ static void test_gemm_nn(int M, int K, int N, int accumulate, int b_trans) {
             bound[o] = (float)sa;
         }
     }
-    snprintf(what, sizeof what, "gemm_nn (A transposed, B %s) M=%d K=%d N=%d acc=%d",
+    snprintf(what, sizeof what, "andrea_gemm_nn (A transposed, B %s) M=%d K=%d N=%d acc=%d",
              b_trans ? "transposed" : "row-major", M, K, N, accumulate);
     check_sum_bound(what, c, want, bound, (size_t)M * ldc, K + 1);
     free(a); free(b); free(c0); free(c); free(want); free(bound);
@@ -204,11 +204,11 @@ static void test_gemm_nn(int M, int K, int N, int accumulate, int b_trans) {
 
 static void test_residual(size_t n) {
     float *a = rnd_array(n, -2, 2), *b = rnd_array(n, -2, 2), *out = tu_falloc(n);
-    residual_forward(out, a, b, n);
+    andrea_residual_forward(out, a, b, n);
     int ok = 1;
     for (size_t i = 0; i < n; i++) ok &= out[i] == a[i] + b[i]; /* one float add: exact */
     if (!ok) {
-        fprintf(stderr, "residual_forward n=%zu: not exactly a + b\n", n);
+        fprintf(stderr, "andrea_residual_forward n=%zu: not exactly a + b\n", n);
         tu_failures++;
     }
     free(a); free(b); free(out);
@@ -225,16 +225,16 @@ static void test_layernorm(int N, int C, int with_bias) {
     for (size_t i = 0; i < n; i++) x[i] += 0.5f; /* a nonzero mean to subtract */
     float *out = tu_falloc(n), *mean = tu_falloc((size_t)N), *rstd = tu_falloc((size_t)N);
     float *rout = tu_falloc(n), *rmean = tu_falloc((size_t)N), *rrstd = tu_falloc((size_t)N);
-    layernorm_forward(out, mean, rstd, x, w, b, N, C, eps);
-    ref_layernorm_forward(rout, rmean, rrstd, x, w, b, N, C, eps);
+    andrea_layernorm_forward(out, mean, rstd, x, w, b, N, C, eps);
+    andrea_ref_layernorm_forward(rout, rmean, rrstd, x, w, b, N, C, eps);
     /* mean and variance are float sums over C terms: ~C eps relative, and the
      * output is O(1) of them. */
     double rel = (C + 16) * EPS;
-    snprintf(what, sizeof what, "layernorm_forward out N=%d C=%d", N, C);
+    snprintf(what, sizeof what, "andrea_layernorm_forward out N=%d C=%d", N, C);
     tu_check_rel(what, out, rout, n, rel);
-    snprintf(what, sizeof what, "layernorm_forward mean N=%d C=%d", N, C);
+    snprintf(what, sizeof what, "andrea_layernorm_forward mean N=%d C=%d", N, C);
     tu_check_rel(what, mean, rmean, (size_t)N, rel);
-    snprintf(what, sizeof what, "layernorm_forward rstd N=%d C=%d", N, C);
+    snprintf(what, sizeof what, "andrea_layernorm_forward rstd N=%d C=%d", N, C);
     tu_check_array(what, rstd, rrstd, (size_t)N, 0.0, rel);
 
     float *dout = rnd_array(n, -1, 1);
@@ -243,8 +243,8 @@ static void test_layernorm(int N, int C, int with_bias) {
     float *dx = tu_dup(dx0, n), *dw = tu_dup(dw0, (size_t)C), *db = tu_dup(db0, (size_t)C);
     float *rdx = tu_dup(dx0, n), *rdw = tu_dup(dw0, (size_t)C), *rdb = tu_dup(db0, (size_t)C);
     /* Both backwards read the reference's saved statistics, so only the backward is compared. */
-    layernorm_backward(dx, dw, db, dout, x, w, rmean, rrstd, N, C);
-    ref_layernorm_backward(rdx, rdw, rdb, dout, x, w, rmean, rrstd, N, C);
+    andrea_layernorm_backward(dx, dw, db, dout, x, w, rmean, rrstd, N, C);
+    andrea_ref_layernorm_backward(rdx, rdw, rdb, dout, x, w, rmean, rrstd, N, C);
     /* dx: two float means over C, then a cancelling difference dn - mean(dn), whose rounding
      * (an ulp of dn; with FMA contraction, as -march=native builds do, it is not even the
      * same rounding on both sides) is multiplied by rstd: up to 1/sqrt(eps) ~ 316 when a row
@@ -252,22 +252,22 @@ static void test_layernorm(int N, int C, int with_bias) {
     double rmax = 1.0;
     for (int i = 0; i < N; i++) rmax = rrstd[i] > rmax ? rrstd[i] : rmax;
     double dx_tol = (C + 16) * EPS * rmax;
-    snprintf(what, sizeof what, "layernorm_backward dinp N=%d C=%d", N, C);
+    snprintf(what, sizeof what, "andrea_layernorm_backward dinp N=%d C=%d", N, C);
     tu_check_rel(what, dx, rdx, n, dx_tol);
-    snprintf(what, sizeof what, "layernorm_backward dw N=%d C=%d", N, C);
+    snprintf(what, sizeof what, "andrea_layernorm_backward dw N=%d C=%d", N, C);
     tu_check_rel(what, dw, rdw, (size_t)C, (N + C + 16) * EPS);
-    snprintf(what, sizeof what, "layernorm_backward db N=%d C=%d", N, C);
+    snprintf(what, sizeof what, "andrea_layernorm_backward db N=%d C=%d", N, C);
     tu_check_rel(what, db, rdb, (size_t)C, (N + 16) * EPS);
     /* NULL gradients are "not needed": each one alone gives the same numbers. */
     float *dx2 = tu_dup(dx0, n), *dw2 = tu_dup(dw0, (size_t)C), *db2 = tu_dup(db0, (size_t)C);
-    layernorm_backward(dx2, NULL, NULL, dout, x, w, rmean, rrstd, N, C);
-    layernorm_backward(NULL, dw2, NULL, dout, x, w, rmean, rrstd, N, C);
-    layernorm_backward(NULL, NULL, db2, dout, x, w, rmean, rrstd, N, C);
-    snprintf(what, sizeof what, "layernorm_backward dinp only N=%d C=%d", N, C);
+    andrea_layernorm_backward(dx2, NULL, NULL, dout, x, w, rmean, rrstd, N, C);
+    andrea_layernorm_backward(NULL, dw2, NULL, dout, x, w, rmean, rrstd, N, C);
+    andrea_layernorm_backward(NULL, NULL, db2, dout, x, w, rmean, rrstd, N, C);
+    snprintf(what, sizeof what, "andrea_layernorm_backward dinp only N=%d C=%d", N, C);
     tu_check_rel(what, dx2, rdx, n, dx_tol);
-    snprintf(what, sizeof what, "layernorm_backward dw only N=%d C=%d", N, C);
+    snprintf(what, sizeof what, "andrea_layernorm_backward dw only N=%d C=%d", N, C);
     tu_check_rel(what, dw2, rdw, (size_t)C, (N + C + 16) * EPS);
-    snprintf(what, sizeof what, "layernorm_backward db only N=%d C=%d", N, C);
+    snprintf(what, sizeof what, "andrea_layernorm_backward db only N=%d C=%d", N, C);
     tu_check_rel(what, db2, rdb, (size_t)C, (N + 16) * EPS);
     free(dx2); free(dw2); free(db2);
 
@@ -282,31 +282,31 @@ static void test_rmsnorm(int N, int C) {
     const float eps = 1e-5f;
     float *x = rnd_array(n, -2, 2), *w = rnd_array((size_t)C, 0.5f, 1.5f);
     float *out = tu_falloc(n), *rstd = tu_falloc((size_t)N), *rout = tu_falloc(n), *rrstd = tu_falloc((size_t)N);
-    rmsnorm_forward(out, rstd, x, w, N, C, eps);
-    ref_rmsnorm_forward(rout, rrstd, x, w, N, C, eps);
+    andrea_rmsnorm_forward(out, rstd, x, w, N, C, eps);
+    andrea_ref_rmsnorm_forward(rout, rrstd, x, w, N, C, eps);
     /* mean(x^2) is a float sum of C positive terms: <= C eps/2 relative, O(1) in the output. */
     double rel = (C + 16) * EPS;
-    snprintf(what, sizeof what, "rmsnorm_forward out N=%d C=%d", N, C);
+    snprintf(what, sizeof what, "andrea_rmsnorm_forward out N=%d C=%d", N, C);
     tu_check_rel(what, out, rout, n, rel);
-    snprintf(what, sizeof what, "rmsnorm_forward rstd N=%d C=%d", N, C);
+    snprintf(what, sizeof what, "andrea_rmsnorm_forward rstd N=%d C=%d", N, C);
     tu_check_array(what, rstd, rrstd, (size_t)N, 0.0, rel);
 
     float *dout = rnd_array(n, -1, 1);
     float *dx0 = rnd_array(n, -1, 1), *dw0 = rnd_array((size_t)C, -1, 1);
     float *dx = tu_dup(dx0, n), *dw = tu_dup(dw0, (size_t)C), *rdx = tu_dup(dx0, n), *rdw = tu_dup(dw0, (size_t)C);
-    rmsnorm_backward(dx, dw, dout, x, w, rrstd, N, C);
-    ref_rmsnorm_backward(rdx, rdw, dout, x, w, rrstd, N, C);
+    andrea_rmsnorm_backward(dx, dw, dout, x, w, rrstd, N, C);
+    andrea_ref_rmsnorm_backward(rdx, rdw, dout, x, w, rrstd, N, C);
     /* dx: one float mean over C and a cancelling difference; dw: a sum over N rows. */
-    snprintf(what, sizeof what, "rmsnorm_backward dinp N=%d C=%d", N, C);
+    snprintf(what, sizeof what, "andrea_rmsnorm_backward dinp N=%d C=%d", N, C);
     tu_check_rel(what, dx, rdx, n, (C + 16) * EPS);
-    snprintf(what, sizeof what, "rmsnorm_backward dw N=%d C=%d", N, C);
+    snprintf(what, sizeof what, "andrea_rmsnorm_backward dw N=%d C=%d", N, C);
     tu_check_rel(what, dw, rdw, (size_t)C, (N + 16) * EPS);
     float *dx2 = tu_dup(dx0, n), *dw2 = tu_dup(dw0, (size_t)C);
-    rmsnorm_backward(dx2, NULL, dout, x, w, rrstd, N, C);
-    rmsnorm_backward(NULL, dw2, dout, x, w, rrstd, N, C);
-    snprintf(what, sizeof what, "rmsnorm_backward dinp only N=%d C=%d", N, C);
+    andrea_rmsnorm_backward(dx2, NULL, dout, x, w, rrstd, N, C);
+    andrea_rmsnorm_backward(NULL, dw2, dout, x, w, rrstd, N, C);
+    snprintf(what, sizeof what, "andrea_rmsnorm_backward dinp only N=%d C=%d", N, C);
     tu_check_rel(what, dx2, rdx, n, (C + 16) * EPS);
-    snprintf(what, sizeof what, "rmsnorm_backward dw only N=%d C=%d", N, C);
+    snprintf(what, sizeof what, "andrea_rmsnorm_backward dw only N=%d C=%d", N, C);
     tu_check_rel(what, dw2, rdw, (size_t)C, (N + 16) * EPS);
     free(dx2); free(dw2);
 
@@ -327,19 +327,19 @@ static void test_activation(int act, size_t n) {
     static const float extremes[] = {-100.0f, -30.0f, -10.0f, 10.0f, 30.0f, 100.0f, 1e-4f, -1e-4f};
     for (size_t i = 0; i < sizeof extremes / sizeof *extremes && i < n; i++) x[i] = extremes[i];
     float *out = tu_falloc(n), *ref = tu_falloc(n);
-    activation_forward(out, x, n, act);
-    ref_activation_forward(ref, x, n, act);
+    andrea_activation_forward(out, x, n, act);
+    andrea_ref_activation_forward(ref, x, n, act);
     /* A few float ops and one tanhf (a couple of ulps): 1e-5 relative, and 1e-6 absolute
      * where gelu's 1 + tanh cancels in the negative tail. */
-    snprintf(what, sizeof what, "activation_forward %s n=%zu", act_name(act), n);
+    snprintf(what, sizeof what, "andrea_activation_forward %s n=%zu", act_name(act), n);
     tu_check_array(what, out, ref, n, 1e-6, 1e-5);
 
     float *dout = rnd_array(n, -1, 1), *d0 = rnd_array(n, -1, 1);
     float *d = tu_dup(d0, n), *rd = tu_dup(d0, n);
-    activation_backward(d, x, dout, n, act);
-    ref_activation_backward(rd, x, dout, n, act);
+    andrea_activation_backward(d, x, dout, n, act);
+    andrea_ref_activation_backward(rd, x, dout, n, act);
     /* Same ops plus the += onto an O(1) pre-fill: eps-level absolute error from the add. */
-    snprintf(what, sizeof what, "activation_backward %s n=%zu", act_name(act), n);
+    snprintf(what, sizeof what, "andrea_activation_backward %s n=%zu", act_name(act), n);
     tu_check_array(what, d, rd, n, 2e-6, 1e-5);
     free(x); free(out); free(ref); free(dout); free(d0); free(d); free(rd);
 }
@@ -352,13 +352,13 @@ static void test_matmul_act(int act, int M, int K, int N) {
     float *inp = rnd_array(nI, -1, 1), *w = rnd_array(nW, -1, 1), *bias = rnd_array((size_t)N, -1, 1);
     float *pre = tu_falloc(nO), *post = tu_falloc(nO), *want_pre = tu_falloc(nO);
     float *want_post = tu_falloc(nO);
-    matmul_forward_act(pre, post, inp, w, bias, M, K, N, act);
-    matmul_forward(want_pre, inp, w, bias, M, K, N);
-    activation_forward(want_post, want_pre, nO, act);
-    snprintf(what, sizeof what, "matmul_forward_act %s pre M=%d K=%d N=%d", act_name(act), M, K, N);
+    andrea_matmul_forward_act(pre, post, inp, w, bias, M, K, N, act);
+    andrea_matmul_forward(want_pre, inp, w, bias, M, K, N);
+    andrea_activation_forward(want_post, want_pre, nO, act);
+    snprintf(what, sizeof what, "andrea_matmul_forward_act %s pre M=%d K=%d N=%d", act_name(act), M, K, N);
     tu_check_array(what, pre, want_pre, nO, 0.0, 0.0);
     /* the same activation math on equal inputs; FMA contraction may differ by an ulp */
-    snprintf(what, sizeof what, "matmul_forward_act %s post M=%d K=%d N=%d", act_name(act), M, K, N);
+    snprintf(what, sizeof what, "andrea_matmul_forward_act %s post M=%d K=%d N=%d", act_name(act), M, K, N);
     tu_check_array(what, post, want_post, nO, 1e-6, 1e-5);
 
     /* backward of y = post @ w2^T with w2 (K2 = N inputs -> N2 outputs) */
@@ -371,16 +371,16 @@ static void test_matmul_act(int act, int M, int K, int N) {
     float *zeroed[] = {dw, db, dpost, want_dpre, want_dw, want_db}; /* accumulated into */
     size_t sizes[] = {(size_t)N2 * N, (size_t)N2, nO, nO, (size_t)N2 * N, (size_t)N2};
     for (int i = 0; i < 6; i++) memset(zeroed[i], 0, sizeof(float) * sizes[i]);
-    matmul_backward_act(dpre, dw, db, dout, post, w2, pre, M, N, N2, act);
-    matmul_backward(dpost, want_dw, want_db, dout, post, w2, M, N, N2);
+    andrea_matmul_backward_act(dpre, dw, db, dout, post, w2, pre, M, N, N2, act);
+    andrea_matmul_backward(dpost, want_dw, want_db, dout, post, w2, M, N, N2);
     /* the separate fast pass (itself tested against the reference above): the reference's
      * exact gelu tail differs from float's by ~1e-6 times |dpost| ~ 10 here */
-    activation_backward(want_dpre, pre, dpost, nO, act);
-    snprintf(what, sizeof what, "matmul_backward_act %s dpre M=%d N=%d", act_name(act), M, N);
+    andrea_activation_backward(want_dpre, pre, dpost, nO, act);
+    snprintf(what, sizeof what, "andrea_matmul_backward_act %s dpre M=%d N=%d", act_name(act), M, N);
     tu_check_array(what, dpre, want_dpre, nO, 1e-6, 1e-5);
-    snprintf(what, sizeof what, "matmul_backward_act %s dw M=%d N=%d", act_name(act), M, N);
+    snprintf(what, sizeof what, "andrea_matmul_backward_act %s dw M=%d N=%d", act_name(act), M, N);
     tu_check_array(what, dw, want_dw, (size_t)N2 * N, 0.0, 0.0);
-    snprintf(what, sizeof what, "matmul_backward_act %s dbias M=%d N=%d", act_name(act), M, N);
+    snprintf(what, sizeof what, "andrea_matmul_backward_act %s dbias M=%d N=%d", act_name(act), M, N);
     tu_check_array(what, db, want_db, (size_t)N2, 0.0, 0.0);
     free(inp); free(w); free(bias); free(pre); free(post); free(want_pre); free(want_post);
     free(w2); free(dout); free(dpre); free(dw); free(db); free(dpost); free(want_dpre);
@@ -397,14 +397,14 @@ static void test_matmul_residual(int M, int K, int N, int with_bias) {
     float *out = tu_falloc(nO), *want = tu_falloc(nO), *bound = tu_falloc(nO);
     float *a_inp = abs_dup(inp, nI), *a_w = abs_dup(w, nW), *a_r = abs_dup(resid, nO);
     float *a_bias = with_bias ? abs_dup(bias, (size_t)N) : NULL;
-    matmul_forward_residual(out, inp, w, bias, resid, M, K, N);
-    ref_matmul_forward(want, inp, w, bias, M, K, N);
-    ref_matmul_forward(bound, a_inp, a_w, a_bias, M, K, N);
+    andrea_matmul_forward_residual(out, inp, w, bias, resid, M, K, N);
+    andrea_ref_matmul_forward(want, inp, w, bias, M, K, N);
+    andrea_ref_matmul_forward(bound, a_inp, a_w, a_bias, M, K, N);
     for (size_t i = 0; i < nO; i++) {
         want[i] = (float)((double)want[i] + resid[i]); /* two roundings: within the bound */
         bound[i] += a_r[i];
     }
-    snprintf(what, sizeof what, "matmul_forward_residual M=%d K=%d N=%d bias=%d", M, K, N, with_bias);
+    snprintf(what, sizeof what, "andrea_matmul_forward_residual M=%d K=%d N=%d bias=%d", M, K, N, with_bias);
     check_sum_bound(what, out, want, bound, nO, K + 3);
     free(inp); free(w); free(resid); free(bias); free(out); free(want); free(bound);
     free(a_inp); free(a_w); free(a_r); free(a_bias);
@@ -429,9 +429,9 @@ static void test_dots(void) {
             sb += fb * x[k], ab += fabs(fb * x[k]);
             sq += (double)wq[k] * x[k], aq += fabs((double)wq[k] * x[k]);
         }
-        float got[3] = {dot_f32(w, x, K), dot_bf16(wb, x, K), dot_i8(wq, x, K)};
+        float got[3] = {andrea_dot_f32(w, x, K), andrea_dot_bf16(wb, x, K), andrea_dot_i8(wq, x, K)};
         float want[3] = {(float)sf, (float)sb, (float)sq}, bound[3] = {(float)af, (float)ab, (float)aq};
-        static const char *names[3] = {"dot_f32", "dot_bf16", "dot_i8"};
+        static const char *names[3] = {"andrea_dot_f32", "andrea_dot_bf16", "andrea_dot_i8"};
         for (int i = 0; i < 3; i++) {
             snprintf(what, sizeof what, "%s K=%d", names[i], K);
             check_sum_bound(what, &got[i], &want[i], &bound[i], 1, K + 1); /* a K-term sum */
@@ -449,14 +449,14 @@ static void test_attention(int B, int T, int C, int NH) {
     float *qkv = tu_normal_array(nqkv);
     float *out = tu_falloc(nout), *att = tu_falloc(natt), *pre = tu_falloc(natt);
     float *rout = tu_falloc(nout), *ratt = tu_falloc(natt), *rpre = tu_falloc(natt);
-    attention_forward(out, att, pre, qkv, B, T, C, NH);
-    ref_attention_forward(rout, ratt, rpre, qkv, B, T, C, NH);
+    andrea_attention_forward(out, att, pre, qkv, B, T, C, NH);
+    andrea_ref_attention_forward(rout, ratt, rpre, qkv, B, T, C, NH);
     /* Scores: float dots of HS terms; softmax: a sum of T exps; out: a sum of T terms.
      * Each adds ~length * eps relative to the row's scale. */
     double rel = 4 * (HS + T + 16) * EPS;
-    snprintf(what, sizeof what, "attention_forward out B=%d T=%d C=%d NH=%d", B, T, C, NH);
+    snprintf(what, sizeof what, "andrea_attention_forward out B=%d T=%d C=%d NH=%d", B, T, C, NH);
     tu_check_rel(what, out, rout, nout, rel);
-    snprintf(what, sizeof what, "attention_forward att B=%d T=%d C=%d NH=%d", B, T, C, NH);
+    snprintf(what, sizeof what, "andrea_attention_forward att B=%d T=%d C=%d NH=%d", B, T, C, NH);
     tu_check_rel(what, att, ratt, natt, rel);
     /* preatt: finite below the diagonal (same bound), -inf above, compared as such. */
     int mask_ok = 1;
@@ -468,17 +468,17 @@ static void test_attention(int B, int T, int C, int NH) {
                 pre[o] = rpre[o] = 0.0f;
             }
     if (!mask_ok) {
-        fprintf(stderr, "attention_forward B=%d T=%d C=%d NH=%d: above the diagonal att must be 0, "
+        fprintf(stderr, "andrea_attention_forward B=%d T=%d C=%d NH=%d: above the diagonal att must be 0, "
                         "preatt -inf\n", B, T, C, NH);
         tu_failures++;
     }
-    snprintf(what, sizeof what, "attention_forward preatt B=%d T=%d C=%d NH=%d", B, T, C, NH);
+    snprintf(what, sizeof what, "andrea_attention_forward preatt B=%d T=%d C=%d NH=%d", B, T, C, NH);
     tu_check_rel(what, pre, rpre, natt, rel);
     /* preatt = NULL must not change the results. */
     float *out2 = tu_falloc(nout), *att2 = tu_falloc(natt);
-    attention_forward(out2, att2, NULL, qkv, B, T, C, NH);
+    andrea_attention_forward(out2, att2, NULL, qkv, B, T, C, NH);
     if (memcmp(out2, out, nout * sizeof(float)) || memcmp(att2, att, natt * sizeof(float))) {
-        fprintf(stderr, "attention_forward B=%d T=%d C=%d NH=%d: results differ with preatt NULL\n",
+        fprintf(stderr, "andrea_attention_forward B=%d T=%d C=%d NH=%d: results differ with preatt NULL\n",
                 B, T, C, NH);
         tu_failures++;
     }
@@ -486,10 +486,10 @@ static void test_attention(int B, int T, int C, int NH) {
     float *dout = tu_normal_array(nout), *d0 = rnd_array(nqkv, -1, 1);
     float *d = tu_dup(d0, nqkv), *rd = tu_dup(d0, nqkv);
     /* Both read the reference att, so the backward alone is compared. */
-    attention_backward(d, dout, qkv, ratt, B, T, C, NH);
-    ref_attention_backward(rd, dout, qkv, ratt, B, T, C, NH);
+    andrea_attention_backward(d, dout, qkv, ratt, B, T, C, NH);
+    andrea_ref_attention_backward(rd, dout, qkv, ratt, B, T, C, NH);
     /* dA: dots of HS; the softmax backward sums T and cancels; dq, dk: sums of T. */
-    snprintf(what, sizeof what, "attention_backward dqkv B=%d T=%d C=%d NH=%d", B, T, C, NH);
+    snprintf(what, sizeof what, "andrea_attention_backward dqkv B=%d T=%d C=%d NH=%d", B, T, C, NH);
     tu_check_rel(what, d, rd, nqkv, 2 * rel);
 
     free(qkv); free(out); free(att); free(pre); free(rout); free(ratt); free(rpre);
@@ -503,10 +503,10 @@ static void test_softmax(int n, float spread, float offset) {
     float *x = rnd_array((size_t)n, -spread, spread);
     for (int i = 0; i < n; i++) x[i] += offset; /* large offsets overflow exp without the max */
     float *r = tu_dup(x, (size_t)n);
-    softmax_row(x, n);
-    ref_softmax_row(r, n);
+    andrea_softmax_row(x, n);
+    andrea_ref_softmax_row(r, n);
     /* expf is a few ulps; the normalising sum of n positive terms is <= n eps/2 relative. */
-    snprintf(what, sizeof what, "softmax_row n=%d spread=%g offset=%g", n, spread, offset);
+    snprintf(what, sizeof what, "andrea_softmax_row n=%d spread=%g offset=%g", n, spread, offset);
     tu_check_array(what, x, r, (size_t)n, 1e-30, (n + 8) * EPS);
     free(x); free(r);
 }
@@ -520,14 +520,14 @@ static void test_crossentropy(int N, int V) {
     float *p = tu_dup(logits, n), *rp = tu_dup(logits, n);
     float *losses = tu_falloc((size_t)N), *rlosses = tu_falloc((size_t)N);
     int nv = -1, rnv = -2;
-    float mean = crossentropy_forward(p, losses, targets, N, V, &nv);
-    float rmean = ref_crossentropy_forward(rp, rlosses, targets, N, V, &rnv);
+    float mean = andrea_crossentropy_forward(p, losses, targets, N, V, &nv);
+    float rmean = andrea_ref_crossentropy_forward(rp, rlosses, targets, N, V, &rnv);
     CHECK(nv == rnv);
     /* probabilities: expf plus a float sum of V terms: (V + 8) eps relative. */
-    snprintf(what, sizeof what, "crossentropy_forward probs N=%d V=%d", N, V);
+    snprintf(what, sizeof what, "andrea_crossentropy_forward probs N=%d V=%d", N, V);
     tu_check_array(what, p, rp, n, 1e-30, (V + 8) * EPS);
     /* -log p: a relative error r in p is an absolute error r in the loss. */
-    snprintf(what, sizeof what, "crossentropy_forward losses N=%d V=%d", N, V);
+    snprintf(what, sizeof what, "andrea_crossentropy_forward losses N=%d V=%d", N, V);
     tu_check_array(what, losses, rlosses, (size_t)N, (V + 8) * EPS, 4 * EPS);
     int ignored_zero = 1;
     for (int i = 0; i < N; i++)
@@ -538,11 +538,11 @@ static void test_crossentropy(int N, int V) {
 
     float dloss = rnv ? 1.0f / (float)rnv : 0.0f;
     float *dl = tu_dup(rp, n), *rdl = tu_dup(rp, n);
-    crossentropy_backward(dl, targets, N, V, dloss);
-    ref_crossentropy_backward(rdl, targets, N, V, dloss);
+    andrea_crossentropy_backward(dl, targets, N, V, dloss);
+    andrea_ref_crossentropy_backward(rdl, targets, N, V, dloss);
     /* (p - onehot) * dloss: a couple of roundings, of the size of p dloss and dloss, so
      * the target entry (p ~ 1 minus 1 cancels) is good to ~eps dloss absolute. */
-    snprintf(what, sizeof what, "crossentropy_backward N=%d V=%d", N, V);
+    snprintf(what, sizeof what, "andrea_crossentropy_backward N=%d V=%d", N, V);
     tu_check_array(what, dl, rdl, n, 2 * EPS * dloss, 2 * EPS);
     int ignored_rows_zero = 1;
     for (int i = 0; i < N; i++)
@@ -554,7 +554,7 @@ static void test_crossentropy(int N, int V) {
     for (int i = 0; i < N; i++) targets[i] = -1;
     memcpy(p, logits, n * sizeof(float));
     nv = -1;
-    float m0 = crossentropy_forward(p, losses, targets, N, V, &nv);
+    float m0 = andrea_crossentropy_forward(p, losses, targets, N, V, &nv);
     CHECK(m0 == 0.0f);
     CHECK(nv == 0);
 
@@ -577,8 +577,8 @@ static void test_adamw(size_t n, float wd, float b2, int steps, float gscale) {
             g[i] = i % 17 == 3 ? 0.0f : tu_rnd_normal() * (i % 5 ? 1.0f : 1e-4f);
             mag[i] = b1 * mag[i] + (1.0f - b1) * fabsf(g[i] * gscale); /* m over |g|: its scale */
         }
-        adamw_update(p, g, m, v, n, lr, b1, b2, eps, wd, t, gscale);
-        ref_adamw_update(rp, g, rm, rv, n, lr, b1, b2, eps, wd, t, gscale);
+        andrea_adamw_update(p, g, m, v, n, lr, b1, b2, eps, wd, t, gscale);
+        andrea_ref_adamw_update(rp, g, rm, rv, n, lr, b1, b2, eps, wd, t, gscale);
     }
     /* The moments: a few roundings per step, ~steps eps relative to the size of their
      * terms (m can cancel to ~0 when g changes sign, so m is judged against m over |g|;
@@ -610,7 +610,7 @@ static void test_threads(void) {
     float *o[2], *dI[2], *dW[2], *dB[2], *ao[2], *aa[2], *ad[2];
     size_t nqkv = (size_t)B * T * 3 * C;
     float *qkv = tu_normal_array(nqkv), *adout = tu_normal_array((size_t)B * T * C);
-    size_t nbig = (1u << 19) + 77; /* above grad_sum_squares' threading threshold */
+    size_t nbig = (1u << 19) + 77; /* above andrea_grad_sum_squares' threading threshold */
     float *gbig = rnd_array(nbig, -1, 1);
     double sumsq[2];
     int saved = omp_get_max_threads();
@@ -621,14 +621,14 @@ static void test_threads(void) {
         memset(dI[r], 0, (size_t)M * K * sizeof(float));
         memset(dW[r], 0, (size_t)N * K * sizeof(float));
         memset(dB[r], 0, (size_t)N * sizeof(float));
-        matmul_forward(o[r], inp, w, bias, M, K, N);
-        matmul_backward(dI[r], dW[r], dB[r], dout, inp, w, M, K, N);
+        andrea_matmul_forward(o[r], inp, w, bias, M, K, N);
+        andrea_matmul_backward(dI[r], dW[r], dB[r], dout, inp, w, M, K, N);
         ao[r] = tu_falloc((size_t)B * T * C); aa[r] = tu_falloc((size_t)B * NH * T * T);
         ad[r] = tu_falloc(nqkv);
         memset(ad[r], 0, nqkv * sizeof(float));
-        attention_forward(ao[r], aa[r], NULL, qkv, B, T, C, NH);
-        attention_backward(ad[r], adout, qkv, aa[0], B, T, C, NH);
-        sumsq[r] = grad_sum_squares(gbig, nbig);
+        andrea_attention_forward(ao[r], aa[r], NULL, qkv, B, T, C, NH);
+        andrea_attention_backward(ad[r], adout, qkv, aa[0], B, T, C, NH);
+        sumsq[r] = andrea_grad_sum_squares(gbig, nbig);
     }
     omp_set_num_threads(saved);
     /* the clipping norm: bit-identical across thread counts, and right */
@@ -659,30 +659,30 @@ static void test_reference_known_values(void) {
     static const double gy[] = {0.8411919906082768, -0.15880800939172324, 1.954597694087775,
                                 -0.0036373920817729943, 0.34571400982514394};
     float gout[5];
-    ref_activation_forward(gout, gx, 5, ANDREA_ACT_GELU);
+    andrea_ref_activation_forward(gout, gx, 5, ANDREA_ACT_GELU);
     for (int i = 0; i < 5; i++) CHECK_CLOSE(gout[i], gy[i], 0.0, EPS); /* one float rounding */
     static const float rx[] = {-2.0f, 0.0f, 3.0f};
     float rout[3];
-    ref_activation_forward(rout, rx, 3, ANDREA_ACT_RELU);
+    andrea_ref_activation_forward(rout, rx, 3, ANDREA_ACT_RELU);
     CHECK(rout[0] == 0.0f && rout[1] == 0.0f && rout[2] == 3.0f);
-    ref_activation_forward(rout, rx, 3, ANDREA_ACT_RELU2);
+    andrea_ref_activation_forward(rout, rx, 3, ANDREA_ACT_RELU2);
     CHECK(rout[0] == 0.0f && rout[1] == 0.0f && rout[2] == 9.0f);
 
     /* layernorm of (1, 2, 3, 4): mean 2.5, biased variance 1.25. */
     float x[4] = {1, 2, 3, 4}, w[4] = {1, 1, 1, 1}, b[4] = {0, 0, 0, 1}, y[4], mu, rs;
-    ref_layernorm_forward(y, &mu, &rs, x, w, b, 1, 4, 0.0f);
+    andrea_ref_layernorm_forward(y, &mu, &rs, x, w, b, 1, 4, 0.0f);
     CHECK(mu == 2.5f);
     CHECK_CLOSE(rs, 1.0 / sqrt(1.25), 0.0, EPS);
     CHECK_CLOSE(y[0], -1.5 / sqrt(1.25), 0.0, EPS);
     CHECK_CLOSE(y[3], 1.5 / sqrt(1.25) + 1.0, 0.0, EPS);
     /* rmsnorm of (3, 4): mean square 12.5 */
-    ref_rmsnorm_forward(y, &rs, x + 2, w, 1, 2, 0.0f);
+    andrea_ref_rmsnorm_forward(y, &rs, x + 2, w, 1, 2, 0.0f);
     CHECK_CLOSE(rs, 1.0 / sqrt(12.5), 0.0, EPS);
     CHECK_CLOSE(y[1], 4.0 / sqrt(12.5), 0.0, EPS);
 
     /* softmax survives logits that overflow expf without the max subtracted */
     float s[3] = {1000.0f, 1000.0f, 0.0f};
-    ref_softmax_row(s, 3);
+    andrea_ref_softmax_row(s, 3);
     CHECK(s[0] == 0.5f && s[1] == 0.5f && s[2] == 0.0f);
 
     /* uniform logits: every loss is log V; targets < 0 count for nothing */
@@ -690,7 +690,7 @@ static void test_reference_known_values(void) {
     float ls[2];
     int32_t tg[2] = {5, -1};
     int nv = 0;
-    float mean = ref_crossentropy_forward(lg, ls, tg, 2, 8, &nv);
+    float mean = andrea_ref_crossentropy_forward(lg, ls, tg, 2, 8, &nv);
     CHECK(nv == 1);
     CHECK_CLOSE(mean, log(8.0), 0.0, EPS);
     CHECK(ls[1] == 0.0f);
@@ -698,7 +698,7 @@ static void test_reference_known_values(void) {
 
     /* AdamW step 1: m^ = g, v^ = g^2, so the step is lr * (g / (|g| + eps) + wd p). */
     float p[2] = {0.5f, -2.0f}, g[2] = {0.25f, -3.0f}, m[2] = {0, 0}, v[2] = {0, 0};
-    ref_adamw_update(p, g, m, v, 2, 0.1f, 0.9f, 0.999f, 1e-8f, 0.01f, 1, 1.0f);
+    andrea_ref_adamw_update(p, g, m, v, 2, 0.1f, 0.9f, 0.999f, 1e-8f, 0.01f, 1, 1.0f);
     CHECK_CLOSE(p[0], 0.5 - 0.1 * (0.25 / (0.25 + 1e-8) + 0.01 * 0.5), 0.0, 2 * EPS);
     CHECK_CLOSE(p[1], -2.0 - 0.1 * (-3.0 / (3.0 + 1e-8) + 0.01 * -2.0), 0.0, 2 * EPS);
     CHECK_CLOSE(m[0], 0.1 * 0.25, 0.0, 2 * EPS);
@@ -730,19 +730,19 @@ static void fd_matmul(void) {
     float *G = rnd_array(M * N, -1, 1);
     float *P1 = rnd_array(M * K, -1, 1), *P2 = rnd_array(N * K, -1, 1), *P3 = rnd_array(N, -1, 1);
     float *dinp = tu_dup(P1, M * K), *dw = tu_dup(P2, N * K), *db = tu_dup(P3, N);
-    ref_matmul_backward(dinp, dw, db, G, inp, w, M, K, N);
+    andrea_ref_matmul_backward(dinp, dw, db, G, inp, w, M, K, N);
     mm_ctx c = {M, K, N, to_double(inp, M * K), to_double(w, N * K), to_double(bias, N),
                 to_double(G, M * N)};
     double *fd = dalloc(N * K);
     fd_grad(c.inp, M * K, mm_loss, &c, fd);
-    check_fd("ref_matmul_backward dinp vs finite differences", dinp, P1, fd, M * K);
+    check_fd("andrea_ref_matmul_backward dinp vs finite differences", dinp, P1, fd, M * K);
     fd_grad(c.w, N * K, mm_loss, &c, fd);
-    check_fd("ref_matmul_backward dw vs finite differences", dw, P2, fd, N * K);
+    check_fd("andrea_ref_matmul_backward dw vs finite differences", dw, P2, fd, N * K);
     fd_grad(c.bias, N, mm_loss, &c, fd);
-    check_fd("ref_matmul_backward dbias vs finite differences", db, P3, fd, N);
+    check_fd("andrea_ref_matmul_backward dbias vs finite differences", db, P3, fd, N);
     /* and the reference forward against the double forward */
     float *out = tu_falloc(M * N);
-    ref_matmul_forward(out, inp, w, bias, M, K, N);
+    andrea_ref_matmul_forward(out, inp, w, bias, M, K, N);
     double L = 0.0;
     for (int i = 0; i < M * N; i++) L += (double)G[i] * out[i];
     CHECK_CLOSE(L, mm_loss(&c), 1e-6, 1e-6);
@@ -784,11 +784,11 @@ static void fd_norm(int rms) {
     float *y = tu_falloc(N * C), *mean = tu_falloc(N), *rstd = tu_falloc(N);
     float *dx = tu_dup(P1, N * C), *dw = tu_dup(P2, C), *db = tu_dup(P3, C);
     if (rms) {
-        ref_rmsnorm_forward(y, rstd, x, w, N, C, eps);
-        ref_rmsnorm_backward(dx, dw, G, x, w, rstd, N, C);
+        andrea_ref_rmsnorm_forward(y, rstd, x, w, N, C, eps);
+        andrea_ref_rmsnorm_backward(dx, dw, G, x, w, rstd, N, C);
     } else {
-        ref_layernorm_forward(y, mean, rstd, x, w, b, N, C, eps);
-        ref_layernorm_backward(dx, dw, db, G, x, w, mean, rstd, N, C);
+        andrea_ref_layernorm_forward(y, mean, rstd, x, w, b, N, C, eps);
+        andrea_ref_layernorm_backward(dx, dw, db, G, x, w, mean, rstd, N, C);
     }
     norm_ctx c = {N, C, rms, eps, to_double(x, N * C), to_double(w, C), to_double(b, C),
                   to_double(G, N * C)};
@@ -797,14 +797,14 @@ static void fd_norm(int rms) {
     CHECK_CLOSE(L, norm_loss(&c), 1e-5, 1e-5); /* forward: float output, ~1e-7 relative each */
     double *fd = dalloc(N * C);
     fd_grad(c.x, N * C, norm_loss, &c, fd);
-    check_fd(rms ? "ref_rmsnorm_backward dinp vs finite differences"
-                 : "ref_layernorm_backward dinp vs finite differences", dx, P1, fd, N * C);
+    check_fd(rms ? "andrea_ref_rmsnorm_backward dinp vs finite differences"
+                 : "andrea_ref_layernorm_backward dinp vs finite differences", dx, P1, fd, N * C);
     fd_grad(c.w, C, norm_loss, &c, fd);
-    check_fd(rms ? "ref_rmsnorm_backward dw vs finite differences"
-                 : "ref_layernorm_backward dw vs finite differences", dw, P2, fd, C);
+    check_fd(rms ? "andrea_ref_rmsnorm_backward dw vs finite differences"
+                 : "andrea_ref_layernorm_backward dw vs finite differences", dw, P2, fd, C);
     if (!rms) {
         fd_grad(c.b, C, norm_loss, &c, fd);
-        check_fd("ref_layernorm_backward db vs finite differences", db, P3, fd, C);
+        check_fd("andrea_ref_layernorm_backward db vs finite differences", db, P3, fd, C);
     }
     free(x); free(w); free(b); free(G); free(P1); free(P2); free(P3); free(y); free(mean);
     free(rstd); free(dx); free(dw); free(db); free(c.x); free(c.w); free(c.b); free(c.G); free(fd);
@@ -837,14 +837,14 @@ static void fd_activation(int act) {
     for (size_t i = 0; i < n; i++) /* keep clear of relu's kink at 0 */
         if (fabsf(x[i]) < 0.01f) x[i] = 0.5f;
     float *d = tu_dup(P, n);
-    ref_activation_backward(d, x, G, n, act);
+    andrea_ref_activation_backward(d, x, G, n, act);
     act_ctx c = {act, n, to_double(x, n), to_double(G, n)};
     double *fd = dalloc(n);
     fd_grad(c.x, n, act_loss, &c, fd);
-    snprintf(what, sizeof what, "ref_activation_backward %s vs finite differences", act_name(act));
+    snprintf(what, sizeof what, "andrea_ref_activation_backward %s vs finite differences", act_name(act));
     check_fd(what, d, P, fd, n);
     float *y = tu_falloc(n);
-    ref_activation_forward(y, x, n, act);
+    andrea_ref_activation_forward(y, x, n, act);
     double L = 0.0;
     for (size_t i = 0; i < n; i++) L += (double)G[i] * y[i];
     CHECK_CLOSE(L, act_loss(&c), 1e-5, 1e-5);
@@ -886,16 +886,16 @@ static void fd_attention(void) {
     size_t nqkv = (size_t)B * T * 3 * C, nout = (size_t)B * T * C;
     float *qkv = tu_normal_array(nqkv), *G = rnd_array(nout, -1, 1), *P = rnd_array(nqkv, -1, 1);
     float *out = tu_falloc(nout), *att = tu_falloc((size_t)B * NH * T * T);
-    ref_attention_forward(out, att, NULL, qkv, B, T, C, NH);
+    andrea_ref_attention_forward(out, att, NULL, qkv, B, T, C, NH);
     float *d = tu_dup(P, nqkv);
-    ref_attention_backward(d, G, qkv, att, B, T, C, NH);
+    andrea_ref_attention_backward(d, G, qkv, att, B, T, C, NH);
     att_ctx c = {B, T, C, NH, to_double(qkv, nqkv), to_double(G, nout)};
     double L = 0.0;
     for (size_t i = 0; i < nout; i++) L += (double)G[i] * out[i];
     CHECK_CLOSE(L, att_loss(&c), 1e-5, 1e-5);
     double *fd = dalloc(nqkv);
     fd_grad(c.qkv, nqkv, att_loss, &c, fd);
-    check_fd("ref_attention_backward dqkv vs finite differences", d, P, fd, nqkv);
+    check_fd("andrea_ref_attention_backward dqkv vs finite differences", d, P, fd, nqkv);
     free(qkv); free(G); free(P); free(out); free(att); free(d); free(c.qkv); free(c.G); free(fd);
 }
 
@@ -925,16 +925,16 @@ static void fd_crossentropy(void) {
     float *logits = rnd_array((size_t)N * V, -3, 3), *p = tu_dup(logits, (size_t)N * V);
     float losses[5];
     int nv = 0;
-    float mean = ref_crossentropy_forward(p, losses, targets, N, V, &nv);
+    float mean = andrea_ref_crossentropy_forward(p, losses, targets, N, V, &nv);
     CHECK(nv == 3);
     ce_ctx c = {N, V, targets, to_double(logits, (size_t)N * V)};
     CHECK_CLOSE(mean, ce_loss(&c), 0.0, 2 * EPS);
-    ref_crossentropy_backward(p, targets, N, V, 1.0f / nv);
+    andrea_ref_crossentropy_backward(p, targets, N, V, 1.0f / nv);
     double *fd = dalloc((size_t)N * V);
     fd_grad(c.logits, (size_t)N * V, ce_loss, &c, fd);
     float *zero = tu_falloc((size_t)N * V);
     memset(zero, 0, (size_t)N * V * sizeof(float));
-    check_fd("ref_crossentropy_backward vs finite differences", p, zero, fd, (size_t)N * V);
+    check_fd("andrea_ref_crossentropy_backward vs finite differences", p, zero, fd, (size_t)N * V);
     free(logits); free(p); free(c.logits); free(fd); free(zero);
 }
 

@@ -35,11 +35,11 @@ static void check(int M, int K, int N) {
     for (size_t i = 0; i < nk; i++) rw[i] = bf16_round(w[i]);
     for (size_t i = 0; i < mn; i++) rd[i] = bf16_round(dout[i]);
     CHECK(andrea_set_matmul_precision(ANDREA_PRECISION_BF16) == 0);
-    matmul_forward(out, inp, w, NULL, M, K, N);
-    matmul_backward(dinp, dw, NULL, dout, inp, w, M, K, N);
+    andrea_matmul_forward(out, inp, w, NULL, M, K, N);
+    andrea_matmul_backward(dinp, dw, NULL, dout, inp, w, M, K, N);
     andrea_set_matmul_precision(ANDREA_PRECISION_FP32);
-    ref_matmul_forward(ref, ri, rw, NULL, M, K, N);
-    ref_matmul_backward(dinp_r, dw_r, NULL, rd, ri, rw, M, K, N);
+    andrea_ref_matmul_forward(ref, ri, rw, NULL, M, K, N);
+    andrea_ref_matmul_backward(dinp_r, dw_r, NULL, rd, ri, rw, M, K, N);
     /* products of bf16 values are exact in fp32; what remains is fp32 summation of up to
      * max(K, M) unit-variance terms: ~sqrt(n) eps relative to the sum's scale */
     double tol = 4e-6 * sqrt((double)(K > M ? K : M) * (N > K ? N : K));

@@ -102,11 +102,11 @@ static void train_step(andrea_model *m, float *am, float *av, const int32_t *x, 
     andrea_model_zero_grad(m);
     andrea_model_forward(m, x, y, B, T);
     andrea_model_backward(m);
-    float gnorm = (float)__builtin_sqrt(grad_sum_squares(m->grads, (size_t)m->layout.total));
+    float gnorm = (float)__builtin_sqrt(andrea_grad_sum_squares(m->grads, (size_t)m->layout.total));
     float gscale = gnorm > 1.0f ? 1.0f / gnorm : 1.0f;
     for (int i = 0; i < m->layout.n; i++) {
         const andrea_tensor_info *ti = &m->layout.t[i];
-        adamw_update(m->params + ti->offset, m->grads + ti->offset, am + ti->offset,
+        andrea_adamw_update(m->params + ti->offset, m->grads + ti->offset, am + ti->offset,
                      av + ti->offset, (size_t)ti->size, 1e-3f, 0.9f, 0.95f, 1e-8f,
                      ti->decay ? 0.1f : 0.0f, t, gscale);
     }

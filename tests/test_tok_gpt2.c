@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "andrea_tokenizer.h"
-#include "tokenizer/tok_internal.h" /* read_file */
+#include "tokenizer/tok_internal.h" /* andrea_read_file_bytes */
 #include "test_util.h"
 
 static char fixtures[4096];
@@ -109,7 +109,7 @@ int main(void) {
     /* adversarial UTF-8: every id */
     andrea_bytes adv = {0};
     snprintf(path, sizeof path, "%s/gpt2_adversarial.txt", fixtures);
-    if (read_file(path, &adv)) {
+    if (andrea_read_file_bytes(path, &adv)) {
         fprintf(stderr, "cannot read %s\n", path);
         return 1;
     }
@@ -193,7 +193,7 @@ int main(void) {
         if (strcmp(name, "gpt2_adversarial.txt") == 0) continue;
         snprintf(path, sizeof path, "%s/%s", data, name);
         andrea_bytes text = {0};
-        if (read_file(path, &text)) {
+        if (andrea_read_file_bytes(path, &text)) {
             printf("skip %s: not found\n", path);
             continue;
         }

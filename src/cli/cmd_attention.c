@@ -214,7 +214,7 @@ int cmd_attention(int argc, char **argv) {
             worst_row, (T + 2) * ldexp(1.0, -23), pass(worst_row <= (T + 2) * ldexp(1.0, -23)));
     fprintf(out, "  A is exactly 0 above the diagonal and >= 0 everywhere (%lld bad entries): %s\n",
             upper_bad, pass(upper_bad == 0));
-    fprintf(out, "  exported numbers are the engine's: attention_forward re-run on the stored q,k,v "
+    fprintf(out, "  exported numbers are the engine's: andrea_attention_forward re-run on the stored q,k,v "
                  "gives bit-identical A (%lld differ) and A.V (%lld differ); fl(raw * scale) equals "
                  "the engine's scores (%lld differ): %s\n",
             (long long)maps.prob_mismatches, (long long)maps.out_mismatches,

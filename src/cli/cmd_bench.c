@@ -43,12 +43,12 @@ static double bench_train(andrea_model *m, int B, int T, int warmup, int steps) 
         andrea_model_backward(m);
         /* what the trainer does: the gradient norm, clipping at 1 inside AdamW */
         float gnorm = 0.0f;
-        PROF(PROF_OPTIMIZER, gnorm = (float)sqrt(grad_sum_squares(m->grads, (size_t)n)));
+        PROF(PROF_OPTIMIZER, gnorm = (float)sqrt(andrea_grad_sum_squares(m->grads, (size_t)n)));
         float gscale = gnorm > 1.0f ? 1.0f / gnorm : 1.0f;
         for (int i = 0; i < m->layout.n; i++) {
             const andrea_tensor_info *t = &m->layout.t[i];
             PROF(PROF_OPTIMIZER,
-                 adamw_update(m->params + t->offset, m->grads + t->offset, am + t->offset,
+                 andrea_adamw_update(m->params + t->offset, m->grads + t->offset, am + t->offset,
                               av + t->offset, (size_t)t->size, 1e-4f, 0.9f, 0.99f, 1e-8f,
                               t->decay ? 0.1f : 0.0f, s + 1, gscale));
         }

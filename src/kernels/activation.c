@@ -5,7 +5,7 @@
 #include "kernels/act_math.h"
 #include "kernels/kernels.h"
 
-void activation_forward(float *out, const float *inp, size_t n, int act) {
+void andrea_activation_forward(float *out, const float *inp, size_t n, int act) {
     long N = (long)n;
     switch (act) {
     case ANDREA_ACT_GELU:
@@ -23,7 +23,7 @@ void activation_forward(float *out, const float *inp, size_t n, int act) {
     }
 }
 
-void activation_backward(float *dinp, const float *inp, const float *dout, size_t n, int act) {
+void andrea_activation_backward(float *dinp, const float *inp, const float *dout, size_t n, int act) {
     long N = (long)n;
     switch (act) {
     case ANDREA_ACT_GELU:
@@ -41,7 +41,7 @@ void activation_backward(float *dinp, const float *inp, const float *dout, size_
     }
 }
 
-void residual_forward(float *out, const float *a, const float *b, size_t n) {
+void andrea_residual_forward(float *out, const float *a, const float *b, size_t n) {
     long N = (long)n;
 #pragma omp parallel for schedule(static) if (N >= (1L << 15))
     for (long i = 0; i < N; i++) out[i] = a[i] + b[i];

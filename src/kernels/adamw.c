@@ -4,7 +4,7 @@
 
 #include "kernels/kernels.h"
 
-void adamw_update(float *p, const float *g, float *m, float *v, size_t n, float lr, float b1,
+void andrea_adamw_update(float *p, const float *g, float *m, float *v, size_t n, float lr, float b1,
                   float b2, float eps, float wd, int t, float gscale) {
     /* Bias corrections in double: 1 - b2^t is tiny early on and loses digits in float. */
     float c1 = (float)(1.0 / (1.0 - pow(b1, t)));
@@ -23,7 +23,7 @@ void adamw_update(float *p, const float *g, float *m, float *v, size_t n, float 
 
 #define SUMSQ_PARTS 256
 
-double grad_sum_squares(const float *g, size_t n) {
+double andrea_grad_sum_squares(const float *g, size_t n) {
     /* 256 parts whose bounds depend on n alone, each summed in double, then added in
      * part order: the same bits for any thread count, and no allocation */
     size_t part = (n + SUMSQ_PARTS - 1) / SUMSQ_PARTS;

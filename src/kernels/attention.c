@@ -13,7 +13,7 @@
 
 #include "kernels/kernels.h"
 
-void attention_forward(float *out, float *att, float *preatt, const float *qkv, int B, int T,
+void andrea_attention_forward(float *out, float *att, float *preatt, const float *qkv, int B, int T,
                        int C, int NH) {
     int HS = C / NH;
     /* One float multiply per score, as in the reference engine (not a division). */
@@ -60,7 +60,7 @@ void attention_forward(float *out, float *att, float *preatt, const float *qkv, 
     }
 }
 
-void attention_backward(float *dqkv, const float *dout, const float *qkv, const float *att,
+void andrea_attention_backward(float *dqkv, const float *dout, const float *qkv, const float *att,
                         int B, int T, int C, int NH) {
     int HS = C / NH;
     float scale = 1.0f / sqrtf((float)HS);
@@ -111,7 +111,7 @@ void attention_backward(float *dqkv, const float *dout, const float *qkv, const 
     }
 }
 
-void softmax_row(float *x, int n) {
+void andrea_softmax_row(float *x, int n) {
     float maxv = -INFINITY;
     for (int i = 0; i < n; i++)
         if (x[i] > maxv) maxv = x[i];

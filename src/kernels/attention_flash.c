@@ -316,7 +316,7 @@ DEFINE_FLASH(avx2, __attribute__((target("avx2,fma"))), 8, 0, tile_4x2v_avx2)
 #endif
 DEFINE_FLASH(generic, , 4, 0, tile_4x2v_generic) /* SSE2 on x86-64, NEON on arm64 */
 
-static int g_isa_cap = -1; /* attention_flash_set_isa */
+static int g_isa_cap = -1; /* andrea_attention_flash_set_isa */
 
 static int flash_isa(void) { /* 2 AVX-512, 1 AVX2+FMA, 0 baseline */
     int isa = 0;
@@ -329,12 +329,12 @@ static int flash_isa(void) { /* 2 AVX-512, 1 AVX2+FMA, 0 baseline */
     return g_isa_cap >= 0 && g_isa_cap < isa ? g_isa_cap : isa;
 }
 
-int attention_flash_set_isa(int cap) {
+int andrea_attention_flash_set_isa(int cap) {
     g_isa_cap = cap;
     return flash_isa();
 }
 
-void attention_flash_forward(float *out, float *lse, const float *qkv, int B, int T, int C,
+void andrea_attention_flash_forward(float *out, float *lse, const float *qkv, int B, int T, int C,
                              int NH) {
     flash_fwd_fn fn = flash_forward_generic;
 #ifdef FLASH_X86_DISPATCH
@@ -346,7 +346,7 @@ void attention_flash_forward(float *out, float *lse, const float *qkv, int B, in
         for (int h = 0; h < NH; h++) fn(out, lse, qkv, b, h, T, C, NH);
 }
 
-void attention_flash_backward(float *dqkv, const float *dout, const float *qkv,
+void andrea_attention_flash_backward(float *dqkv, const float *dout, const float *qkv,
                               const float *out, const float *lse, int B, int T, int C, int NH) {
     flash_bwd_fn fn = flash_backward_generic;
 #ifdef FLASH_X86_DISPATCH

@@ -5,7 +5,7 @@
 #include "kernels/fastmath.h"
 #include "kernels/kernels.h"
 
-float crossentropy_forward(float *probs, float *losses, const int32_t *targets, int N, int V,
+float andrea_crossentropy_forward(float *probs, float *losses, const int32_t *targets, int N, int V,
                            int *n_valid) {
 #pragma omp parallel for schedule(static)
     for (int i = 0; i < N; i++) {
@@ -39,7 +39,7 @@ float crossentropy_forward(float *probs, float *losses, const int32_t *targets, 
     return count ? (float)(total / count) : 0.0f;
 }
 
-void crossentropy_backward(float *dlogits, const int32_t *targets, int N, int V, float dloss) {
+void andrea_crossentropy_backward(float *dlogits, const int32_t *targets, int N, int V, float dloss) {
 #pragma omp parallel for schedule(static)
     for (int i = 0; i < N; i++) {
         float *p = dlogits + (long)i * V;

@@ -87,21 +87,21 @@ DOT_CLONES static float dot_i8_plain(const int8_t *w, const float *x, int K) {
     return s;
 }
 
-float dot_f32(const float *w, const float *x, int K) {
+float andrea_dot_f32(const float *w, const float *x, int K) {
 #ifdef HAVE_DOT_AVX512
     if (use_avx512()) return dot_f32_avx512(w, x, K);
 #endif
     return dot_f32_plain(w, x, K);
 }
 
-float dot_bf16(const uint16_t *w, const float *x, int K) {
+float andrea_dot_bf16(const uint16_t *w, const float *x, int K) {
 #ifdef HAVE_DOT_AVX512
     if (use_avx512()) return dot_bf16_avx512(w, x, K);
 #endif
     return dot_bf16_plain(w, x, K);
 }
 
-float dot_i8(const int8_t *w, const float *x, int K) {
+float andrea_dot_i8(const int8_t *w, const float *x, int K) {
 #ifdef HAVE_DOT_AVX512
     if (use_avx512()) return dot_i8_avx512(w, x, K);
 #endif

@@ -22,16 +22,16 @@
 /* ---- matmul ------------------------------------------------------------------ */
 
 /* out(M, N) = inp(M, K) @ w(N, K)^T + bias(N).  bias may be NULL. */
-void matmul_forward(float *out, const float *inp, const float *w, const float *bias,
+void andrea_matmul_forward(float *out, const float *inp, const float *w, const float *bias,
                     int M, int K, int N);
 /* dinp(M, K) += dout(M, N) @ w(N, K); dw(N, K) += dout^T @ inp; dbias(N) += sum_m dout. */
-void matmul_backward(float *dinp, float *dw, float *dbias, const float *dout,
+void andrea_matmul_backward(float *dinp, float *dw, float *dbias, const float *dout,
                      const float *inp, const float *w, int M, int K, int N);
 
 /* A residual branch's output projection with the residual add fused: out = resid +
  * inp @ w^T + bias, the product summed onto resid + bias (one pass over out fewer than
- * matmul_forward + residual_forward). resid must not overlap out. */
-void matmul_forward_residual(float *out, const float *inp, const float *w, const float *bias,
+ * andrea_matmul_forward + andrea_residual_forward). resid must not overlap out. */
+void andrea_matmul_forward_residual(float *out, const float *inp, const float *w, const float *bias,
                              const float *resid, int M, int K, int N);
 
 /* What a product does to each finished output element while it is still in cache:
@@ -45,33 +45,33 @@ typedef struct {
 } matmul_epilogue;
 
 /* The MLP's first matmul with its activation fused: pre = inp @ w^T + bias (M, N), post =
- * act(pre). Same values as matmul_forward + activation_forward, one pass fewer. */
-void matmul_forward_act(float *pre, float *post, const float *inp, const float *w,
+ * act(pre). Same values as andrea_matmul_forward + andrea_activation_forward, one pass fewer. */
+void andrea_matmul_forward_act(float *pre, float *post, const float *inp, const float *w,
                         const float *bias, int M, int K, int N, int act);
 /* Backward of out = post @ w^T + bias where post = act(pre): dpre = act'(pre) * (dout @ w)
  * (OVERWRITTEN, unlike the rest), dw += dout^T @ post, dbias += sum_m dout. Same values
- * as matmul_backward into zeros + activation_backward into zeros. */
-void matmul_backward_act(float *dpre, float *dw, float *dbias, const float *dout,
+ * as andrea_matmul_backward into zeros + andrea_activation_backward into zeros. */
+void andrea_matmul_backward_act(float *dpre, float *dw, float *dbias, const float *dout,
                          const float *post, const float *w, const float *pre, int M, int K, int N,
                          int act);
 
-/* gemm_nn's product with bf16 operands (rounded to nearest even while packing) and fp32
+/* andrea_gemm_nn's product with bf16 operands (rounded to nearest even while packing) and fp32
  * accumulation, on AVX512-BF16 (vdpbf16ps): C(M, N) += A @ B, A and B strided as in
- * gemm_nn. Returns -1 with andrea_error(), C untouched, when the CPU lacks AVX512-BF16
+ * andrea_gemm_nn. Returns -1 with andrea_error(), C untouched, when the CPU lacks AVX512-BF16
  * or packing memory cannot be had. */
-int gemm_bf16(float *c, int ldc, const float *a, long a_rs, long a_cs, const float *b, long b_rs,
+int andrea_gemm_bf16(float *c, int ldc, const float *a, long a_rs, long a_cs, const float *b, long b_rs,
               long b_cs, int M, int K, int N);
 int andrea_bf16_supported(void);
 
 /* Caps the matmul tile's instruction set (0 baseline, 1 AVX2+FMA, 2 or < 0: the best
  * the CPU has) so tests can run every variant on one machine. Global; not while running. */
-int matmul_set_isa(int cap);
+int andrea_matmul_set_isa(int cap);
 
 /* The general engine under both: C(M, N) (+)= A(M, K) @ B(K, N), where
  * A(m, k) = a[m * a_rs + k * a_cs] and B(k, n) = b[k * b_rs + n * b_cs] (any strides:
  * transposes are read in place), C row-major with row stride ldc. accumulate = 0
  * overwrites. */
-void gemm_nn(float *c, int ldc, const float *a, long a_rs, long a_cs, const float *b, long b_rs,
+void andrea_gemm_nn(float *c, int ldc, const float *a, long a_rs, long a_cs, const float *b, long b_rs,
              long b_cs, int M, int K, int N, int accumulate);
 
 /* The products' thread split: thread t of nt gets units [u t / nt, u (t+1) / nt) of the
@@ -107,36 +107,36 @@ static inline void gemm_split(int M, int K, int N, int a_packed, int mr, int nr,
 
 /* sum_k w[k] x[k] for one weight row in fp32, bf16 (top 16 bits of an fp32) or int8 (the
  * row's scale applied by the caller); AVX-512 with 4 accumulators where available. */
-float dot_f32(const float *w, const float *x, int K);
-float dot_bf16(const uint16_t *w, const float *x, int K);
-float dot_i8(const int8_t *w, const float *x, int K);
+float andrea_dot_f32(const float *w, const float *x, int K);
+float andrea_dot_bf16(const uint16_t *w, const float *x, int K);
+float andrea_dot_i8(const int8_t *w, const float *x, int K);
 
 /* ---- normalisation --------------------------------------------------------------- */
 
 /* LayerNorm over the last dim: out = (x - mean) * rstd * w + b, rstd = 1/sqrt(var + eps),
  * biased variance. mean and rstd (N) are saved for backward. b may be NULL. */
-void layernorm_forward(float *out, float *mean, float *rstd, const float *inp,
+void andrea_layernorm_forward(float *out, float *mean, float *rstd, const float *inp,
                        const float *w, const float *b, int N, int C, float eps);
-void layernorm_backward(float *dinp, float *dw, float *db, const float *dout,
+void andrea_layernorm_backward(float *dinp, float *dw, float *db, const float *dout,
                         const float *inp, const float *w, const float *mean,
                         const float *rstd, int N, int C);
 /* RMSNorm: out = x * rstd * w, rstd = 1/sqrt(mean(x^2) + eps). rstd (N) saved. */
-void rmsnorm_forward(float *out, float *rstd, const float *inp, const float *w,
+void andrea_rmsnorm_forward(float *out, float *rstd, const float *inp, const float *w,
                      int N, int C, float eps);
-void rmsnorm_backward(float *dinp, float *dw, const float *dout, const float *inp,
+void andrea_rmsnorm_backward(float *dinp, float *dw, const float *dout, const float *inp,
                       const float *w, const float *rstd, int N, int C);
 
 /* ---- activations (act is an andrea_act) -------------------------------------------- */
 
 /* gelu-tanh: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)));  relu; relu2 = relu(x)^2 */
-void activation_forward(float *out, const float *inp, size_t n, int act);
+void andrea_activation_forward(float *out, const float *inp, size_t n, int act);
 /* dinp += f'(inp) * dout */
-void activation_backward(float *dinp, const float *inp, const float *dout, size_t n, int act);
+void andrea_activation_backward(float *dinp, const float *inp, const float *dout, size_t n, int act);
 
 /* ---- residual ------------------------------------------------------------------- */
 
 /* out = a + b (n floats) */
-void residual_forward(float *out, const float *a, const float *b, size_t n);
+void andrea_residual_forward(float *out, const float *a, const float *b, size_t n);
 
 /* ---- causal multi-head attention --------------------------------------------------- */
 
@@ -148,7 +148,7 @@ void residual_forward(float *out, const float *a, const float *b, size_t n);
  * att (B, NH, T, T) keeps the probabilities, exactly 0 above the diagonal.
  * preatt (B, NH, T, T), if not NULL, receives the scaled scores with -INFINITY
  * above the diagonal (the masked scores the softmax saw). out (B, T, C). */
-void attention_forward(float *out, float *att, float *preatt, const float *qkv,
+void andrea_attention_forward(float *out, float *att, float *preatt, const float *qkv,
                        int B, int T, int C, int NH);
 /* q . k over one head: the one loop every attention score comes from (the kernel, the
  * KV cache and `andrea attention`'s raw view), so they agree to the bit. The simd
@@ -160,20 +160,20 @@ static inline float attn_dot(const float *q, const float *k, int HS) {
     return s;
 }
 /* dqkv (B, T, 3C) += gradient through the attention, given dout (B, T, C). */
-void attention_backward(float *dqkv, const float *dout, const float *qkv, const float *att,
+void andrea_attention_backward(float *dqkv, const float *dout, const float *qkv, const float *att,
                         int B, int T, int C, int NH);
 
 /* ---- softmax and cross-entropy ------------------------------------------------------- */
 
 /* In place, one row of n: x = exp(x - max) / sum. */
-void softmax_row(float *x, int n);
+void andrea_softmax_row(float *x, int n);
 /* logits (N, V) -> probabilities in place; losses[i] = -log p[target]; targets < 0 are
  * ignored (loss 0). Returns the mean over valid targets (0 if none) and the count. */
-float crossentropy_forward(float *logits_to_probs, float *losses, const int32_t *targets,
+float andrea_crossentropy_forward(float *logits_to_probs, float *losses, const int32_t *targets,
                            int N, int V, int *n_valid);
 /* probs (N, V) -> dlogits in place: (p - onehot(target)) * dloss; rows with target < 0
  * become 0. dloss is usually 1 / n_valid. */
-void crossentropy_backward(float *probs_to_dlogits, const int32_t *targets, int N, int V,
+void andrea_crossentropy_backward(float *probs_to_dlogits, const int32_t *targets, int N, int V,
                            float dloss);
 
 /* ---- optimiser ------------------------------------------------------------------------ */
@@ -182,63 +182,63 @@ void crossentropy_backward(float *probs_to_dlogits, const int32_t *targets, int 
  * scaled by gscale (gradient clipping folded in: no separate pass over the gradients):
  *   g' = gscale g;  m = b1 m + (1-b1) g';  v = b2 v + (1-b2) g'^2
  *   p -= lr * (m / (1-b1^t) / (sqrt(v / (1-b2^t)) + eps) + wd * p) */
-void adamw_update(float *p, const float *g, float *m, float *v, size_t n, float lr,
+void andrea_adamw_update(float *p, const float *g, float *m, float *v, size_t n, float lr,
                   float b1, float b2, float eps, float wd, int t, float gscale);
 /* sum g_i^2 in double, in parallel over 256 parts fixed by n, added in part order: the
  * same value for every thread count (the clipping norm is part of the results). */
-double grad_sum_squares(const float *g, size_t n);
+double andrea_grad_sum_squares(const float *g, size_t n);
 
 /* ---- references (kernels/reference.c): same contracts, double accumulation ------------ */
 
-void ref_matmul_forward(float *out, const float *inp, const float *w, const float *bias,
+void andrea_ref_matmul_forward(float *out, const float *inp, const float *w, const float *bias,
                         int M, int K, int N);
-void ref_matmul_backward(float *dinp, float *dw, float *dbias, const float *dout,
+void andrea_ref_matmul_backward(float *dinp, float *dw, float *dbias, const float *dout,
                          const float *inp, const float *w, int M, int K, int N);
-void ref_layernorm_forward(float *out, float *mean, float *rstd, const float *inp,
+void andrea_ref_layernorm_forward(float *out, float *mean, float *rstd, const float *inp,
                            const float *w, const float *b, int N, int C, float eps);
-void ref_layernorm_backward(float *dinp, float *dw, float *db, const float *dout,
+void andrea_ref_layernorm_backward(float *dinp, float *dw, float *db, const float *dout,
                             const float *inp, const float *w, const float *mean,
                             const float *rstd, int N, int C);
-void ref_rmsnorm_forward(float *out, float *rstd, const float *inp, const float *w,
+void andrea_ref_rmsnorm_forward(float *out, float *rstd, const float *inp, const float *w,
                          int N, int C, float eps);
-void ref_rmsnorm_backward(float *dinp, float *dw, const float *dout, const float *inp,
+void andrea_ref_rmsnorm_backward(float *dinp, float *dw, const float *dout, const float *inp,
                           const float *w, const float *rstd, int N, int C);
-void ref_activation_forward(float *out, const float *inp, size_t n, int act);
-void ref_activation_backward(float *dinp, const float *inp, const float *dout, size_t n,
+void andrea_ref_activation_forward(float *out, const float *inp, size_t n, int act);
+void andrea_ref_activation_backward(float *dinp, const float *inp, const float *dout, size_t n,
                              int act);
-void ref_attention_forward(float *out, float *att, float *preatt, const float *qkv,
+void andrea_ref_attention_forward(float *out, float *att, float *preatt, const float *qkv,
                            int B, int T, int C, int NH);
-void ref_attention_backward(float *dqkv, const float *dout, const float *qkv,
+void andrea_ref_attention_backward(float *dqkv, const float *dout, const float *qkv,
                             const float *att, int B, int T, int C, int NH);
-void ref_softmax_row(float *x, int n);
-float ref_crossentropy_forward(float *logits_to_probs, float *losses, const int32_t *targets,
+void andrea_ref_softmax_row(float *x, int n);
+float andrea_ref_crossentropy_forward(float *logits_to_probs, float *losses, const int32_t *targets,
                                int N, int V, int *n_valid);
-void ref_crossentropy_backward(float *probs_to_dlogits, const int32_t *targets, int N, int V,
+void andrea_ref_crossentropy_backward(float *probs_to_dlogits, const int32_t *targets, int N, int V,
                                float dloss);
-void ref_adamw_update(float *p, const float *g, float *m, float *v, size_t n, float lr,
+void andrea_ref_adamw_update(float *p, const float *g, float *m, float *v, size_t n, float lr,
                       float b1, float b2, float eps, float wd, int t, float gscale);
 
 /* ---- fused causal attention (kernels/attention_flash.c) ------------------------------ */
 
-/* The same attention as attention_forward/backward without the (B, NH, T, T)
+/* The same attention as andrea_attention_forward/backward without the (B, NH, T, T)
  * matrix: keys in blocks with an online softmax (FlashAttention-2). Same qkv
  * layout, same scale (one multiply by 1/sqrt(HS) per score), out (B, T, C).
  * lse (B, NH, T) receives each row's log-sum-exp of the scaled scores,
  * max_j s_j + log(sum_j exp(s_j - max)), which is all the backward keeps: it
  * recomputes att[i][j] = exp(s_ij - lse_i) from q and k. O(T) memory, no heap
- * (fixed ~48 KiB stack tiles per thread). Agrees with attention_forward/backward
+ * (fixed ~48 KiB stack tiles per thread). Agrees with andrea_attention_forward/backward
  * to float rounding, not bitwise (different summation order). */
-void attention_flash_forward(float *out, float *lse, const float *qkv, int B, int T, int C,
+void andrea_attention_flash_forward(float *out, float *lse, const float *qkv, int B, int T, int C,
                              int NH);
 /* dqkv (B, T, 3C) += gradient, given dout (B, T, C) and the forward's out and lse. */
-void attention_flash_backward(float *dqkv, const float *dout, const float *qkv,
+void andrea_attention_flash_backward(float *dqkv, const float *dout, const float *qkv,
                               const float *out, const float *lse, int B, int T, int C, int NH);
 /* The flash kernels are compiled for AVX-512, AVX2+FMA and the baseline and pick
  * the CPU's best at each call (x86-64; elsewhere the baseline). Results differ
  * between these in the last bits (FMA), never between runs or thread counts.
- * attention_flash_set_isa(cap) caps the choice at cap (0 baseline, 1 AVX2+FMA,
+ * andrea_attention_flash_set_isa(cap) caps the choice at cap (0 baseline, 1 AVX2+FMA,
  * 2 AVX-512; < 0 removes the cap) so tests and benchmarks can run each one, and
  * returns the level now in use. A global setting: not while kernels run. */
-int attention_flash_set_isa(int cap);
+int andrea_attention_flash_set_isa(int cap);
 
 #endif /* ANDREA_KERNELS_H */

@@ -1,7 +1,7 @@
 /*
  * matmul.c - the dense products of every linear layer, forward and backward.
  *
- * One engine, gemm_nn, computes C (+)= A @ B with B row-major, so the inner
+ * One engine, andrea_gemm_nn, computes C (+)= A @ B with B row-major, so the inner
  * loop is a broadcast of one A element times a contiguous row of B: that
  * vectorises perfectly and needs no horizontal sums. A is read through
  * strides, which lets the same engine serve all three products:
@@ -125,7 +125,7 @@ static void tile_generic(float *c, int ldc, const float *a, long a_rs, long a_cs
 
 static int g_isa_cap = -1; /* tests: cap the tile at 0 baseline, 1 AVX2, 2 AVX-512 */
 
-int matmul_set_isa(int cap) {
+int andrea_matmul_set_isa(int cap) {
     g_isa_cap = cap;
     return cap;
 }
@@ -325,7 +325,7 @@ static void gemm_run(const gemm_job *j, int M, int N) {
     }
 }
 
-void gemm_nn(float *c, int ldc, const float *a, long a_rs, long a_cs, const float *b, long b_rs,
+void andrea_gemm_nn(float *c, int ldc, const float *a, long a_rs, long a_cs, const float *b, long b_rs,
              long b_cs, int M, int K, int N, int accumulate) {
     gemm_job j = {c, ldc, a, b, a_rs, a_cs, b_rs, b_cs, K, accumulate, NULL};
     gemm_run(&j, M, N);
@@ -339,7 +339,7 @@ static void matmul_forward_rows(float *out, const float *inp, const float *w, co
     for (int n = 0; n < N; n++) {
         const float *wn = w + (long)n * K;
         for (int m = 0; m < M; m++) {
-            float s = dot_f32(wn, inp + (long)m * K, K);
+            float s = andrea_dot_f32(wn, inp + (long)m * K, K);
             out[(long)m * N + n] = s + (bias ? bias[n] : 0.0f);
         }
     }
@@ -379,7 +379,7 @@ static void forward_epi(float *out, const float *inp, const float *w, const floa
     }
     init_rows(out, resid, bias, M, N);
     /* B = w^T, read in place: B(k, n) = w[n K + k] */
-    if (use_bf16(M, K, N) && gemm_bf16(out, N, inp, K, 1, w, 1, K, M, K, N) == 0) {
+    if (use_bf16(M, K, N) && andrea_gemm_bf16(out, N, inp, K, 1, w, 1, K, M, K, N) == 0) {
         epilogue_apply_all(epi, out, M, N);
         return;
     }
@@ -387,17 +387,17 @@ static void forward_epi(float *out, const float *inp, const float *w, const floa
     gemm_run(&j, M, N);
 }
 
-void matmul_forward(float *out, const float *inp, const float *w, const float *bias, int M,
+void andrea_matmul_forward(float *out, const float *inp, const float *w, const float *bias, int M,
                     int K, int N) {
     forward_epi(out, inp, w, bias, NULL, M, K, N, NULL);
 }
 
-void matmul_forward_residual(float *out, const float *inp, const float *w, const float *bias,
+void andrea_matmul_forward_residual(float *out, const float *inp, const float *w, const float *bias,
                              const float *resid, int M, int K, int N) {
     forward_epi(out, inp, w, bias, resid, M, K, N, NULL);
 }
 
-void matmul_forward_act(float *pre, float *post, const float *inp, const float *w,
+void andrea_matmul_forward_act(float *pre, float *post, const float *inp, const float *w,
                         const float *bias, int M, int K, int N, int act) {
     matmul_epilogue e = {act, post, NULL, N};
     forward_epi(pre, inp, w, bias, NULL, M, K, N, &e);
@@ -425,18 +425,18 @@ static void backward_epi(float *dinp, int accumulate, float *dw, float *dbias, c
     }
 #endif
     if (bf16) {
-        if (dinp && gemm_bf16(dinp, K, dout, N, 1, w, K, 1, M, N, K) == 0) {
+        if (dinp && andrea_gemm_bf16(dinp, K, dout, N, 1, w, K, 1, M, N, K) == 0) {
             epilogue_apply_all(epi, dinp, M, K);
             dinp = NULL;
         }
-        if (dw && gemm_bf16(dw, K, dout, 1, N, inp, K, 1, N, M, K) == 0) dw = NULL;
+        if (dw && andrea_gemm_bf16(dw, K, dout, 1, N, inp, K, 1, N, M, K) == 0) dw = NULL;
         accumulate = 1; /* zeroed above: a fallback to fp32 adds to the zeros */
     }
     if (dinp) { /* (M,N) @ (N,K) */
         gemm_job j = {dinp, K, dout, w, N, 1, K, 1, N, accumulate, epi};
         gemm_run(&j, M, K);
     }
-    if (dw) gemm_nn(dw, K, dout, 1, N, inp, K, 1, N, M, K, 1); /* (N,M) @ (M,K) */
+    if (dw) andrea_gemm_nn(dw, K, dout, 1, N, inp, K, 1, N, M, K, 1); /* (N,M) @ (M,K) */
     if (dbias) {
 #pragma omp parallel for schedule(static)
         for (int n0 = 0; n0 < N; n0 += 64) {
@@ -449,12 +449,12 @@ static void backward_epi(float *dinp, int accumulate, float *dw, float *dbias, c
     }
 }
 
-void matmul_backward(float *dinp, float *dw, float *dbias, const float *dout, const float *inp,
+void andrea_matmul_backward(float *dinp, float *dw, float *dbias, const float *dout, const float *inp,
                      const float *w, int M, int K, int N) {
     backward_epi(dinp, 1, dw, dbias, dout, inp, w, M, K, N, NULL);
 }
 
-void matmul_backward_act(float *dpre, float *dw, float *dbias, const float *dout,
+void andrea_matmul_backward_act(float *dpre, float *dw, float *dbias, const float *dout,
                          const float *post, const float *w, const float *pre, int M, int K, int N,
                          int act) {
     matmul_epilogue e = {act, NULL, pre, K};

@@ -1,12 +1,12 @@
 /*
- * matmul_bf16.c - the same products as gemm_nn with bf16 operands and fp32
+ * matmul_bf16.c - the same products as andrea_gemm_nn with bf16 operands and fp32
  * accumulation, on AVX512-BF16's vdpbf16ps (two bf16 products per fp32 lane per
  * instruction: twice the fp32 FMA rate). Mixed precision: the master weights,
  * gradients, optimizer state and every non-matmul op stay fp32; only the matmul
  * inputs are rounded (to nearest even) to bf16 as they are packed.
  * Packing: A panels and B panels are stored as 32-bit pairs (x[k], x[k+1]) along
  * k, which is the operand layout vdpbf16ps multiplies; an odd last k pairs with 0.
- * The loop structure is gemm_nn's (matmul.c): per-thread slabs, a KC x NC block of
+ * The loop structure is andrea_gemm_nn's (matmul.c): per-thread slabs, a KC x NC block of
  * B packed once per thread, MR x KC panels of A, an MR x NR register tile.
  */
 #include <stdlib.h>
@@ -223,7 +223,7 @@ static void gemm_bf16_part(float *c, int ldc, const float *a, long a_rs, long a_
 }
 #endif
 
-int gemm_bf16(float *c, int ldc, const float *a, long a_rs, long a_cs, const float *b, long b_rs,
+int andrea_gemm_bf16(float *c, int ldc, const float *a, long a_rs, long a_cs, const float *b, long b_rs,
               long b_cs, int M, int K, int N) {
     if (!andrea_bf16_supported())
         return andrea_set_error("bf16 matmuls need a CPU with AVX512-BF16");

@@ -12,7 +12,7 @@
 
 #define COL_CHUNK 64
 
-void layernorm_forward(float *out, float *mean, float *rstd, const float *inp, const float *w,
+void andrea_layernorm_forward(float *out, float *mean, float *rstd, const float *inp, const float *w,
                        const float *b, int N, int C, float eps) {
 #pragma omp parallel for schedule(static) if ((long)N * C >= (1L << 14))
     for (int i = 0; i < N; i++) {
@@ -32,7 +32,7 @@ void layernorm_forward(float *out, float *mean, float *rstd, const float *inp, c
     }
 }
 
-void layernorm_backward(float *dinp, float *dw, float *db, const float *dout, const float *inp,
+void andrea_layernorm_backward(float *dinp, float *dw, float *db, const float *dout, const float *inp,
                         const float *w, const float *mean, const float *rstd, int N, int C) {
     if (dinp) {
 #pragma omp parallel for schedule(static) if ((long)N * C >= (1L << 14))
@@ -71,7 +71,7 @@ void layernorm_backward(float *dinp, float *dw, float *db, const float *dout, co
     }
 }
 
-void rmsnorm_forward(float *out, float *rstd, const float *inp, const float *w, int N, int C,
+void andrea_rmsnorm_forward(float *out, float *rstd, const float *inp, const float *w, int N, int C,
                      float eps) {
 #pragma omp parallel for schedule(static) if ((long)N * C >= (1L << 14))
     for (int i = 0; i < N; i++) {
@@ -86,7 +86,7 @@ void rmsnorm_forward(float *out, float *rstd, const float *inp, const float *w, 
     }
 }
 
-void rmsnorm_backward(float *dinp, float *dw, const float *dout, const float *inp, const float *w,
+void andrea_rmsnorm_backward(float *dinp, float *dw, const float *dout, const float *inp, const float *w,
                       const float *rstd, int N, int C) {
     if (dinp) {
 #pragma omp parallel for schedule(static) if ((long)N * C >= (1L << 14))

@@ -15,7 +15,7 @@
 
 /* ---- matmul ------------------------------------------------------------------ */
 
-void ref_matmul_forward(float *out, const float *inp, const float *w, const float *bias,
+void andrea_ref_matmul_forward(float *out, const float *inp, const float *w, const float *bias,
                         int M, int K, int N) {
     for (int m = 0; m < M; m++) {
         for (int n = 0; n < N; n++) {
@@ -26,7 +26,7 @@ void ref_matmul_forward(float *out, const float *inp, const float *w, const floa
     }
 }
 
-void ref_matmul_backward(float *dinp, float *dw, float *dbias, const float *dout,
+void andrea_ref_matmul_backward(float *dinp, float *dw, float *dbias, const float *dout,
                          const float *inp, const float *w, int M, int K, int N) {
     if (dinp) { /* dinp[m][k] += sum_n dout[m][n] w[n][k] */
         for (int m = 0; m < M; m++) {
@@ -57,7 +57,7 @@ void ref_matmul_backward(float *dinp, float *dw, float *dbias, const float *dout
 
 /* ---- normalisation --------------------------------------------------------------- */
 
-void ref_layernorm_forward(float *out, float *mean, float *rstd, const float *inp,
+void andrea_ref_layernorm_forward(float *out, float *mean, float *rstd, const float *inp,
                            const float *w, const float *b, int N, int C, float eps) {
     for (int i = 0; i < N; i++) {
         const float *x = inp + (size_t)i * C;
@@ -78,7 +78,7 @@ void ref_layernorm_forward(float *out, float *mean, float *rstd, const float *in
 
 /* With xhat = (x - mean) rstd and g = dout * w:
  *   dx = rstd (g - mean(g) - xhat mean(g xhat)),  dw += dout xhat,  db += dout. */
-void ref_layernorm_backward(float *dinp, float *dw, float *db, const float *dout,
+void andrea_ref_layernorm_backward(float *dinp, float *dw, float *db, const float *dout,
                             const float *inp, const float *w, const float *mean,
                             const float *rstd, int N, int C) {
     double *sw = calloc((size_t)C, sizeof(double));
@@ -114,7 +114,7 @@ void ref_layernorm_backward(float *dinp, float *dw, float *db, const float *dout
     free(sb);
 }
 
-void ref_rmsnorm_forward(float *out, float *rstd, const float *inp, const float *w,
+void andrea_ref_rmsnorm_forward(float *out, float *rstd, const float *inp, const float *w,
                          int N, int C, float eps) {
     for (int i = 0; i < N; i++) {
         const float *x = inp + (size_t)i * C;
@@ -129,7 +129,7 @@ void ref_rmsnorm_forward(float *out, float *rstd, const float *inp, const float 
 
 /* y = x r w with r = (mean(x^2) + eps)^(-1/2), so dr/dx_c = -r^3 x_c / C and, with g = dout w,
  *   dx = r g - r^3 x mean(g x),  dw += dout x r. */
-void ref_rmsnorm_backward(float *dinp, float *dw, const float *dout, const float *inp,
+void andrea_ref_rmsnorm_backward(float *dinp, float *dw, const float *dout, const float *inp,
                           const float *w, const float *rstd, int N, int C) {
     double *sw = calloc((size_t)C, sizeof(double));
     assert(sw);
@@ -181,18 +181,18 @@ static double act_df(double x, int act) {
     }
 }
 
-void ref_activation_forward(float *out, const float *inp, size_t n, int act) {
+void andrea_ref_activation_forward(float *out, const float *inp, size_t n, int act) {
     for (size_t i = 0; i < n; i++) out[i] = (float)act_f(inp[i], act);
 }
 
-void ref_activation_backward(float *dinp, const float *inp, const float *dout, size_t n,
+void andrea_ref_activation_backward(float *dinp, const float *inp, const float *dout, size_t n,
                              int act) {
     for (size_t i = 0; i < n; i++) dinp[i] += (float)(act_df(inp[i], act) * dout[i]);
 }
 
 /* ---- causal multi-head attention --------------------------------------------------- */
 
-void ref_attention_forward(float *out, float *att, float *preatt, const float *qkv,
+void andrea_ref_attention_forward(float *out, float *att, float *preatt, const float *qkv,
                            int B, int T, int C, int NH) {
     int HS = C / NH;
     /* Dot products of random d-dimensional vectors grow like sqrt(d); scaling by
@@ -241,7 +241,7 @@ void ref_attention_forward(float *out, float *att, float *preatt, const float *q
  *   dv_j += A_j dout_i
  *   dS_j  = A_j (dA_j - sum_k A_k dA_k)          (softmax backward)
  *   dq_i += scale sum_j dS_j k_j,   dk_j += scale dS_j q_i */
-void ref_attention_backward(float *dqkv, const float *dout, const float *qkv,
+void andrea_ref_attention_backward(float *dqkv, const float *dout, const float *qkv,
                             const float *att, int B, int T, int C, int NH) {
     int HS = C / NH;
     double scale = (double)(1.0f / sqrtf((float)HS));
@@ -287,7 +287,7 @@ void ref_attention_backward(float *dqkv, const float *dout, const float *qkv,
 
 /* ---- softmax and cross-entropy ------------------------------------------------------- */
 
-void ref_softmax_row(float *x, int n) {
+void andrea_ref_softmax_row(float *x, int n) {
     double mx = -INFINITY, sum = 0.0;
     for (int i = 0; i < n; i++)
         if (x[i] > mx) mx = x[i];
@@ -295,7 +295,7 @@ void ref_softmax_row(float *x, int n) {
     for (int i = 0; i < n; i++) x[i] = (float)(exp((double)x[i] - mx) / sum);
 }
 
-float ref_crossentropy_forward(float *logits_to_probs, float *losses, const int32_t *targets,
+float andrea_ref_crossentropy_forward(float *logits_to_probs, float *losses, const int32_t *targets,
                                int N, int V, int *n_valid) {
     double total = 0.0;
     int valid = 0;
@@ -320,7 +320,7 @@ float ref_crossentropy_forward(float *logits_to_probs, float *losses, const int3
     return valid ? (float)(total / valid) : 0.0f;
 }
 
-void ref_crossentropy_backward(float *probs_to_dlogits, const int32_t *targets, int N, int V,
+void andrea_ref_crossentropy_backward(float *probs_to_dlogits, const int32_t *targets, int N, int V,
                                float dloss) {
     for (int i = 0; i < N; i++) {
         float *p = probs_to_dlogits + (size_t)i * V;
@@ -334,7 +334,7 @@ void ref_crossentropy_backward(float *probs_to_dlogits, const int32_t *targets, 
 
 /* ---- optimiser ------------------------------------------------------------------------ */
 
-void ref_adamw_update(float *p, const float *g, float *m, float *v, size_t n, float lr,
+void andrea_ref_adamw_update(float *p, const float *g, float *m, float *v, size_t n, float lr,
                       float b1, float b2, float eps, float wd, int t, float gscale) {
     assert(t >= 1);
     double c1 = 1.0 - pow((double)b1, t), c2 = 1.0 - pow((double)b2, t);

@@ -70,10 +70,10 @@ int andrea_kv_pos(const andrea_kv *kv) { return kv->pos; }
 static void norm1(const andrea_model *m, andrea_kv *kv, float *out, const float *inp,
                   const float *w, const float *b) {
     if (m->cfg.norm == ANDREA_NORM_LAYER)
-        layernorm_forward(out, &kv->stat_mean, &kv->stat_rstd, inp, w, b, 1, m->cfg.d_model,
+        andrea_layernorm_forward(out, &kv->stat_mean, &kv->stat_rstd, inp, w, b, 1, m->cfg.d_model,
                           m->cfg.norm_eps);
     else
-        rmsnorm_forward(out, &kv->stat_rstd, inp, w, 1, m->cfg.d_model, m->cfg.norm_eps);
+        andrea_rmsnorm_forward(out, &kv->stat_rstd, inp, w, 1, m->cfg.d_model, m->cfg.norm_eps);
 }
 
 /* Layer attention for the position pos: its key and value go into the layer's cache rows
@@ -138,7 +138,7 @@ const float *andrea_kv_step(andrea_model *m, andrea_kv *kv, int32_t token) {
         for (int k = 0; k < C; k++) kv->x[k] += kv->tmp[k];
         PROF(PROF_NORM, norm1(m, kv, kv->xn, kv->x, w->ln2w, w->ln2b));
         PROF(PROF_MATMUL, andrea_matvec(m, kv->h, kv->xn, w->wfc, w->bfc, C, 4 * C));
-        activation_forward(kv->hact, kv->h, (size_t)4 * C, c->act);
+        andrea_activation_forward(kv->hact, kv->h, (size_t)4 * C, c->act);
         PROF(PROF_MATMUL, andrea_matvec(m, kv->tmp, kv->hact, w->wproj, w->bproj, 4 * C, C));
         for (int k = 0; k < C; k++) kv->x[k] += kv->tmp[k];
     }

@@ -94,7 +94,7 @@ int andrea_model_fake_quantize(andrea_model *m, int kind) {
 void andrea_matvec(const andrea_model *m, float *out, const float *x, const float *w,
                    const float *bias, int K, int N) {
     if (m->quant == ANDREA_QUANT_NONE) {
-        matmul_forward(out, x, w, bias, 1, K, N);
+        andrea_matmul_forward(out, x, w, bias, 1, K, N);
         return;
     }
     int64_t base = w - m->params;
@@ -102,8 +102,8 @@ void andrea_matvec(const andrea_model *m, float *out, const float *x, const floa
 #pragma omp parallel for schedule(static) if ((long)N * K >= (1L << 16))
     for (int n = 0; n < N; n++) {
         int64_t row = base + (int64_t)n * K;
-        float s = m->quant == ANDREA_QUANT_BF16 ? dot_bf16(m->q16 + row, x, K)
-                                                : dot_i8(m->q8 + row, x, K) * m->qscale[srow + n];
+        float s = m->quant == ANDREA_QUANT_BF16 ? andrea_dot_bf16(m->q16 + row, x, K)
+                                                : andrea_dot_i8(m->q8 + row, x, K) * m->qscale[srow + n];
         out[n] = s + (bias ? bias[n] : 0.0f);
     }
 }

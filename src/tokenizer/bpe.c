@@ -37,13 +37,13 @@ struct bpe_state {
     size_t work_cap;
 };
 
-void bpe_free(bpe_state *b) {
+void andrea_bpe_free(bpe_state *b) {
     if (!b) return;
     free(b->merges);
-    u64map_free(&b->ranks);
+    andrea_u64map_free(&b->ranks);
     free(b->special);
-    pretok_free(b->pt);
-    strmap_free(&b->cache);
+    andrea_pretok_free(b->pt);
+    andrea_strmap_free(&b->cache);
     free(b->cache_off);
     free(b->cache_len);
     andrea_ids_free(&b->cache_ids);
@@ -51,7 +51,7 @@ void bpe_free(bpe_state *b) {
     free(b);
 }
 
-andrea_tokenizer *bpe_build(int kind, int32_t vocab, int32_t bos, const int32_t byte_to_id[256],
+andrea_tokenizer *andrea_bpe_build(int kind, int32_t vocab, int32_t bos, const int32_t byte_to_id[256],
                             const int32_t *merges, int32_t n_merges, const uint8_t *special,
                             size_t special_len) {
     /* Every id in [0, vocab) must be defined exactly once: by a byte, a merge or BOS. */
@@ -59,7 +59,7 @@ andrea_tokenizer *bpe_build(int kind, int32_t vocab, int32_t bos, const int32_t 
         return andrea_set_error("bpe: vocab %d != 256 bytes + %d merges + BOS", vocab, n_merges),
                NULL;
     if (bos < 0 || bos >= vocab) return andrea_set_error("bpe: BOS id %d outside [0, %d)", bos, vocab), NULL;
-    andrea_tokenizer *t = tok_alloc(kind, vocab, bos);
+    andrea_tokenizer *t = andrea_tok_alloc(kind, vocab, bos);
     uint8_t **ptrs = calloc((size_t)vocab, sizeof *ptrs);
     uint32_t *lens = calloc((size_t)vocab, sizeof *lens);
     uint8_t *defined = calloc((size_t)vocab, 1);
@@ -85,7 +85,7 @@ andrea_tokenizer *bpe_build(int kind, int32_t vocab, int32_t bos, const int32_t 
     }
     b->n_merges = n_merges;
     b->merges = malloc((size_t)(n_merges ? n_merges : 1) * 3 * sizeof *b->merges);
-    if (!b->merges || u64map_init(&b->ranks, (size_t)n_merges)) goto oom;
+    if (!b->merges || andrea_u64map_init(&b->ranks, (size_t)n_merges)) goto oom;
     for (int32_t r = 0; r < n_merges; r++) {
         int32_t a = merges[3 * r], c = merges[3 * r + 1], res = merges[3 * r + 2];
         if (a < 0 || a >= vocab || c < 0 || c >= vocab || !defined[a] || !defined[c] || a == bos ||
@@ -98,7 +98,7 @@ andrea_tokenizer *bpe_build(int kind, int32_t vocab, int32_t bos, const int32_t 
             goto fail;
         }
         int added;
-        uint32_t *rank = u64map_upsert(&b->ranks, (uint64_t)(uint32_t)a << 32 | (uint32_t)c,
+        uint32_t *rank = andrea_u64map_upsert(&b->ranks, (uint64_t)(uint32_t)a << 32 | (uint32_t)c,
                                        (uint32_t)r, &added);
         if (!rank) goto fail;
         if (!added) {
@@ -121,7 +121,7 @@ andrea_tokenizer *bpe_build(int kind, int32_t vocab, int32_t bos, const int32_t 
         ptrs[bos] = b->special;
         lens[bos] = (uint32_t)special_len;
     }
-    if (tok_set_token_bytes(t, (const uint8_t *const *)ptrs, lens)) goto fail;
+    if (andrea_tok_set_token_bytes(t, (const uint8_t *const *)ptrs, lens)) goto fail;
     for (int32_t i = 0; i < vocab; i++)
         if (i != bos || !special_len) free(ptrs[i]);
     free(ptrs);
@@ -137,7 +137,7 @@ fail:
     free(ptrs);
     free(lens);
     free(defined);
-    if (!t || !t->bpe) bpe_free(b);
+    if (!t || !t->bpe) andrea_bpe_free(b);
     andrea_tokenizer_free(t);
     return NULL;
 }
@@ -145,7 +145,7 @@ fail:
 /* ---- encoding ------------------------------------------------------------------------- */
 
 static int rank_of(const bpe_state *b, int32_t a, int32_t c, uint32_t *rank) {
-    uint32_t *r = u64map_get(&b->ranks, (uint64_t)(uint32_t)a << 32 | (uint32_t)c);
+    uint32_t *r = andrea_u64map_get(&b->ranks, (uint64_t)(uint32_t)a << 32 | (uint32_t)c);
     if (!r) return 0;
     *rank = *r;
     return 1;
@@ -186,9 +186,9 @@ static int merge_piece(bpe_state *b, const uint8_t *p, size_t n, andrea_ids *out
 }
 
 static int cache_reset(bpe_state *b) {
-    strmap_free(&b->cache);
+    andrea_strmap_free(&b->cache);
     b->cache_ids.len = 0;
-    return strmap_init(&b->cache, 4096);
+    return andrea_strmap_init(&b->cache, 4096);
 }
 
 static int encode_piece(void *ctx, const uint8_t *p, size_t n) {
@@ -197,7 +197,7 @@ static int encode_piece(void *ctx, const uint8_t *p, size_t n) {
     andrea_ids *out = c[1];
     if (n == 1) return andrea_ids_push(out, b->byte_to_id[p[0]]);
     if (n > 64) return merge_piece(b, p, n, out); /* long pieces are rarely repeated */
-    int64_t slot = strmap_find(&b->cache, p, n);
+    int64_t slot = andrea_strmap_find(&b->cache, p, n);
     if (slot >= 0) {
         const int32_t *ids = b->cache_ids.data + b->cache_off[slot];
         for (uint32_t i = 0; i < b->cache_len[slot]; i++)
@@ -210,7 +210,7 @@ static int encode_piece(void *ctx, const uint8_t *p, size_t n) {
         if (cache_reset(b)) return -1;
     }
     int added;
-    slot = strmap_intern(&b->cache, p, n, &added);
+    slot = andrea_strmap_intern(&b->cache, p, n, &added);
     if (slot < 0) return -1;
     if ((size_t)slot >= b->cache_cap) {
         size_t nc = b->cache_cap ? b->cache_cap * 2 : 4096;
@@ -230,15 +230,15 @@ static int encode_piece(void *ctx, const uint8_t *p, size_t n) {
 
 static int encode_ordinary(bpe_state *b, const uint8_t *s, size_t n, andrea_ids *out) {
     if (!b->pt) {
-        b->pt = pretok_gpt2_create();
+        b->pt = andrea_pretok_gpt2_create();
         if (!b->pt) return -1;
         if (cache_reset(b)) return -1;
     }
     void *ctx[2] = {b, out};
-    return pretok_run(b->pt, s, n, encode_piece, ctx);
+    return andrea_pretok_run(b->pt, s, n, encode_piece, ctx);
 }
 
-int bpe_encode(const andrea_tokenizer *t, const uint8_t *s, size_t n, int flags, andrea_ids *out) {
+int andrea_bpe_encode(const andrea_tokenizer *t, const uint8_t *s, size_t n, int flags, andrea_ids *out) {
     bpe_state *b = t->bpe;
     if (!(flags & ANDREA_ENCODE_SPECIAL) || !b->special_len) return encode_ordinary(b, s, n, out);
     /* Special text splits the input first, as tiktoken's allowed_special does. */
@@ -259,18 +259,18 @@ int bpe_encode(const andrea_tokenizer *t, const uint8_t *s, size_t n, int flags,
 /* ---- blob: u32 n_merges, u32 byte_to_id[256], n_merges x (u32 a, b, result),
  *            u32 special_len, special bytes ------------------------------------------- */
 
-int bpe_serialize(const andrea_tokenizer *t, andrea_bytes *out) {
+int andrea_bpe_serialize(const andrea_tokenizer *t, andrea_bytes *out) {
     const bpe_state *b = t->bpe;
-    if (bytes_put_u32(out, (uint32_t)b->n_merges)) return -1;
+    if (andrea_bytes_put_u32(out, (uint32_t)b->n_merges)) return -1;
     for (int i = 0; i < 256; i++)
-        if (bytes_put_u32(out, (uint32_t)b->byte_to_id[i])) return -1;
+        if (andrea_bytes_put_u32(out, (uint32_t)b->byte_to_id[i])) return -1;
     for (int64_t i = 0; i < 3 * (int64_t)b->n_merges; i++)
-        if (bytes_put_u32(out, (uint32_t)b->merges[i])) return -1;
-    if (bytes_put_u32(out, (uint32_t)b->special_len)) return -1;
+        if (andrea_bytes_put_u32(out, (uint32_t)b->merges[i])) return -1;
+    if (andrea_bytes_put_u32(out, (uint32_t)b->special_len)) return -1;
     return andrea_bytes_append(out, b->special, b->special_len);
 }
 
-andrea_tokenizer *bpe_deserialize(int kind, int32_t vocab, int32_t bos, const uint8_t *p,
+andrea_tokenizer *andrea_bpe_deserialize(int kind, int32_t vocab, int32_t bos, const uint8_t *p,
                                   size_t n, const char *what) {
     if (n < 4 + 256 * 4 + 4) return andrea_set_error("%s: bpe payload truncated (%zu bytes)", what, n), NULL;
     uint32_t nm = get_u32(p);
@@ -289,7 +289,7 @@ andrea_tokenizer *bpe_deserialize(int kind, int32_t vocab, int32_t bos, const ui
         return andrea_set_error("%s: bpe payload is %zu bytes, fields need %zu", what, n,
                                 (size_t)(off + sl)), NULL;
     }
-    andrea_tokenizer *t = bpe_build(kind, vocab, bos, byte_to_id, merges, (int32_t)nm, p + off, sl);
+    andrea_tokenizer *t = andrea_bpe_build(kind, vocab, bos, byte_to_id, merges, (int32_t)nm, p + off, sl);
     free(merges);
     return t;
 }

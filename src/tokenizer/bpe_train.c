@@ -50,10 +50,10 @@ static int counter_prune(piece_counter *pc) {
         for (size_t i = 0; i < pc->pieces.n; i++) keep += pc->count[i] > k;
         if (keep > pc->max_pieces / 2) continue;
         strmap fresh;
-        if (strmap_init(&fresh, keep + 16)) return -1;
+        if (andrea_strmap_init(&fresh, keep + 16)) return -1;
         int64_t *fc = malloc((keep + 16) * sizeof *fc);
         if (!fc) {
-            strmap_free(&fresh);
+            andrea_strmap_free(&fresh);
             return andrea_set_error("out of memory (pruning pieces)");
         }
         for (size_t i = 0; i < pc->pieces.n; i++) {
@@ -63,9 +63,9 @@ static int counter_prune(piece_counter *pc) {
             }
             size_t len;
             const uint8_t *p = strmap_key(&pc->pieces, i, &len);
-            int64_t id = strmap_intern(&fresh, p, len, NULL);
+            int64_t id = andrea_strmap_intern(&fresh, p, len, NULL);
             if (id < 0) {
-                strmap_free(&fresh);
+                andrea_strmap_free(&fresh);
                 free(fc);
                 return -1;
             }
@@ -74,7 +74,7 @@ static int counter_prune(piece_counter *pc) {
         if (pc->verbose)
             fprintf(stderr, "bpe: piece table full (%zu); dropped pieces seen <= %lld times, %zu left\n",
                     pc->pieces.n, (long long)k, fresh.n);
-        strmap_free(&pc->pieces);
+        andrea_strmap_free(&pc->pieces);
         free(pc->count);
         pc->pieces = fresh;
         pc->count = fc;
@@ -86,7 +86,7 @@ static int counter_prune(piece_counter *pc) {
 static int count_piece(void *ctx, const uint8_t *p, size_t n) {
     piece_counter *pc = ctx;
     int added;
-    int64_t id = strmap_intern(&pc->pieces, p, n, &added);
+    int64_t id = andrea_strmap_intern(&pc->pieces, p, n, &added);
     if (id < 0) return -1;
     if ((size_t)id >= pc->cap) {
         size_t nc = pc->cap ? pc->cap * 2 : 1 << 16;
@@ -176,7 +176,7 @@ static heap_entry heap_pop(trainer *tr) {
 
 static int64_t pair_get_or_add(trainer *tr, int32_t a, int32_t b) {
     int added;
-    uint32_t *v = u64map_upsert(&tr->pair_idx, (uint64_t)(uint32_t)a << 32 | (uint32_t)b,
+    uint32_t *v = andrea_u64map_upsert(&tr->pair_idx, (uint64_t)(uint32_t)a << 32 | (uint32_t)b,
                                 (uint32_t)tr->n_pairs, &added);
     if (!v) return -1;
     if (!added) return *v;
@@ -224,7 +224,7 @@ static void trainer_free(trainer *tr) {
     free(tr->wlen);
     free(tr->wcount);
     free(tr->wstamp);
-    u64map_free(&tr->pair_idx);
+    andrea_u64map_free(&tr->pair_idx);
     for (size_t p = 0; p < tr->n_pairs; p++) free(tr->where[p].w);
     free(tr->pcount);
     free(tr->pa);
@@ -246,8 +246,8 @@ andrea_tokenizer *andrea_tokenizer_bpe_train(const void *text, size_t n,
     uint32_t *touched = NULL;
     size_t n_touched = 0, cap_touched = 0;
     piece_counter pc = {.max_pieces = o->max_pieces, .verbose = o->verbose};
-    pretok *pt = pretok_gpt2_create();
-    if (!pt || strmap_init(&pc.pieces, 1 << 16)) goto done;
+    pretok *pt = andrea_pretok_gpt2_create();
+    if (!pt || andrea_strmap_init(&pc.pieces, 1 << 16)) goto done;
 
     /* 1. count pieces, in slices so progress can be shown */
     const uint8_t *s = text;
@@ -258,7 +258,7 @@ andrea_tokenizer *andrea_tokenizer_bpe_train(const void *text, size_t n,
             size_t cut = andrea_tokenizer_safe_cut(s + off, end - off + 1);
             if (cut) end = off + cut;
         }
-        if (pretok_run(pt, s + off, end - off, count_piece, &pc)) goto done;
+        if (andrea_pretok_run(pt, s + off, end - off, count_piece, &pc)) goto done;
         off = end;
         if (o->verbose && n > slice)
             fprintf(stderr, "bpe: counted %.1f / %.1f MB, %zu distinct pieces (%.1fs)\n", off / 1e6,
@@ -275,7 +275,7 @@ andrea_tokenizer *andrea_tokenizer_bpe_train(const void *text, size_t n,
     tr.wcount = malloc((tr.n_words ? tr.n_words : 1) * sizeof *tr.wcount);
     tr.wstamp = calloc(tr.n_words ? tr.n_words : 1, sizeof *tr.wstamp);
     if (!tr.sym || !tr.woff || !tr.wlen || !tr.wcount || !tr.wstamp ||
-        u64map_init(&tr.pair_idx, 1 << 16)) {
+        andrea_u64map_init(&tr.pair_idx, 1 << 16)) {
         andrea_set_error("out of memory (bpe words)");
         goto done;
     }
@@ -299,7 +299,7 @@ andrea_tokenizer *andrea_tokenizer_bpe_train(const void *text, size_t n,
     if (o->verbose)
         fprintf(stderr, "bpe: %zu distinct pieces (%zu with pairs), %zu distinct pairs (%.1fs)\n",
                 pc.pieces.n, tr.n_words, tr.n_pairs, andrea_now() - t0);
-    strmap_free(&pc.pieces);
+    andrea_strmap_free(&pc.pieces);
     free(pc.count);
     pc.count = NULL;
     for (size_t p = 0; p < tr.n_pairs; p++)
@@ -339,7 +339,7 @@ andrea_tokenizer *andrea_tokenizer_bpe_train(const void *text, size_t n,
                 if (sy[k] == a && sy[k + 1] == b) { found = 1; break; }
             if (!found) continue;
             for (uint32_t k = 0; k + 1 < len; k++)
-                tr.pcount[*u64map_get(&tr.pair_idx, (uint64_t)(uint32_t)sy[k] << 32 | (uint32_t)sy[k + 1])] -= wc;
+                tr.pcount[*andrea_u64map_get(&tr.pair_idx, (uint64_t)(uint32_t)sy[k] << 32 | (uint32_t)sy[k + 1])] -= wc;
             uint32_t j = 0;
             for (uint32_t k = 0; k < len;) {
                 if (k + 1 < len && sy[k] == a && sy[k + 1] == b) {
@@ -392,10 +392,10 @@ andrea_tokenizer *andrea_tokenizer_bpe_train(const void *text, size_t n,
                 nm < want ? " - the corpus ran out of pairs seen min-frequency times" : "");
     int32_t byte_to_id[256];
     for (int i = 0; i < 256; i++) byte_to_id[i] = i;
-    t = bpe_build(ANDREA_TOK_BPE, 257 + nm, 256, byte_to_id, merges, nm, NULL, 0);
+    t = andrea_bpe_build(ANDREA_TOK_BPE, 257 + nm, 256, byte_to_id, merges, nm, NULL, 0);
 done:
-    pretok_free(pt);
-    strmap_free(&pc.pieces);
+    andrea_pretok_free(pt);
+    andrea_strmap_free(&pc.pieces);
     free(pc.count);
     trainer_free(&tr);
     free(merges);

@@ -9,34 +9,34 @@
 #include "tokenizer/tok_internal.h"
 #include "util/error.h"
 
-andrea_tokenizer *char_from_codepoints(const uint32_t *cps, int32_t n) {
+andrea_tokenizer *andrea_char_from_codepoints(const uint32_t *cps, int32_t n) {
     if (n < 1) return andrea_set_error("char tokenizer: empty character set"), NULL;
     for (int32_t i = 0; i < n; i++) {
         uint8_t tmp[4];
         uint32_t back;
         if (cps[i] > 0x10ffff || (cps[i] >= 0xd800 && cps[i] <= 0xdfff) ||
-            (i > 0 && cps[i] <= cps[i - 1]) || !utf8_decode(tmp, (size_t)utf8_encode(cps[i], tmp), &back))
+            (i > 0 && cps[i] <= cps[i - 1]) || !andrea_utf8_decode(tmp, (size_t)andrea_utf8_encode(cps[i], tmp), &back))
             return andrea_set_error("char tokenizer: character %d (U+%04X) is not a valid code point "
                                     "in strictly increasing order", i, cps[i]), NULL;
     }
-    andrea_tokenizer *t = tok_alloc(ANDREA_TOK_CHAR, n + 1, n);
+    andrea_tokenizer *t = andrea_tok_alloc(ANDREA_TOK_CHAR, n + 1, n);
     if (!t) return NULL;
     t->chars = malloc((size_t)n * sizeof *t->chars);
     uint8_t *utf = malloc((size_t)n * 4);
     const uint8_t **ptrs = malloc(((size_t)n + 1) * sizeof *ptrs);
     uint32_t *lens = malloc(((size_t)n + 1) * sizeof *lens);
-    int ok = t->chars && utf && ptrs && lens && u64map_init(&t->char_ids, (size_t)n) == 0;
+    int ok = t->chars && utf && ptrs && lens && andrea_u64map_init(&t->char_ids, (size_t)n) == 0;
     if (ok) {
         memcpy(t->chars, cps, (size_t)n * sizeof *cps);
         t->n_chars = n;
         for (int32_t i = 0; i < n && ok; i++) {
             ptrs[i] = utf + 4 * i;
-            lens[i] = (uint32_t)utf8_encode(cps[i], utf + 4 * i);
-            ok = u64map_upsert(&t->char_ids, cps[i], (uint32_t)i, NULL) != NULL;
+            lens[i] = (uint32_t)andrea_utf8_encode(cps[i], utf + 4 * i);
+            ok = andrea_u64map_upsert(&t->char_ids, cps[i], (uint32_t)i, NULL) != NULL;
         }
         ptrs[n] = NULL;
         lens[n] = 0;
-        ok = ok && tok_set_token_bytes(t, ptrs, lens) == 0;
+        ok = ok && andrea_tok_set_token_bytes(t, ptrs, lens) == 0;
     } else {
         andrea_set_error("out of memory (char tokenizer)");
     }
@@ -57,7 +57,7 @@ andrea_tokenizer *andrea_tokenizer_char_train(const void *text, size_t n) {
     if (!seen) return andrea_set_error("out of memory"), NULL;
     for (size_t i = 0; i < n;) {
         uint32_t cp;
-        int len = utf8_decode(s + i, n - i, &cp);
+        int len = andrea_utf8_decode(s + i, n - i, &cp);
         if (!len) {
             free(seen);
             return andrea_set_error("char tokenizer: invalid UTF-8 at byte offset %zu (byte 0x%02X); "
@@ -77,22 +77,22 @@ andrea_tokenizer *andrea_tokenizer_char_train(const void *text, size_t n) {
     for (uint32_t cp = 0; cp < 0x110000; cp++)
         if ((seen[cp >> 3] >> (cp & 7)) & 1) cps[k++] = cp;
     free(seen);
-    andrea_tokenizer *t = char_from_codepoints(cps, count);
+    andrea_tokenizer *t = andrea_char_from_codepoints(cps, count);
     free(cps);
     return t;
 }
 
-int char_encode(const andrea_tokenizer *t, const uint8_t *s, size_t n, andrea_ids *out) {
+int andrea_char_encode(const andrea_tokenizer *t, const uint8_t *s, size_t n, andrea_ids *out) {
     for (size_t i = 0; i < n;) {
         uint32_t cp;
-        int len = utf8_decode(s + i, n - i, &cp);
+        int len = andrea_utf8_decode(s + i, n - i, &cp);
         if (!len)
             return andrea_set_error("char tokenizer: invalid UTF-8 at byte offset %zu (byte 0x%02X)",
                                     i, s[i]);
-        uint32_t *id = u64map_get(&t->char_ids, cp);
+        uint32_t *id = andrea_u64map_get(&t->char_ids, cp);
         if (!id) {
             uint8_t u[5] = {0};
-            utf8_encode(cp, u);
+            andrea_utf8_encode(cp, u);
             return andrea_set_error("char tokenizer: character U+%04X '%s' at byte offset %zu is not "
                                     "in its %d-character vocabulary", cp, (char *)u, i, t->n_chars);
         }

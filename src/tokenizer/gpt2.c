@@ -35,7 +35,7 @@ static int gpt2_token_bytes(const int32_t inv[324], const uint8_t *s, size_t n, 
     out->len = 0;
     for (size_t i = 0; i < n;) {
         uint32_t cp;
-        int len = utf8_decode(s + i, n - i, &cp);
+        int len = andrea_utf8_decode(s + i, n - i, &cp);
         if (!len || cp >= 324 || inv[cp] < 0) return -1;
         uint8_t byte = (uint8_t)inv[cp];
         if (andrea_bytes_append(out, &byte, 1)) return -1;
@@ -75,7 +75,7 @@ andrea_tokenizer *andrea_tokenizer_gpt2_load(const char *encoder_json, const cha
         andrea_set_error("'%s': %zu entries; a GPT-2 vocabulary has 256 bytes + merges + 1", encoder_json, V);
         goto done;
     }
-    if (strmap_init(&tokens, V) || !(tok_id = malloc(V * sizeof *tok_id))) {
+    if (andrea_strmap_init(&tokens, V) || !(tok_id = malloc(V * sizeof *tok_id))) {
         andrea_set_error("out of memory (GPT-2 vocabulary)");
         goto done;
     }
@@ -97,7 +97,7 @@ andrea_tokenizer *andrea_tokenizer_gpt2_load(const char *encoder_json, const cha
             goto done;
         }
         int added;
-        int64_t sid = strmap_intern(&tokens, tmp.data, tmp.len, &added);
+        int64_t sid = andrea_strmap_intern(&tokens, tmp.data, tmp.len, &added);
         if (sid < 0) goto done;
         if (!added) {
             andrea_set_error("'%s': entry \"%s\" repeats the bytes of another entry", encoder_json, key);
@@ -116,7 +116,7 @@ andrea_tokenizer *andrea_tokenizer_gpt2_load(const char *encoder_json, const cha
             goto done;
         }
 
-    if (read_file(vocab_bpe, &vb)) goto done;
+    if (andrea_read_file_bytes(vocab_bpe, &vb)) goto done;
     int32_t n_expected = (int32_t)V - 257, nm = 0;
     merges = malloc((size_t)(n_expected ? n_expected : 1) * 3 * sizeof *merges);
     if (!merges) {
@@ -143,11 +143,11 @@ andrea_tokenizer *andrea_tokenizer_gpt2_load(const char *encoder_json, const cha
         }
         int64_t ia, ib, iab;
         if (gpt2_token_bytes(inv, ls, (size_t)(sp - ls), &tmp) ||
-            (ia = strmap_find(&tokens, tmp.data, tmp.len)) < 0 ||
+            (ia = andrea_strmap_find(&tokens, tmp.data, tmp.len)) < 0 ||
             gpt2_token_bytes(inv, sp + 1, ll - (size_t)(sp + 1 - ls), &tmp2) ||
-            (ib = strmap_find(&tokens, tmp2.data, tmp2.len)) < 0 ||
+            (ib = andrea_strmap_find(&tokens, tmp2.data, tmp2.len)) < 0 ||
             andrea_bytes_append(&tmp, tmp2.data, tmp2.len) ||
-            (iab = strmap_find(&tokens, tmp.data, tmp.len)) < 0) {
+            (iab = andrea_strmap_find(&tokens, tmp.data, tmp.len)) < 0) {
             andrea_set_error("'%s': line %d: a token of this merge (or their concatenation) is not "
                              "in encoder.json", vocab_bpe, line);
             goto done;
@@ -162,7 +162,7 @@ andrea_tokenizer *andrea_tokenizer_gpt2_load(const char *encoder_json, const cha
                          vocab_bpe, nm, V, n_expected);
         goto done;
     }
-    t = bpe_build(ANDREA_TOK_GPT2, (int32_t)V, bos, byte_to_id, merges, nm,
+    t = andrea_bpe_build(ANDREA_TOK_GPT2, (int32_t)V, bos, byte_to_id, merges, nm,
                   (const uint8_t *)GPT2_SPECIAL, strlen(GPT2_SPECIAL));
     if (!t) {
         char msg[1024];
@@ -171,7 +171,7 @@ andrea_tokenizer *andrea_tokenizer_gpt2_load(const char *encoder_json, const cha
     }
 done:
     json_decref(root);
-    strmap_free(&tokens);
+    andrea_strmap_free(&tokens);
     free(tok_id);
     free(merges);
     andrea_bytes_free(&vb);

@@ -49,9 +49,9 @@ struct harris_state {
     int32_t n_nodes, cap_nodes;
 };
 
-void harris_free(harris_state *h) {
+void andrea_harris_free(harris_state *h) {
     if (!h) return;
-    u64map_free(&h->edges);
+    andrea_u64map_free(&h->edges);
     free(h->node_tok);
     free(h);
 }
@@ -78,14 +78,14 @@ static int32_t trie_new_node(harris_state *h) {
     return h->n_nodes++;
 }
 
-andrea_tokenizer *harris_build(const uint8_t *const *segs, const uint32_t *lens, int32_t n) {
+andrea_tokenizer *andrea_harris_build(const uint8_t *const *segs, const uint32_t *lens, int32_t n) {
     if (n < 0 || n > (1 << 24)) return andrea_set_error("harris: %d segments", n), NULL;
-    andrea_tokenizer *t = tok_alloc(ANDREA_TOK_HARRIS, 257 + n, 256);
+    andrea_tokenizer *t = andrea_tok_alloc(ANDREA_TOK_HARRIS, 257 + n, 256);
     harris_state *h = calloc(1, sizeof *h);
     const uint8_t **ptrs = malloc(((size_t)n + 257) * sizeof *ptrs);
     uint32_t *tl = malloc(((size_t)n + 257) * sizeof *tl);
     uint8_t all[256];
-    if (!t || !h || !ptrs || !tl || u64map_init(&h->edges, (size_t)n * 4 + 16)) {
+    if (!t || !h || !ptrs || !tl || andrea_u64map_init(&h->edges, (size_t)n * 4 + 16)) {
         andrea_set_error("out of memory (harris tokenizer)");
         goto fail;
     }
@@ -118,7 +118,7 @@ andrea_tokenizer *harris_build(const uint8_t *const *segs, const uint32_t *lens,
                 }
             } else {
                 int added;
-                uint32_t *v = u64map_upsert(&h->edges, (uint64_t)node << 8 | c, 0, &added);
+                uint32_t *v = andrea_u64map_upsert(&h->edges, (uint64_t)node << 8 | c, 0, &added);
                 if (!v) goto fail;
                 if (added) {
                     if ((next = trie_new_node(h)) < 0) goto fail;
@@ -135,19 +135,19 @@ andrea_tokenizer *harris_build(const uint8_t *const *segs, const uint32_t *lens,
         }
         h->node_tok[node] = 257 + s;
     }
-    if (tok_set_token_bytes(t, ptrs, tl)) goto fail;
+    if (andrea_tok_set_token_bytes(t, ptrs, tl)) goto fail;
     free(ptrs);
     free(tl);
     return t;
 fail:
     free(ptrs);
     free(tl);
-    if (!t || !t->harris) harris_free(h);
+    if (!t || !t->harris) andrea_harris_free(h);
     andrea_tokenizer_free(t);
     return NULL;
 }
 
-int harris_encode(const andrea_tokenizer *t, const uint8_t *s, size_t n, andrea_ids *out) {
+int andrea_harris_encode(const andrea_tokenizer *t, const uint8_t *s, size_t n, andrea_ids *out) {
     const harris_state *h = t->harris;
     for (size_t i = 0; i < n;) {
         int32_t best = s[i];
@@ -159,7 +159,7 @@ int harris_encode(const andrea_tokenizer *t, const uint8_t *s, size_t n, andrea_
                 best_len = j - i;
             }
             if (j >= n) break;
-            uint32_t *v = u64map_get(&h->edges, (uint64_t)node << 8 | s[j]);
+            uint32_t *v = andrea_u64map_get(&h->edges, (uint64_t)node << 8 | s[j]);
             node = v ? (int32_t)*v : -1;
         }
         if (andrea_ids_push(out, best)) return -1;
@@ -201,7 +201,7 @@ typedef struct {
 
 static int vtrie_init(vtrie *v) {
     memset(v, 0, sizeof *v);
-    if (u64map_init(&v->edges, 1 << 16)) return -1;
+    if (andrea_u64map_init(&v->edges, 1 << 16)) return -1;
     v->cap = 1 << 16;
     v->n_next = calloc(v->cap, sizeof *v->n_next);
     v->is_end = calloc(v->cap, 1);
@@ -211,7 +211,7 @@ static int vtrie_init(vtrie *v) {
 }
 
 static void vtrie_free(vtrie *v) {
-    u64map_free(&v->edges);
+    andrea_u64map_free(&v->edges);
     free(v->n_next);
     free(v->is_end);
 }
@@ -222,7 +222,7 @@ static int vtrie_insert(vtrie *v, const uint8_t *w, size_t n, int reverse) {
     for (size_t k = 0; k < n; k++) {
         uint8_t c = reverse ? w[n - 1 - k] : w[k];
         int added;
-        uint32_t *child = u64map_upsert(&v->edges, (uint64_t)node << 8 | c, v->n, &added);
+        uint32_t *child = andrea_u64map_upsert(&v->edges, (uint64_t)node << 8 | c, v->n, &added);
         if (!child) return -1;
         if (added) {
             if (v->n == v->cap) {
@@ -252,7 +252,7 @@ static void vtrie_varieties(const vtrie *v, const uint8_t *w, size_t n, int reve
     var[0] = v->n_next[0] + v->is_end[0];
     for (size_t k = 0; k < n; k++) {
         uint8_t c = reverse ? w[n - 1 - k] : w[k];
-        uint32_t *child = node == UINT32_MAX ? NULL : u64map_get(&v->edges, (uint64_t)node << 8 | c);
+        uint32_t *child = node == UINT32_MAX ? NULL : andrea_u64map_get(&v->edges, (uint64_t)node << 8 | c);
         node = child ? *child : UINT32_MAX;
         var[k + 1] = child ? v->n_next[node] + v->is_end[node] : 0;
     }
@@ -291,23 +291,23 @@ andrea_tokenizer *andrea_tokenizer_harris_train(const void *text, size_t n,
         andrea_set_error("harris: need segments >= 0, min variety >= 1, max len >= 2, min count >= 1");
         return NULL;
     }
-    if (strmap_init(&words, 1 << 16) || strmap_init(&segs, 1 << 16) || vtrie_init(&fwd) ||
+    if (andrea_strmap_init(&words, 1 << 16) || andrea_strmap_init(&segs, 1 << 16) || vtrie_init(&fwd) ||
         vtrie_init(&bwd))
         goto done;
 
     /* 1. word types with their counts */
     for (size_t i = 0; i < n;) {
         uint32_t cp;
-        int len = utf8_decode(s + i, n - i, &cp);
+        int len = andrea_utf8_decode(s + i, n - i, &cp);
         if (!len || !is_letter(cp)) {
             i += len ? (size_t)len : 1;
             continue;
         }
         size_t start = i;
-        while (i < n && (len = utf8_decode(s + i, n - i, &cp)) && is_letter(cp)) i += (size_t)len;
+        while (i < n && (len = andrea_utf8_decode(s + i, n - i, &cp)) && is_letter(cp)) i += (size_t)len;
         if (i - start > HARRIS_MAX_WORD) continue;
         int added;
-        int64_t id = strmap_intern(&words, s + start, i - start, &added);
+        int64_t id = andrea_strmap_intern(&words, s + start, i - start, &added);
         if (id < 0) goto done;
         if ((size_t)id >= wcap) {
             size_t nc = wcap ? wcap * 2 : 1 << 16;
@@ -342,7 +342,7 @@ andrea_tokenizer *andrea_tokenizer_harris_train(const void *text, size_t n,
         bound[nb++] = 0;
         for (size_t k = 0; k < len;) {
             uint32_t cp;
-            k += (size_t)utf8_decode(w + k, len - k, &cp);
+            k += (size_t)andrea_utf8_decode(w + k, len - k, &cp);
             bound[nb++] = k;
         }
         nb--; /* index of the last boundary */
@@ -369,7 +369,7 @@ andrea_tokenizer *andrea_tokenizer_harris_train(const void *text, size_t n,
                 L += b - a;
                 if (L < 2 || L > (size_t)o->max_len) continue;
                 int added;
-                int64_t sid = strmap_intern(&segs, buf, L, &added);
+                int64_t sid = andrea_strmap_intern(&segs, buf, L, &added);
                 if (sid < 0) goto done;
                 if ((size_t)sid >= scap) {
                     size_t nc = scap ? scap * 2 : 1 << 16;
@@ -418,10 +418,10 @@ andrea_tokenizer *andrea_tokenizer_harris_train(const void *text, size_t n,
         sp[i] = cands[i].p;
         sl[i] = cands[i].len;
     }
-    t = harris_build(sp, sl, (int32_t)keep);
+    t = andrea_harris_build(sp, sl, (int32_t)keep);
 done:
-    strmap_free(&words);
-    strmap_free(&segs);
+    andrea_strmap_free(&words);
+    andrea_strmap_free(&segs);
     free(wcount);
     free(scount);
     vtrie_free(&fwd);
@@ -474,7 +474,7 @@ andrea_tokenizer *andrea_tokenizer_harris_import(const char *json_path) {
         segs[i] = (const uint8_t *)json_string_value(e);
         lens[i] = (uint32_t)json_string_length(e);
     }
-    t = harris_build(segs, lens, (int32_t)n);
+    t = andrea_harris_build(segs, lens, (int32_t)n);
     if (!t) {
         char msg[900];
         snprintf(msg, sizeof msg, "%s", andrea_error());

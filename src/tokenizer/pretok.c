@@ -35,7 +35,7 @@ struct pretok {
     pcre2_match_data *md;
 };
 
-pretok *pretok_gpt2_create(void) {
+pretok *andrea_pretok_gpt2_create(void) {
     int err;
     PCRE2_SIZE off;
     pcre2_code *code = pcre2_compile((PCRE2_SPTR)GPT2_PATTERN, PCRE2_ZERO_TERMINATED,
@@ -62,7 +62,7 @@ pretok *pretok_gpt2_create(void) {
     return p;
 }
 
-void pretok_free(pretok *p) {
+void andrea_pretok_free(pretok *p) {
     if (!p) return;
     pcre2_match_data_free(p->md);
     pcre2_code_free(p->code);
@@ -86,7 +86,7 @@ static int run_valid(pretok *p, const uint8_t *s, size_t n, pretok_cb cb, void *
     return 0;
 }
 
-int pretok_run(pretok *p, const uint8_t *s, size_t n, pretok_cb cb, void *ctx) {
+int andrea_pretok_run(pretok *p, const uint8_t *s, size_t n, pretok_cb cb, void *ctx) {
     size_t start = 0, i = 0;
     while (i < n) {
         uint32_t cp;
@@ -95,7 +95,7 @@ int pretok_run(pretok *p, const uint8_t *s, size_t n, pretok_cb cb, void *ctx) {
             i++;
             continue;
         }
-        len = utf8_decode(s + i, n - i, &cp);
+        len = andrea_utf8_decode(s + i, n - i, &cp);
         if (len) {
             i += (size_t)len;
             continue;
@@ -116,15 +116,15 @@ struct pretok {
     int unused;
 };
 
-pretok *pretok_gpt2_create(void) {
+pretok *andrea_pretok_gpt2_create(void) {
     andrea_set_error("GPT-2 pre-tokenization needs PCRE2, and this andrea was built without it; "
                      "install libpcre2-dev and rebuild");
     return NULL;
 }
 
-void pretok_free(pretok *p) { (void)p; }
+void andrea_pretok_free(pretok *p) { (void)p; }
 
-int pretok_run(pretok *p, const uint8_t *s, size_t n, pretok_cb cb, void *ctx) {
+int andrea_pretok_run(pretok *p, const uint8_t *s, size_t n, pretok_cb cb, void *ctx) {
     (void)p; (void)s; (void)n; (void)cb; (void)ctx;
     return andrea_set_error("built without PCRE2");
 }

@@ -16,13 +16,13 @@ typedef struct {
     uint32_t *vals;
     size_t cap, n; /* cap is a power of two */
 } u64map;
-int u64map_init(u64map *m, size_t expected);
-void u64map_free(u64map *m);
-void u64map_clear(u64map *m);
+int andrea_u64map_init(u64map *m, size_t expected);
+void andrea_u64map_free(u64map *m);
+void andrea_u64map_clear(u64map *m);
 /* Pointer to the value of key, or NULL. Valid until the next insert. */
-uint32_t *u64map_get(const u64map *m, uint64_t key);
+uint32_t *andrea_u64map_get(const u64map *m, uint64_t key);
 /* Pointer to the value of key, inserting it with value `init` if absent (*added = 1). */
-uint32_t *u64map_upsert(u64map *m, uint64_t key, uint32_t init, int *added);
+uint32_t *andrea_u64map_upsert(u64map *m, uint64_t key, uint32_t init, int *added);
 
 /* Byte strings -> dense ids 0, 1, 2, ... in insertion order (an interner). */
 typedef struct {
@@ -34,38 +34,38 @@ typedef struct {
     size_t arena_len, arena_cap;
     size_t n, n_cap, cap;
 } strmap;
-int strmap_init(strmap *m, size_t expected);
-void strmap_free(strmap *m);
-void strmap_clear(strmap *m);
+int andrea_strmap_init(strmap *m, size_t expected);
+void andrea_strmap_free(strmap *m);
+void andrea_strmap_clear(strmap *m);
 /* id of the string, or -1. */
-int64_t strmap_find(const strmap *m, const uint8_t *p, size_t n);
+int64_t andrea_strmap_find(const strmap *m, const uint8_t *p, size_t n);
 /* id of the string, adding it if absent (*added = 1); -1 on out of memory. */
-int64_t strmap_intern(strmap *m, const uint8_t *p, size_t n, int *added);
+int64_t andrea_strmap_intern(strmap *m, const uint8_t *p, size_t n, int *added);
 static inline const uint8_t *strmap_key(const strmap *m, size_t id, size_t *len) {
     *len = m->lens[id];
     return m->arena + m->offs[id];
 }
 
-uint64_t fnv1a64(const void *p, size_t n, uint64_t h);
+uint64_t andrea_fnv1a64(const void *p, size_t n, uint64_t h);
 #define FNV64_OFFSET 0xcbf29ce484222325ULL
 
 /* ---- UTF-8 ------------------------------------------------------------------------ */
 
 /* Length (1..4) of the well-formed UTF-8 sequence at s (RFC 3629: no overlongs,
  * no surrogates, <= U+10FFFF), storing its code point; 0 if ill-formed. */
-int utf8_decode(const uint8_t *s, size_t n, uint32_t *cp);
-int utf8_encode(uint32_t cp, uint8_t out[4]);
+int andrea_utf8_decode(const uint8_t *s, size_t n, uint32_t *cp);
+int andrea_utf8_encode(uint32_t cp, uint8_t out[4]);
 
 /* ---- GPT-2 pre-tokenization (pretok.c) ------------------------------------------ */
 
 typedef struct pretok pretok;
 /* NULL with andrea_error() when built without PCRE2. */
-pretok *pretok_gpt2_create(void);
-void pretok_free(pretok *p);
+pretok *andrea_pretok_gpt2_create(void);
+void andrea_pretok_free(pretok *p);
 /* Calls cb on each piece in order; the pieces tile s exactly. Stops and returns
  * cb's value when it is non-zero. Not thread-safe (shares match data). */
 typedef int (*pretok_cb)(void *ctx, const uint8_t *piece, size_t n);
-int pretok_run(pretok *p, const uint8_t *s, size_t n, pretok_cb cb, void *ctx);
+int andrea_pretok_run(pretok *p, const uint8_t *s, size_t n, pretok_cb cb, void *ctx);
 
 /* ---- the object ------------------------------------------------------------------- */
 
@@ -89,29 +89,29 @@ struct andrea_tokenizer {
 };
 
 /* Allocates an empty object of this kind. */
-andrea_tokenizer *tok_alloc(int kind, int32_t vocab, int32_t bos);
+andrea_tokenizer *andrea_tok_alloc(int kind, int32_t vocab, int32_t bos);
 /* Fills tok_off/tok_arena from per-token byte strings (lens[i] bytes at ptrs[i]). */
-int tok_set_token_bytes(andrea_tokenizer *t, const uint8_t *const *ptrs, const uint32_t *lens);
+int andrea_tok_set_token_bytes(andrea_tokenizer *t, const uint8_t *const *ptrs, const uint32_t *lens);
 
 /* Per-kind hooks, one file each. */
-int byte_encode(const andrea_tokenizer *t, const uint8_t *s, size_t n, andrea_ids *out);
-andrea_tokenizer *char_from_codepoints(const uint32_t *cps, int32_t n);
-int char_encode(const andrea_tokenizer *t, const uint8_t *s, size_t n, andrea_ids *out);
+int andrea_byte_encode(const andrea_tokenizer *t, const uint8_t *s, size_t n, andrea_ids *out);
+andrea_tokenizer *andrea_char_from_codepoints(const uint32_t *cps, int32_t n);
+int andrea_char_encode(const andrea_tokenizer *t, const uint8_t *s, size_t n, andrea_ids *out);
 
 /* bpe.c: the merge table shared by gpt2 and trained bpe. merges[i] = (a, b, result). */
-andrea_tokenizer *bpe_build(int kind, int32_t vocab, int32_t bos, const int32_t byte_to_id[256],
+andrea_tokenizer *andrea_bpe_build(int kind, int32_t vocab, int32_t bos, const int32_t byte_to_id[256],
                             const int32_t *merges, int32_t n_merges, const uint8_t *special,
                             size_t special_len);
-void bpe_free(bpe_state *b);
-int bpe_encode(const andrea_tokenizer *t, const uint8_t *s, size_t n, int flags, andrea_ids *out);
-int bpe_serialize(const andrea_tokenizer *t, andrea_bytes *out);
-andrea_tokenizer *bpe_deserialize(int kind, int32_t vocab, int32_t bos, const uint8_t *p,
+void andrea_bpe_free(bpe_state *b);
+int andrea_bpe_encode(const andrea_tokenizer *t, const uint8_t *s, size_t n, int flags, andrea_ids *out);
+int andrea_bpe_serialize(const andrea_tokenizer *t, andrea_bytes *out);
+andrea_tokenizer *andrea_bpe_deserialize(int kind, int32_t vocab, int32_t bos, const uint8_t *p,
                                   size_t n, const char *what);
 
 /* harris.c */
-andrea_tokenizer *harris_build(const uint8_t *const *segs, const uint32_t *lens, int32_t n);
-void harris_free(harris_state *h);
-int harris_encode(const andrea_tokenizer *t, const uint8_t *s, size_t n, andrea_ids *out);
+andrea_tokenizer *andrea_harris_build(const uint8_t *const *segs, const uint32_t *lens, int32_t n);
+void andrea_harris_free(harris_state *h);
+int andrea_harris_encode(const andrea_tokenizer *t, const uint8_t *s, size_t n, andrea_ids *out);
 
 /* Little-endian helpers for blobs. */
 static inline void put_u32(uint8_t *p, uint32_t v) {
@@ -127,9 +127,9 @@ static inline uint32_t get_u32(const uint8_t *p) {
 static inline uint64_t get_u64(const uint8_t *p) {
     return (uint64_t)get_u32(p) | (uint64_t)get_u32(p + 4) << 32;
 }
-int bytes_put_u32(andrea_bytes *b, uint32_t v);
+int andrea_bytes_put_u32(andrea_bytes *b, uint32_t v);
 
 /* Reads a whole file (NUL-terminated for convenience). */
-int read_file(const char *path, andrea_bytes *out);
+int andrea_read_file_bytes(const char *path, andrea_bytes *out);
 
 #endif

@@ -46,13 +46,13 @@ int andrea_bytes_append(andrea_bytes *b, const void *p, size_t n) {
     return 0;
 }
 
-int bytes_put_u32(andrea_bytes *b, uint32_t v) {
+int andrea_bytes_put_u32(andrea_bytes *b, uint32_t v) {
     uint8_t tmp[4];
     put_u32(tmp, v);
     return andrea_bytes_append(b, tmp, 4);
 }
 
-int read_file(const char *path, andrea_bytes *out) {
+int andrea_read_file_bytes(const char *path, andrea_bytes *out) {
     FILE *f = fopen(path, "rb");
     if (!f) return andrea_set_error("cannot open '%s': %s", path, strerror(errno));
     uint8_t buf[1 << 16];
@@ -74,7 +74,7 @@ int read_file(const char *path, andrea_bytes *out) {
 
 /* ---- hashing ----------------------------------------------------------------------- */
 
-uint64_t fnv1a64(const void *p, size_t n, uint64_t h) {
+uint64_t andrea_fnv1a64(const void *p, size_t n, uint64_t h) {
     const uint8_t *s = p;
     for (size_t i = 0; i < n; i++) {
         h ^= s[i];
@@ -99,7 +99,7 @@ static size_t pow2_at_least(size_t n) {
     return c;
 }
 
-int u64map_init(u64map *m, size_t expected) {
+int andrea_u64map_init(u64map *m, size_t expected) {
     m->cap = pow2_at_least(expected * 2);
     m->n = 0;
     m->keys = malloc(m->cap * sizeof *m->keys);
@@ -115,18 +115,18 @@ int u64map_init(u64map *m, size_t expected) {
     return 0;
 }
 
-void u64map_free(u64map *m) {
+void andrea_u64map_free(u64map *m) {
     free(m->keys);
     free(m->vals);
     memset(m, 0, sizeof *m);
 }
 
-void u64map_clear(u64map *m) {
+void andrea_u64map_clear(u64map *m) {
     if (m->keys) memset(m->keys, 0xff, m->cap * sizeof *m->keys);
     m->n = 0;
 }
 
-uint32_t *u64map_get(const u64map *m, uint64_t key) {
+uint32_t *andrea_u64map_get(const u64map *m, uint64_t key) {
     if (!m->cap) return NULL;
     size_t mask = m->cap - 1;
     for (size_t i = mix64(key) & mask;; i = (i + 1) & mask) {
@@ -137,7 +137,7 @@ uint32_t *u64map_get(const u64map *m, uint64_t key) {
 
 static int u64map_rehash(u64map *m) {
     u64map bigger;
-    if (u64map_init(&bigger, m->cap)) return -1; /* doubles: init takes 2 * expected */
+    if (andrea_u64map_init(&bigger, m->cap)) return -1; /* doubles: init takes 2 * expected */
     for (size_t i = 0; i < m->cap; i++) {
         if (m->keys[i] == UINT64_MAX) continue;
         size_t mask = bigger.cap - 1, j = mix64(m->keys[i]) & mask;
@@ -146,13 +146,13 @@ static int u64map_rehash(u64map *m) {
         bigger.vals[j] = m->vals[i];
     }
     bigger.n = m->n;
-    u64map_free(m);
+    andrea_u64map_free(m);
     *m = bigger;
     return 0;
 }
 
-uint32_t *u64map_upsert(u64map *m, uint64_t key, uint32_t init, int *added) {
-    if (!m->cap && u64map_init(m, 16)) return NULL;
+uint32_t *andrea_u64map_upsert(u64map *m, uint64_t key, uint32_t init, int *added) {
+    if (!m->cap && andrea_u64map_init(m, 16)) return NULL;
     if ((m->n + 1) * 4 > m->cap * 3 && u64map_rehash(m)) return NULL; /* load <= 3/4 */
     size_t mask = m->cap - 1, i = mix64(key) & mask;
     for (;; i = (i + 1) & mask) {
@@ -169,7 +169,7 @@ uint32_t *u64map_upsert(u64map *m, uint64_t key, uint32_t init, int *added) {
     return &m->vals[i];
 }
 
-int strmap_init(strmap *m, size_t expected) {
+int andrea_strmap_init(strmap *m, size_t expected) {
     memset(m, 0, sizeof *m);
     m->cap = pow2_at_least(expected * 2);
     m->slots = calloc(m->cap, sizeof *m->slots);
@@ -177,7 +177,7 @@ int strmap_init(strmap *m, size_t expected) {
     return 0;
 }
 
-void strmap_free(strmap *m) {
+void andrea_strmap_free(strmap *m) {
     free(m->slots);
     free(m->hashes);
     free(m->offs);
@@ -186,14 +186,14 @@ void strmap_free(strmap *m) {
     memset(m, 0, sizeof *m);
 }
 
-void strmap_clear(strmap *m) {
+void andrea_strmap_clear(strmap *m) {
     if (m->slots) memset(m->slots, 0, m->cap * sizeof *m->slots);
     m->n = 0;
     m->arena_len = 0;
 }
 
-int64_t strmap_find(const strmap *m, const uint8_t *p, size_t n) {
-    uint64_t h = fnv1a64(p, n, FNV64_OFFSET);
+int64_t andrea_strmap_find(const strmap *m, const uint8_t *p, size_t n) {
+    uint64_t h = andrea_fnv1a64(p, n, FNV64_OFFSET);
     size_t mask = m->cap - 1;
     for (size_t i = mix64(h) & mask;; i = (i + 1) & mask) {
         uint32_t s = m->slots[i];
@@ -204,8 +204,8 @@ int64_t strmap_find(const strmap *m, const uint8_t *p, size_t n) {
     }
 }
 
-int64_t strmap_intern(strmap *m, const uint8_t *p, size_t n, int *added) {
-    uint64_t h = fnv1a64(p, n, FNV64_OFFSET);
+int64_t andrea_strmap_intern(strmap *m, const uint8_t *p, size_t n, int *added) {
+    uint64_t h = andrea_fnv1a64(p, n, FNV64_OFFSET);
     if ((m->n + 1) * 4 > m->cap * 3) { /* rehash at load 3/4 */
         size_t nc = m->cap * 2;
         uint32_t *ns = calloc(nc, sizeof *ns);
@@ -255,7 +255,7 @@ int64_t strmap_intern(strmap *m, const uint8_t *p, size_t n, int *added) {
 
 /* ---- UTF-8 ---------------------------------------------------------------------------- */
 
-int utf8_decode(const uint8_t *s, size_t n, uint32_t *cp) {
+int andrea_utf8_decode(const uint8_t *s, size_t n, uint32_t *cp) {
     uint8_t c = s[0];
     if (c < 0x80) {
         *cp = c;
@@ -282,7 +282,7 @@ int utf8_decode(const uint8_t *s, size_t n, uint32_t *cp) {
     return len;
 }
 
-int utf8_encode(uint32_t cp, uint8_t out[4]) {
+int andrea_utf8_encode(uint32_t cp, uint8_t out[4]) {
     if (cp < 0x80) {
         out[0] = (uint8_t)cp;
         return 1;

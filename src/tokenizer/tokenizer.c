@@ -24,7 +24,7 @@ const char *andrea_tokenizer_kind_name(int kind) {
     }
 }
 
-andrea_tokenizer *tok_alloc(int kind, int32_t vocab, int32_t bos) {
+andrea_tokenizer *andrea_tok_alloc(int kind, int32_t vocab, int32_t bos) {
     andrea_tokenizer *t = calloc(1, sizeof *t);
     if (!t) {
         andrea_set_error("out of memory (tokenizer)");
@@ -36,7 +36,7 @@ andrea_tokenizer *tok_alloc(int kind, int32_t vocab, int32_t bos) {
     return t;
 }
 
-int tok_set_token_bytes(andrea_tokenizer *t, const uint8_t *const *ptrs, const uint32_t *lens) {
+int andrea_tok_set_token_bytes(andrea_tokenizer *t, const uint8_t *const *ptrs, const uint32_t *lens) {
     size_t total = 0;
     for (int32_t i = 0; i < t->vocab; i++) total += lens[i];
     t->tok_off = malloc(((size_t)t->vocab + 1) * sizeof *t->tok_off);
@@ -57,9 +57,9 @@ void andrea_tokenizer_free(andrea_tokenizer *t) {
     free(t->tok_off);
     free(t->tok_arena);
     free(t->chars);
-    u64map_free(&t->char_ids);
-    bpe_free(t->bpe);
-    harris_free(t->harris);
+    andrea_u64map_free(&t->char_ids);
+    andrea_bpe_free(t->bpe);
+    andrea_harris_free(t->harris);
     free(t);
 }
 
@@ -70,7 +70,7 @@ int32_t andrea_tokenizer_bos(const andrea_tokenizer *t) { return t->bos; }
 /* ---- byte ------------------------------------------------------------------------------ */
 
 andrea_tokenizer *andrea_tokenizer_byte(void) {
-    andrea_tokenizer *t = tok_alloc(ANDREA_TOK_BYTE, ANDREA_BYTE_VOCAB, ANDREA_BYTE_BOS);
+    andrea_tokenizer *t = andrea_tok_alloc(ANDREA_TOK_BYTE, ANDREA_BYTE_VOCAB, ANDREA_BYTE_BOS);
     if (!t) return NULL;
     uint8_t all[256];
     const uint8_t *ptrs[ANDREA_BYTE_VOCAB];
@@ -82,14 +82,14 @@ andrea_tokenizer *andrea_tokenizer_byte(void) {
     }
     ptrs[ANDREA_BYTE_BOS] = NULL;
     lens[ANDREA_BYTE_BOS] = 0;
-    if (tok_set_token_bytes(t, ptrs, lens)) {
+    if (andrea_tok_set_token_bytes(t, ptrs, lens)) {
         andrea_tokenizer_free(t);
         return NULL;
     }
     return t;
 }
 
-int byte_encode(const andrea_tokenizer *t, const uint8_t *s, size_t n, andrea_ids *out) {
+int andrea_byte_encode(const andrea_tokenizer *t, const uint8_t *s, size_t n, andrea_ids *out) {
     (void)t;
     if (n > SIZE_MAX / 4 - out->len) return andrea_set_error("input too large");
     for (size_t i = 0; i < n; i++)
@@ -103,11 +103,11 @@ int andrea_tokenizer_encode(const andrea_tokenizer *t, const void *text, size_t 
                             andrea_ids *out) {
     const uint8_t *s = text;
     switch (t->kind) {
-    case ANDREA_TOK_BYTE: return byte_encode(t, s, n, out);
-    case ANDREA_TOK_CHAR: return char_encode(t, s, n, out);
+    case ANDREA_TOK_BYTE: return andrea_byte_encode(t, s, n, out);
+    case ANDREA_TOK_CHAR: return andrea_char_encode(t, s, n, out);
     case ANDREA_TOK_BPE:
-    case ANDREA_TOK_GPT2: return bpe_encode(t, s, n, flags, out);
-    case ANDREA_TOK_HARRIS: return harris_encode(t, s, n, out);
+    case ANDREA_TOK_GPT2: return andrea_bpe_encode(t, s, n, flags, out);
+    case ANDREA_TOK_HARRIS: return andrea_harris_encode(t, s, n, out);
     default: return andrea_set_error("tokenizer kind %d cannot encode", t->kind);
     }
 }
@@ -158,18 +158,18 @@ int andrea_tokenizer_serialize(const andrea_tokenizer *t, andrea_bytes *out) {
     switch (t->kind) {
     case ANDREA_TOK_BYTE: break;
     case ANDREA_TOK_CHAR:
-        rc = bytes_put_u32(out, (uint32_t)t->n_chars);
-        for (int32_t i = 0; i < t->n_chars && !rc; i++) rc = bytes_put_u32(out, t->chars[i]);
+        rc = andrea_bytes_put_u32(out, (uint32_t)t->n_chars);
+        for (int32_t i = 0; i < t->n_chars && !rc; i++) rc = andrea_bytes_put_u32(out, t->chars[i]);
         break;
     case ANDREA_TOK_BPE:
-    case ANDREA_TOK_GPT2: rc = bpe_serialize(t, out); break;
+    case ANDREA_TOK_GPT2: rc = andrea_bpe_serialize(t, out); break;
     case ANDREA_TOK_HARRIS: {
         int32_t nseg = t->vocab - 257;
-        rc = bytes_put_u32(out, (uint32_t)nseg);
+        rc = andrea_bytes_put_u32(out, (uint32_t)nseg);
         for (int32_t i = 0; i < nseg && !rc; i++) {
             size_t len = 0;
             const uint8_t *p = andrea_tokenizer_token_bytes(t, 257 + i, &len);
-            rc = bytes_put_u32(out, (uint32_t)len);
+            rc = andrea_bytes_put_u32(out, (uint32_t)len);
             if (!rc) rc = andrea_bytes_append(out, p, len);
         }
         break;
@@ -215,13 +215,13 @@ andrea_tokenizer *andrea_tokenizer_deserialize(const void *blob, size_t n, const
         uint32_t *cps = malloc(4 * (size_t)vocab);
         if (!cps) return andrea_set_error("out of memory"), NULL;
         for (uint32_t i = 0; i + 1 < vocab; i++) cps[i] = get_u32(q + 4 + 4 * (size_t)i);
-        t = char_from_codepoints(cps, (int32_t)(vocab - 1));
+        t = andrea_char_from_codepoints(cps, (int32_t)(vocab - 1));
         free(cps);
         break;
     }
     case ANDREA_TOK_BPE:
     case ANDREA_TOK_GPT2:
-        t = bpe_deserialize((int)kind, (int32_t)vocab, (int32_t)bos, q, (size_t)plen, what);
+        t = andrea_bpe_deserialize((int)kind, (int32_t)vocab, (int32_t)bos, q, (size_t)plen, what);
         break;
     case ANDREA_TOK_HARRIS: {
         if (bos != 256 || plen < 4 || get_u32(q) != vocab - 257)
@@ -239,7 +239,7 @@ andrea_tokenizer *andrea_tokenizer_deserialize(const void *blob, size_t n, const
             segs[i] = q + off;
             off += lens[i];
         }
-        if (ok && off == plen) t = harris_build(segs, lens, (int32_t)nseg);
+        if (ok && off == plen) t = andrea_harris_build(segs, lens, (int32_t)nseg);
         else andrea_set_error("%s: harris payload truncated or malformed", what);
         free(segs);
         free(lens);
@@ -258,7 +258,7 @@ andrea_tokenizer *andrea_tokenizer_deserialize(const void *blob, size_t n, const
 uint64_t andrea_tokenizer_checksum(const andrea_tokenizer *t) {
     andrea_bytes b = {0};
     uint64_t h = 0;
-    if (andrea_tokenizer_serialize(t, &b) == 0) h = fnv1a64(b.data, b.len, FNV64_OFFSET);
+    if (andrea_tokenizer_serialize(t, &b) == 0) h = andrea_fnv1a64(b.data, b.len, FNV64_OFFSET);
     andrea_bytes_free(&b);
     return h;
 }
@@ -280,7 +280,7 @@ int andrea_tokenizer_save(const andrea_tokenizer *t, const char *path) {
 
 andrea_tokenizer *andrea_tokenizer_load(const char *path) {
     andrea_bytes b = {0};
-    if (read_file(path, &b)) return NULL;
+    if (andrea_read_file_bytes(path, &b)) return NULL;
     andrea_tokenizer *t = andrea_tokenizer_deserialize(b.data, b.len, path);
     andrea_bytes_free(&b);
     return t;

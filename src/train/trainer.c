@@ -476,7 +476,7 @@ int andrea_train(const andrea_config *cfg_in, const andrea_train_options *o) {
         if (o->inject_nan_step >= 0 && step >= o->inject_nan_step &&
             step < o->inject_nan_step + o->inject_nan_count)
             m->grads[0] = NAN;
-        float gnorm = (float)sqrt(grad_sum_squares(m->grads, (size_t)n_params));
+        float gnorm = (float)sqrt(andrea_grad_sum_squares(m->grads, (size_t)n_params));
         if (!isfinite(loss) || !isfinite(gnorm)) {
             bad_steps++;
             fprintf(stderr, "warning: step %d: non-finite %s (%g); update skipped (%d of %d "
@@ -500,7 +500,7 @@ int andrea_train(const andrea_config *cfg_in, const andrea_train_options *o) {
         float gscale = o->grad_clip > 0 && gnorm > o->grad_clip ? o->grad_clip / gnorm : 1.0f;
         for (int i = 0; i < m->layout.n; i++) {
             const andrea_tensor_info *t = &m->layout.t[i];
-            adamw_update(m->params + t->offset, m->grads + t->offset, ts.adam_m + t->offset,
+            andrea_adamw_update(m->params + t->offset, m->grads + t->offset, ts.adam_m + t->offset,
                          ts.adam_v + t->offset, (size_t)t->size, lr, o->beta1, o->beta2, o->eps,
                          t->decay ? o->weight_decay : 0.0f, step + 1, gscale);
         }

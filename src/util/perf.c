@@ -35,7 +35,7 @@ double andrea_perf_sgemm_gflops(int n, double seconds, int blas) {
     int reps = 0;
     while (andrea_now() < t_end || reps < 3) {
         double t0 = andrea_now();
-        matmul_forward(c, a, b, NULL, n, n, n); /* c = a @ b^T: the training matmul shape */
+        andrea_matmul_forward(c, a, b, NULL, n, n, n); /* c = a @ b^T: the training matmul shape */
         double dt = andrea_now() - t0;
         double g = 2.0 * n * n * (double)n / dt / 1e9;
         if (g > best) best = g;
@@ -106,7 +106,7 @@ double andrea_perf_read_gbps(size_t bytes, double seconds) {
         /* the decoding dot product itself (dot.c: the widest vectors, 4 accumulators), so
          * that the bound is what the memory gives that instruction mix, not a slower loop */
 #pragma omp parallel for schedule(static) reduction(+ : total)
-        for (long ch = 0; ch < chunks; ch++) total += dot_f32(buf + ch * READ_CHUNK, ones, READ_CHUNK);
+        for (long ch = 0; ch < chunks; ch++) total += andrea_dot_f32(buf + ch * READ_CHUNK, ones, READ_CHUNK);
         double dt = andrea_now() - t0;
         sink = total;
         double g = (double)n * sizeof(float) / dt / 1e9;
