@@ -7,6 +7,8 @@
 #include <stdint.h>
 
 #include "andrea_tokenizer.h"
+#include "util/le.h"
+#include "util/utf8.h"
 
 /* ---- hash maps ---------------------------------------------------------------- */
 
@@ -53,8 +55,6 @@ uint64_t andrea_fnv1a64(const void *p, size_t n, uint64_t h);
 
 /* Length (1..4) of the well-formed UTF-8 sequence at s (RFC 3629: no overlongs,
  * no surrogates, <= U+10FFFF), storing its code point; 0 if ill-formed. */
-int andrea_utf8_decode(const uint8_t *s, size_t n, uint32_t *cp);
-int andrea_utf8_encode(uint32_t cp, uint8_t out[4]);
 
 /* ---- GPT-2 pre-tokenization (pretok.c) ------------------------------------------ */
 
@@ -113,20 +113,6 @@ andrea_tokenizer *andrea_harris_build(const uint8_t *const *segs, const uint32_t
 void andrea_harris_free(harris_state *h);
 int andrea_harris_encode(const andrea_tokenizer *t, const uint8_t *s, size_t n, andrea_ids *out);
 
-/* Little-endian helpers for blobs. */
-static inline void put_u32(uint8_t *p, uint32_t v) {
-    p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); p[2] = (uint8_t)(v >> 16); p[3] = (uint8_t)(v >> 24);
-}
-static inline void put_u64(uint8_t *p, uint64_t v) {
-    put_u32(p, (uint32_t)v);
-    put_u32(p + 4, (uint32_t)(v >> 32));
-}
-static inline uint32_t get_u32(const uint8_t *p) {
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-static inline uint64_t get_u64(const uint8_t *p) {
-    return (uint64_t)get_u32(p) | (uint64_t)get_u32(p + 4) << 32;
-}
 int andrea_bytes_put_u32(andrea_bytes *b, uint32_t v);
 
 /* Reads a whole file (NUL-terminated for convenience). */
