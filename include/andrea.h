@@ -135,6 +135,25 @@ void andrea_model_zero_grad(andrea_model *m);
 /* Accumulates d(loss)/d(params) into the gradients; needs a forward with targets. */
 int andrea_model_backward(andrea_model *m);
 
+/* ---- contexts: per-call state over shared weights ------------------------------------
+ *
+ * A model's weights are read-only to forward passes and decoding; the state of a call lives
+ * in a context (activations of a (B, T) batch) or a KV cache (one sequence). Any number of
+ * them share one model, so one loaded model serves many threads or requests at once (each
+ * context used by one thread at a time). andrea_model_forward is andrea_context_forward on
+ * the model's own context. */
+typedef struct andrea_context andrea_context;
+andrea_context *andrea_context_create(const andrea_model *m);
+void andrea_context_free(andrea_context *c);
+/* The same contract as andrea_model_forward, with the activations kept in c. */
+float andrea_context_forward(const andrea_model *m, andrea_context *c, const int32_t *inputs,
+                             const int32_t *targets, int B, int T);
+const float *andrea_context_logits(const andrea_context *c);      /* (B, T, V) */
+const float *andrea_context_attention(const andrea_context *c, int layer); /* (B, NH, T, T) */
+void andrea_context_set_flash_attention(andrea_context *c, int on);
+/* The context andrea_model_forward/backward use (owned by the model). */
+andrea_context *andrea_model_context(andrea_model *m);
+
 /* Bytes needed for weights, grads, AdamW moments and activations at (B, T). */
 typedef struct {
     int64_t weights, grads, optimizer, activations;
@@ -159,10 +178,29 @@ void andrea_kv_reset(andrea_kv *kv);
 int andrea_kv_pos(const andrea_kv *kv);
 /* Feeds one token at the next position; returns the logits (V) for the next
  * token, or NULL (with andrea_error()) when the context is full. */
-const float *andrea_kv_step(andrea_model *m, andrea_kv *kv, int32_t token);
+const float *andrea_kv_step(const andrea_model *m, andrea_kv *kv, int32_t token);
 /* Feeds n tokens; from an empty cache this is one batched forward pass. Returns
  * the logits after the last one, or NULL when they do not fit the context. */
 const float *andrea_kv_prefill(andrea_model *m, andrea_kv *kv, const int32_t *tokens, int n);
+/* The same, its batched forward pass run in the caller's context c (the model untouched). */
+const float *andrea_kv_prefill_ctx(const andrea_model *m, andrea_context *c, andrea_kv *kv,
+                                   const int32_t *tokens, int n);
+/* The logits (V) after the last token fed to kv (NULL before the first). */
+const float *andrea_kv_logits(const andrea_kv *kv);
+
+/* Batched decoding: n sequences, each with its own KV cache at its own position, advance
+ * one token each in one forward step. Every weight row is read once for all n (decoding
+ * is bound by reading the weights), and each sequence's logits equal those of
+ * andrea_kv_step on its cache alone. */
+typedef struct andrea_kv_batch andrea_kv_batch;
+/* Scratch for up to max_seqs sequences of model m. */
+andrea_kv_batch *andrea_kv_batch_create(const andrea_model *m, int max_seqs);
+void andrea_kv_batch_free(andrea_kv_batch *b);
+/* Feeds tokens[s] to kvs[s] (distinct caches) for s < n; returns the logits (n, V), row s
+ * for sequence s (also kept as andrea_kv_logits(kvs[s])), or NULL with andrea_error()
+ * naming the sequence when a token is invalid or a cache is full (no cache advances). */
+const float *andrea_kv_batch_step(const andrea_model *m, andrea_kv_batch *b,
+                                  andrea_kv *const *kvs, const int32_t *tokens, int n);
 
 /* ---- tokenizer ------------------------------------------------------------------ */
 

@@ -16,7 +16,7 @@ typedef struct {
 } preset;
 
 /* ANDREA presets: learned positions, pre-norm RMSNorm with a gain, no biases,
- * untied head, ReLU^2 MLP (see docs/architecture.md for why each). */
+ * untied head, ReLU^2 MLP (see docs/model.md for why each). */
 #define ANDREA_ARCH ANDREA_NORM_RMS, ANDREA_ACT_RELU2, 0, 0, 1e-5f, 0.02f
 static const preset PRESETS[] = {
     /* tiny: for tests and gradient checks */

@@ -100,8 +100,8 @@ int andrea_attention_inspect(andrea_model *m, const int32_t *tokens, int T, unsi
     long C3 = 3L * C;
     for (int l = 0; l < L; l++) {
         /* B = 1, so layer l's buffers start at l * T * (3C | C) and l * NH * T * T */
-        const float *qkv = m->a.qkv + (size_t)l * T * C3;
-        const float *f_atty = m->a.atty + (size_t)l * T * C;
+        const float *qkv = m->ctx->a.qkv + (size_t)l * T * C3;
+        const float *f_atty = m->ctx->a.atty + (size_t)l * T * C;
         const float *f_att = andrea_model_attention(m, l);
         if (!f_att) {
             andrea_attn_maps_free(out);

@@ -9,22 +9,12 @@
 #include <string.h>
 
 #include "kernels/kernels.h"
+#include "model/kv.h"
 #include "model/model.h"
 #include "util/bigalloc.h"
 #include "util/error.h"
 #include "util/profile.h"
 
-struct andrea_kv {
-    int pos;
-    int L, T, C;
-    float *k, *v;          /* (L, T, C) */
-    float *x, *xn, *qkv;   /* (C), (C), (3C) */
-    float *atty, *tmp;     /* (C), (C) */
-    float *h, *hact;       /* (4C), (4C) */
-    float *att;            /* (NH, T): one row of scores per head */
-    float *logits;         /* (V) */
-    float stat_mean, stat_rstd;
-};
 
 andrea_kv *andrea_kv_create(const andrea_model *m) {
     const andrea_config *c = &m->cfg;
@@ -67,27 +57,30 @@ void andrea_kv_free(andrea_kv *kv) {
 void andrea_kv_reset(andrea_kv *kv) { kv->pos = 0; }
 int andrea_kv_pos(const andrea_kv *kv) { return kv->pos; }
 
-static void norm1(const andrea_model *m, andrea_kv *kv, float *out, const float *inp,
-                  const float *w, const float *b) {
+void andrea_kv_norm(const andrea_model *m, float *out, float *mean, float *rstd,
+                    const float *inp, const float *w, const float *b, int n) {
     if (m->cfg.norm == ANDREA_NORM_LAYER)
-        andrea_layernorm_forward(out, &kv->stat_mean, &kv->stat_rstd, inp, w, b, 1, m->cfg.d_model,
-                          m->cfg.norm_eps);
+        andrea_layernorm_forward(out, mean, rstd, inp, w, b, n, m->cfg.d_model, m->cfg.norm_eps);
     else
-        andrea_rmsnorm_forward(out, &kv->stat_rstd, inp, w, 1, m->cfg.d_model, m->cfg.norm_eps);
+        andrea_rmsnorm_forward(out, rstd, inp, w, n, m->cfg.d_model, m->cfg.norm_eps);
 }
 
-/* Layer attention for the position pos: its key and value go into the layer's cache rows
- * kc, vc, then each head's query attends over positions 0..pos; out in kv->atty. */
-static void attend(andrea_kv *kv, const andrea_config *c, float *kc, float *vc, int pos) {
+static void norm1(const andrea_model *m, andrea_kv *kv, float *out, const float *inp,
+                  const float *w, const float *b) {
+    andrea_kv_norm(m, out, &kv->stat_mean, &kv->stat_rstd, inp, w, b, 1);
+}
+
+void andrea_kv_attend(const andrea_config *c, const float *qkv, float *kc, float *vc, int pos,
+                      float *att_scratch, float *out) {
     int C = c->d_model, NH = c->n_head, HS = C / NH;
     float scale = 1.0f / sqrtf((float)HS);
-    memcpy(kc + (long)pos * C, kv->qkv + C, sizeof(float) * (size_t)C);
-    memcpy(vc + (long)pos * C, kv->qkv + 2 * C, sizeof(float) * (size_t)C);
+    memcpy(kc + (long)pos * C, qkv + C, sizeof(float) * (size_t)C);
+    memcpy(vc + (long)pos * C, qkv + 2 * C, sizeof(float) * (size_t)C);
     /* heads in parallel once the context is long enough to pay for the threads */
 #pragma omp parallel for schedule(static) if ((long)(pos + 1) * C >= (1L << 15))
     for (int h = 0; h < NH; h++) {
-        const float *q = kv->qkv + h * HS;
-        float *att = kv->att + (long)h * c->ctx;
+        const float *q = qkv + h * HS;
+        float *att = att_scratch + (long)h * c->ctx;
         float maxv = -INFINITY;
         for (int j = 0; j <= pos; j++) {
             const float *kj = kc + (long)j * C + h * HS;
@@ -101,7 +94,7 @@ static void attend(andrea_kv *kv, const andrea_config *c, float *kc, float *vc, 
             sum += att[j];
         }
         float inv = 1.0f / sum;
-        float *o = kv->atty + h * HS;
+        float *o = out + h * HS;
         for (int d = 0; d < HS; d++) o[d] = 0.0f;
         for (int j = 0; j <= pos; j++) {
             const float *vj = vc + (long)j * C + h * HS;
@@ -111,7 +104,11 @@ static void attend(andrea_kv *kv, const andrea_config *c, float *kc, float *vc, 
     }
 }
 
-const float *andrea_kv_step(andrea_model *m, andrea_kv *kv, int32_t token) {
+static void attend(andrea_kv *kv, const andrea_config *c, float *kc, float *vc, int pos) {
+    andrea_kv_attend(c, kv->qkv, kc, vc, pos, kv->att, kv->atty);
+}
+
+const float *andrea_kv_step(const andrea_model *m, andrea_kv *kv, int32_t token) {
     const andrea_config *c = &m->cfg;
     int C = c->d_model, V = c->vocab;
     if (kv->pos >= c->ctx) {
@@ -123,7 +120,7 @@ const float *andrea_kv_step(andrea_model *m, andrea_kv *kv, int32_t token) {
         return NULL;
     }
     int pos = kv->pos;
-    andrea_view *p = &m->p;
+    const andrea_view *p = &m->p;
     /* embeddings read in the same format as every other weight matrix */
     andrea_dequant_row(m, kv->x, p->wte + (long)token * C, C);
     andrea_dequant_row(m, kv->tmp, p->wpe + (long)pos * C, C);
@@ -149,6 +146,11 @@ const float *andrea_kv_step(andrea_model *m, andrea_kv *kv, int32_t token) {
 }
 
 const float *andrea_kv_prefill(andrea_model *m, andrea_kv *kv, const int32_t *tokens, int n) {
+    return andrea_kv_prefill_ctx(m, m->ctx, kv, tokens, n);
+}
+
+const float *andrea_kv_prefill_ctx(const andrea_model *m, andrea_context *ctx, andrea_kv *kv,
+                                   const int32_t *tokens, int n) {
     const andrea_config *c = &m->cfg;
     if (n <= 0) {
         andrea_set_error("prefill: no tokens");
@@ -166,18 +168,20 @@ const float *andrea_kv_prefill(andrea_model *m, andrea_kv *kv, const int32_t *to
         return lg;
     }
     /* a fresh prompt: one batched forward pass (matrix-matrix products instead of n
-     * matrix-vector ones), then the keys and values it computed fill the cache */
-    if (isnan(andrea_model_forward(m, tokens, NULL, 1, n))) return NULL;
+     * matrix-vector ones) in ctx, then the keys and values it computed fill the cache */
+    if (isnan(andrea_context_forward(m, ctx, tokens, NULL, 1, n))) return NULL;
     int C = c->d_model;
     for (int l = 0; l < c->n_layer; l++) {
-        const float *qkv = m->a.qkv + (long)l * n * 3 * C;
+        const float *qkv = ctx->a.qkv + (long)l * n * 3 * C;
         float *kc = kv->k + (long)l * c->ctx * C, *vc = kv->v + (long)l * c->ctx * C;
         for (int t = 0; t < n; t++) {
             memcpy(kc + (long)t * C, qkv + (long)t * 3 * C + C, sizeof(float) * (size_t)C);
             memcpy(vc + (long)t * C, qkv + (long)t * 3 * C + 2 * C, sizeof(float) * (size_t)C);
         }
     }
-    memcpy(kv->logits, m->a.logits + (long)(n - 1) * c->vocab, sizeof(float) * (size_t)c->vocab);
+    memcpy(kv->logits, ctx->a.logits + (long)(n - 1) * c->vocab, sizeof(float) * (size_t)c->vocab);
     kv->pos = n;
     return kv->logits;
 }
+
+const float *andrea_kv_logits(const andrea_kv *kv) { return kv->pos > 0 ? kv->logits : NULL; }

@@ -71,6 +71,11 @@ andrea_model *andrea_model_alloc(const andrea_config *cfg) {
         return NULL;
     }
     andrea_view_build(m, m->params, &m->p);
+    m->ctx = andrea_context_create(m);
+    if (!m->ctx) {
+        andrea_model_free(m);
+        return NULL;
+    }
     return m;
 }
 
@@ -108,9 +113,7 @@ void andrea_model_free(andrea_model *m) {
     free(m->grads);
     free(m->p.h);
     free(m->g.h);
-    free(m->act_mem);
-    free(m->inputs);
-    free(m->targets);
+    andrea_context_free(m->ctx);
     free(m->q16);
     free(m->q8);
     free(m->qscale);
@@ -143,36 +146,58 @@ void andrea_model_zero_grad(andrea_model *m) {
 _Static_assert(sizeof(andrea_acts) / sizeof(float *) == sizeof(andrea_act_sizes) / sizeof(int64_t),
                "andrea_acts and andrea_act_sizes must list the same buffers");
 
-void andrea_model_set_flash_attention(andrea_model *m, int on) { m->flash = on ? 1 : 0; }
+/* ---- contexts -------------------------------------------------------------------- */
 
-static int ensure_acts(andrea_model *m, int B, int T) {
-    if (m->act_mem && m->act_B == B && m->act_T == T && m->act_flash == m->flash) return 0;
-    free(m->act_mem);
-    free(m->inputs);
-    free(m->targets);
-    m->act_mem = NULL;
+andrea_context *andrea_context_create(const andrea_model *m) {
+    andrea_context *c = calloc(1, sizeof *c);
+    if (!c) return andrea_set_error("out of memory allocating a context"), NULL;
+    c->cfg = m->cfg;
+    return c;
+}
+
+void andrea_context_free(andrea_context *c) {
+    if (!c) return;
+    free(c->act_mem);
+    free(c->inputs);
+    free(c->targets);
+    free(c);
+}
+
+andrea_context *andrea_model_context(andrea_model *m) { return m->ctx; }
+void andrea_context_set_flash_attention(andrea_context *c, int on) { c->flash = on ? 1 : 0; }
+void andrea_model_set_flash_attention(andrea_model *m, int on) {
+    andrea_context_set_flash_attention(m->ctx, on);
+}
+
+/* Activations for a (B, T) batch, reallocated only when the shape or attention kind changes. */
+static int ensure_acts(andrea_context *c, int B, int T) {
+    if (c->act_mem && c->act_B == B && c->act_T == T && c->act_flash == c->flash) return 0;
+    free(c->act_mem);
+    free(c->inputs);
+    free(c->targets);
+    c->act_mem = NULL;
     andrea_act_sizes s;
-    int64_t total = andrea_activation_floats(&m->cfg, B, T, m->flash, &s);
-    m->act_mem = andrea_big_alloc(sizeof(float) * (size_t)total);
-    m->inputs = malloc(sizeof(int32_t) * (size_t)B * T);
-    m->targets = malloc(sizeof(int32_t) * (size_t)B * T);
-    if (!m->act_mem || !m->inputs || !m->targets) {
-        free(m->act_mem);
-        m->act_mem = NULL;
+    int64_t total = andrea_activation_floats(&c->cfg, B, T, c->flash, &s);
+    c->act_mem = andrea_big_alloc(sizeof(float) * (size_t)total);
+    c->inputs = malloc(sizeof(int32_t) * (size_t)B * T);
+    c->targets = malloc(sizeof(int32_t) * (size_t)B * T);
+    if (!c->act_mem || !c->inputs || !c->targets) {
+        free(c->act_mem);
+        c->act_mem = NULL;
         return andrea_set_error("out of memory: activations for B=%d T=%d need %.1f MB", B, T,
                                 total * 4.0 / 1e6);
     }
     /* carve the pointers in the order of andrea_act_sizes */
-    float **ptrs = (float **)&m->a;
+    float **ptrs = (float **)&c->a;
     const int64_t *sizes = (const int64_t *)&s;
-    float *cur = m->act_mem;
+    float *cur = c->act_mem;
     for (size_t i = 0; i < sizeof s / sizeof(int64_t); i++) {
         ptrs[i] = cur;
         cur += sizes[i];
     }
-    m->act_B = B;
-    m->act_T = T;
-    m->act_flash = m->flash;
+    c->act_B = B;
+    c->act_T = T;
+    c->act_flash = c->flash;
     return 0;
 }
 
@@ -195,16 +220,20 @@ static void norm_backward(const andrea_model *m, float *dinp, float *dw, float *
         andrea_rmsnorm_backward(dinp, dw, dout, inp, w, rstd, N, m->cfg.d_model);
 }
 
-float andrea_model_forward(andrea_model *m, const int32_t *inputs, const int32_t *targets, int B,
-                           int T) {
+float andrea_context_forward(const andrea_model *m, andrea_context *ctx, const int32_t *inputs,
+                             const int32_t *targets, int B, int T) {
     const andrea_config *c = &m->cfg;
+    if (memcmp(&ctx->cfg, c, sizeof *c) != 0) {
+        andrea_set_error("forward: the context was created for another model");
+        return NAN;
+    }
     int C = c->d_model, L = c->n_layer, NH = c->n_head, V = c->vocab;
     if (B <= 0 || T <= 0 || T > c->ctx) {
         andrea_set_error("forward: batch %d x %d does not fit (need B >= 1, 1 <= T <= ctx %d)", B,
                          T, c->ctx);
         return NAN;
     }
-    if (ensure_acts(m, B, T)) return NAN;
+    if (ensure_acts(ctx, B, T)) return NAN;
     int BT = B * T;
     for (int i = 0; i < BT; i++) {
         if (inputs[i] < 0 || inputs[i] >= V || (targets && targets[i] >= V)) {
@@ -213,9 +242,9 @@ float andrea_model_forward(andrea_model *m, const int32_t *inputs, const int32_t
             return NAN;
         }
     }
-    memcpy(m->inputs, inputs, sizeof(int32_t) * (size_t)BT);
-    andrea_acts *a = &m->a;
-    andrea_view *p = &m->p;
+    memcpy(ctx->inputs, inputs, sizeof(int32_t) * (size_t)BT);
+    andrea_acts *a = &ctx->a;
+    const andrea_view *p = &m->p;
 
     /* token + position embeddings */
 #pragma omp parallel for schedule(static)
@@ -232,11 +261,11 @@ float andrea_model_forward(andrea_model *m, const int32_t *inputs, const int32_t
         float *ln1 = a->ln1 + lc, *qkv = a->qkv + 3 * lc, *atty = a->atty + lc;
         float *res2 = a->res2 + lc, *ln2 = a->ln2 + lc, *res3 = a->res3 + lc;
         float *fch = a->fch + 4 * lc, *fch_act = a->fch_act + 4 * lc;
-        float *att = a->att + (long)l * B * NH * T * (m->flash ? 1 : T);
+        float *att = a->att + (long)l * B * NH * T * (ctx->flash ? 1 : T);
         PROF(PROF_NORM, norm_forward(m, ln1, a->ln1_mean + (long)l * BT, a->ln1_rstd + (long)l * BT,
                                      resid, w->ln1w, w->ln1b, BT));
         PROF(PROF_MATMUL, andrea_matmul_forward(qkv, ln1, w->wqkv, w->bqkv, BT, C, 3 * C));
-        if (m->flash) /* att holds the log-sum-exp of each row */
+        if (ctx->flash) /* att holds the log-sum-exp of each row */
             PROF(PROF_ATTENTION, andrea_attention_flash_forward(atty, att, qkv, B, T, C, NH));
         else
             PROF(PROF_ATTENTION, andrea_attention_forward(atty, att, NULL, qkv, B, T, C, NH));
@@ -254,44 +283,52 @@ float andrea_model_forward(andrea_model *m, const int32_t *inputs, const int32_t
     PROF(PROF_NORM, norm_forward(m, a->lnf, a->lnf_mean, a->lnf_rstd, resid, p->lnfw, p->lnfb, BT));
     PROF(PROF_MATMUL, andrea_matmul_forward(a->logits, a->lnf, p->lm_head, NULL, BT, C, V));
 
-    m->B = B;
-    m->T = T;
-    m->has_targets = targets != NULL;
+    ctx->B = B;
+    ctx->T = T;
+    ctx->has_targets = targets != NULL;
     if (!targets) {
-        m->loss = 0.0f;
+        ctx->loss = 0.0f;
         return 0.0f;
     }
-    memcpy(m->targets, targets, sizeof(int32_t) * (size_t)BT);
+    memcpy(ctx->targets, targets, sizeof(int32_t) * (size_t)BT);
     PROF(PROF_CROSSENTROPY,
-         m->loss = andrea_crossentropy_forward(a->logits, a->losses, targets, BT, V, &m->n_valid));
-    return m->loss;
+         ctx->loss = andrea_crossentropy_forward(a->logits, a->losses, targets, BT, V, &ctx->n_valid));
+    return ctx->loss;
 }
 
-const float *andrea_model_logits(const andrea_model *m) { return m->a.logits; }
+float andrea_model_forward(andrea_model *m, const int32_t *inputs, const int32_t *targets, int B,
+                           int T) {
+    return andrea_context_forward(m, m->ctx, inputs, targets, B, T);
+}
 
+const float *andrea_context_logits(const andrea_context *c) { return c->a.logits; }
+const float *andrea_model_logits(const andrea_model *m) { return andrea_context_logits(m->ctx); }
+
+const float *andrea_context_attention(const andrea_context *c, int layer) {
+    if (!c->act_mem || c->act_flash || layer < 0 || layer >= c->cfg.n_layer) return NULL;
+    return c->a.att + (long)layer * c->B * c->cfg.n_head * c->T * c->T;
+}
 const float *andrea_model_attention(const andrea_model *m, int layer) {
-    if (!m->act_mem || m->act_flash || layer < 0 || layer >= m->cfg.n_layer)
-        return NULL;
-    return m->a.att + (long)layer * m->B * m->cfg.n_head * m->T * m->T;
+    return andrea_context_attention(m->ctx, layer);
 }
 
 /* ---- backward ------------------------------------------------------------------------ */
 
-int andrea_model_backward_scaled(andrea_model *m, float scale) {
-    if (!m->act_mem || !m->has_targets)
+int andrea_context_backward(andrea_model *m, andrea_context *ctx, float scale) {
+    if (!ctx->act_mem || !ctx->has_targets)
         return andrea_set_error("backward: needs a forward pass with targets first");
     if (ensure_grads(m))
         return -1;
     const andrea_config *c = &m->cfg;
-    int B = m->B, T = m->T, BT = B * T;
+    int B = ctx->B, T = ctx->T, BT = B * T;
     int C = c->d_model, L = c->n_layer, NH = c->n_head, V = c->vocab;
-    andrea_acts *a = &m->a;
+    andrea_acts *a = &ctx->a;
     andrea_view *p = &m->p, *g = &m->g;
     size_t BTC = (size_t)BT * C;
 
-    float dloss = m->n_valid ? scale / (float)m->n_valid : 0.0f;
-    PROF(PROF_CROSSENTROPY, andrea_crossentropy_backward(a->logits, m->targets, BT, V, dloss));
-    m->has_targets = 0; /* the probabilities are now gradients */
+    float dloss = ctx->n_valid ? scale / (float)ctx->n_valid : 0.0f;
+    PROF(PROF_CROSSENTROPY, andrea_crossentropy_backward(a->logits, ctx->targets, BT, V, dloss));
+    ctx->has_targets = 0; /* the probabilities are now gradients */
 
     PROF(PROF_ZERO, memset(a->dln, 0, sizeof(float) * BTC));
     PROF(PROF_MATMUL,
@@ -308,7 +345,7 @@ int andrea_model_backward_scaled(andrea_model *m, float scale) {
         float *ln1 = a->ln1 + lc, *qkv = a->qkv + 3 * lc, *atty = a->atty + lc;
         float *res2 = a->res2 + lc, *ln2 = a->ln2 + lc;
         float *fch = a->fch + 4 * lc, *fch_act = a->fch_act + 4 * lc;
-        float *att = a->att + (long)l * B * NH * T * (m->flash ? 1 : T);
+        float *att = a->att + (long)l * B * NH * T * (ctx->flash ? 1 : T);
 
         /* res3 = res2 + MLP(Norm(res2)): dres is d res3 and flows straight to res2 too */
         /* dfch = act'(fch) * (dres @ wproj), the activation's backward fused in */
@@ -325,7 +362,7 @@ int andrea_model_backward_scaled(andrea_model *m, float scale) {
         PROF(PROF_MATMUL,
              andrea_matmul_backward(a->datty, dw->wo, dw->bo, a->dres, atty, w->wo, BT, C, C));
         PROF(PROF_ZERO, memset(a->dqkv, 0, sizeof(float) * 3 * BTC));
-        if (m->flash)
+        if (ctx->flash)
             PROF(PROF_ATTENTION,
                  andrea_attention_flash_backward(a->dqkv, a->datty, qkv, atty, att, B, T, C, NH));
         else
@@ -343,7 +380,7 @@ int andrea_model_backward_scaled(andrea_model *m, float scale) {
         int c1 = c0 + 32 < C ? c0 + 32 : C;
         for (int i = 0; i < BT; i++) {
             const float *d = a->dres + (long)i * C;
-            float *te = g->wte + (long)m->inputs[i] * C, *pe = g->wpe + (long)(i % T) * C;
+            float *te = g->wte + (long)ctx->inputs[i] * C, *pe = g->wpe + (long)(i % T) * C;
             for (int k = c0; k < c1; k++) {
                 te[k] += d[k];
                 pe[k] += d[k];
@@ -351,6 +388,10 @@ int andrea_model_backward_scaled(andrea_model *m, float scale) {
         }
     }
     return 0;
+}
+
+int andrea_model_backward_scaled(andrea_model *m, float scale) {
+    return andrea_context_backward(m, m->ctx, scale);
 }
 
 int andrea_model_backward(andrea_model *m) { return andrea_model_backward_scaled(m, 1.0f); }

@@ -69,14 +69,13 @@ typedef struct {
         *dln, *dqkv, *datty, *dfch;
 } andrea_acts;
 
-struct andrea_model {
-    andrea_config cfg;
-    andrea_layout layout;
-    float *params;       /* one allocation: layout.total floats */
-    float *grads;        /* allocated on first zero_grad/backward */
-    andrea_view p, g;
-    /* activations of the last forward */
-    float *act_mem;
+/* Per-call state of full forward passes: the activations of one (B, T) batch, kept for
+ * backward and inspection. A model's weights are read-only to a forward pass, so any number
+ * of contexts share one model (one per thread or request); the model keeps one of its own
+ * for andrea_model_forward/backward (training). */
+struct andrea_context {
+    andrea_config cfg;   /* the shapes of the model it was created for */
+    float *act_mem;      /* one allocation, carved into a */
     andrea_acts a;
     int act_B, act_T, act_flash;
     int flash;           /* 1: fused attention (training); 0: explicit matrix (inspection) */
@@ -85,6 +84,15 @@ struct andrea_model {
     int has_targets;
     int n_valid;         /* valid targets in the last forward */
     float loss;
+};
+
+struct andrea_model {
+    andrea_config cfg;
+    andrea_layout layout;
+    float *params;       /* one allocation: layout.total floats; read-only to forward passes */
+    float *grads;        /* allocated on first zero_grad/backward */
+    andrea_view p, g;
+    andrea_context *ctx; /* the model's own context: andrea_model_forward/backward */
     /* weight-only quantised copies for generation (quant.c) */
     int quant;           /* ANDREA_QUANT_* */
     uint16_t *q16;       /* bf16 of every parameter */
@@ -93,9 +101,16 @@ struct andrea_model {
     int64_t *qrow_base;  /* per tensor: the index of its first row in qscale */
 };
 
+/* Backward of ctx's last forward (with targets) into m's gradients, the loss scaled by
+ * `scale`. */
+int andrea_context_backward(andrea_model *m, andrea_context *ctx, float scale);
+
 /* out(N) = w(N, K) x + bias with w in the model's quantised format (kv.c's matvecs). */
 void andrea_matvec(const andrea_model *m, float *out, const float *x, const float *w,
                    const float *bias, int K, int N);
+/* The same for n inputs x (n, K) -> out (n, N), each weight row read once for all n. */
+void andrea_matvec_rows(const andrea_model *m, float *out, const float *x, const float *w,
+                        const float *bias, int K, int N, int n);
 /* One row (K floats) of a weight matrix as the quantised format stores it (embeddings). */
 void andrea_dequant_row(const andrea_model *m, float *out, const float *w_row, int K);
 

@@ -124,3 +124,26 @@ void andrea_dequant_row(const andrea_model *m, float *out, const float *w_row, i
     else
         memcpy(out, w_row, sizeof(float) * (size_t)K);
 }
+
+/* out(n, N) = x(n, K) w(N, K)^T + bias for n inputs at once: each weight row is read once
+ * for all n (what batched decoding gains; decoding is bound by reading the weights), and
+ * each row of out gets exactly the arithmetic andrea_matvec gives its input alone: the same
+ * dot product per (row, input) as the M <= 4 product path and the quantised formats. */
+void andrea_matvec_rows(const andrea_model *m, float *out, const float *x, const float *w,
+                        const float *bias, int K, int N, int n) {
+    int64_t base = w - m->params;
+    int64_t srow = m->quant == ANDREA_QUANT_INT8 ? scale_index(m, base) : 0;
+#pragma omp parallel for schedule(static) if ((long)N * K * n >= (1L << 16))
+    for (int r = 0; r < N; r++) {
+        int64_t row = base + (int64_t)r * K;
+        for (int s = 0; s < n; s++) {
+            const float *xs = x + (long)s * K;
+            float d;
+            if (m->quant == ANDREA_QUANT_BF16) d = andrea_dot_bf16(m->q16 + row, xs, K);
+            else if (m->quant == ANDREA_QUANT_INT8)
+                d = andrea_dot_i8(m->q8 + row, xs, K) * m->qscale[srow + r];
+            else d = andrea_dot_f32(w + (long)r * K, xs, K);
+            out[(long)s * N + r] = d + (bias ? bias[r] : 0.0f);
+        }
+    }
+}
