@@ -10,19 +10,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "andrea.h"
 #include "andrea_inspect.h"
 #include "andrea_tokenizer.h"
 #include "args.h"
-#include "attn_util.h"
+#include "attn_text.h"
 #include "commands.h"
 #include "threads.h"
 
 enum { TEXT_MAX_T = 24, CELL_W = 8 };
 
 /* One view of one head as a labelled matrix; softmax rows end with their sum. */
-static void print_matrix(const attn_tokens *tk, const float *M, int T, int view, int lw) {
+static void print_matrix(const andrea_attn_tokens *tk, const float *M, int T, int view, int lw) {
     printf("%*s", lw, "");
     for (int j = 0; j < T; j++) attn_print_cell(stdout, tk->labels[j], CELL_W, 1);
     if (view == ANDREA_VIEW_SOFTMAX) printf("  | row sum");
@@ -61,6 +62,105 @@ static int select_range(const char *what, int v, int n, int *idx) {
     }
     for (int i = 0; i < n; i++) idx[i] = i;
     return n;
+}
+
+/* --json: a file, or '-' for stdout. 0 or -1 (message printed). */
+static int write_json(const char *path, const andrea_attn_export *x, unsigned views) {
+    int to_stdout = strcmp(path, "-") == 0;
+    FILE *f = to_stdout ? stdout : fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "andrea attention: cannot create '%s' for --json\n", path);
+        return -1;
+    }
+    andrea_writer w = andrea_writer_file(f);
+    int rc = andrea_attention_render_json(&w, x, views);
+    if (rc) fprintf(stderr, "andrea attention: %s\n", andrea_error());
+    if (to_stdout) {
+        if (!rc && fflush(f) != 0) {
+            fprintf(stderr, "andrea attention: write error on the JSON output\n");
+            rc = -1;
+        }
+        return rc;
+    }
+    if (fclose(f) != 0 && !rc) {
+        fprintf(stderr, "andrea attention: write error on '%s'\n", path);
+        rc = -1;
+    }
+    if (!rc) fprintf(stderr, "attention: wrote '%s'\n", path);
+    return rc;
+}
+
+/* The rendered document of render(w, x) into a new file at path. 0 or -1 (message printed). */
+static int write_file(const char *path, const char *flag, int (*render)(andrea_writer *, const void *),
+                      const void *ctx) {
+    FILE *f = fopen(path, "wb");
+    if (!f) {
+        fprintf(stderr, "andrea attention: cannot create '%s' for %s\n", path, flag);
+        return -1;
+    }
+    andrea_writer w = andrea_writer_file(f);
+    int rc = render(&w, ctx);
+    if (rc) fprintf(stderr, "andrea attention: '%s': %s\n", path, andrea_error());
+    if (fclose(f) != 0 && !rc) {
+        fprintf(stderr, "andrea attention: write error on '%s'\n", path);
+        rc = -1;
+    }
+    return rc;
+}
+
+static int render_html(andrea_writer *w, const void *x) { return andrea_attention_render_html(w, x); }
+
+static int write_html(const char *path, const andrea_attn_export *x) {
+    if (write_file(path, "--html", render_html, x)) return -1;
+    fprintf(stderr, "attention: wrote '%s' (open it in a browser; works offline)\n", path);
+    return 0;
+}
+
+/* One PNG: a head's view, or the layers x heads grid when layer < 0. */
+typedef struct {
+    const andrea_attn_export *x;
+    int layer, head, view;
+} png_job;
+
+static int render_png(andrea_writer *w, const void *ctx) {
+    const png_job *j = ctx;
+    if (j->layer < 0) return andrea_attention_render_png_grid(w, j->x, j->view);
+    return andrea_attention_render_png(w, j->x, j->layer, j->head, j->view);
+}
+
+/* --png DIR: per selected head and view L<l>_H<h>_<view>.png, and grid_<view>.png. */
+static int write_pngs(const char *dir, const andrea_attn_export *x, unsigned views) {
+    if (mkdir(dir, 0777) != 0) {
+        struct stat st;
+        if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+            fprintf(stderr, "andrea attention: cannot create the PNG folder '%s'\n", dir);
+            return -1;
+        }
+    }
+    size_t n = strlen(dir) + 64;
+    char *path = malloc(n);
+    if (!path) return -1;
+    int count = 0, rc = 0;
+    for (int v = 0; v < ANDREA_VIEW_COUNT && !rc; v++) {
+        if (!(views & ANDREA_VIEW_BIT(v))) continue;
+        for (int li = 0; li < x->n_layers && !rc; li++)
+            for (int hi = 0; hi < x->n_heads && !rc; hi++) {
+                png_job j = {x, x->layers[li], x->heads[hi], v};
+                snprintf(path, n, "%s/L%d_H%d_%s.png", dir, j.layer, j.head, andrea_attn_view_name(v));
+                rc = write_file(path, "--png", render_png, &j);
+                count++;
+            }
+        if (rc) break;
+        png_job j = {x, -1, -1, v};
+        snprintf(path, n, "%s/grid_%s.png", dir, andrea_attn_view_name(v));
+        rc = write_file(path, "--png", render_png, &j);
+        count++;
+    }
+    if (!rc)
+        fprintf(stderr, "attention: wrote %d PNG files to '%s' (L<l>_H<h>_<view>.png, "
+                        "grid_<view>.png)\n", count, dir);
+    free(path);
+    return rc;
 }
 
 int cmd_attention(int argc, char **argv) {
@@ -117,7 +217,7 @@ int cmd_attention(int argc, char **argv) {
     }
     const andrea_config *c = andrea_model_config(m);
     int rc = 1;
-    attn_tokens tk = {0};
+    andrea_attn_tokens tk = {0};
     andrea_attn_maps maps = {0};
     int *layers = malloc(sizeof(int) * (size_t)c->n_layer);
     int *heads = malloc(sizeof(int) * (size_t)c->n_head);
@@ -131,7 +231,14 @@ int cmd_attention(int argc, char **argv) {
         rc = 2;
         goto done;
     }
-    if (attn_tokens_make("attention", tok, prompt, bos, c->ctx, &tk)) goto done;
+    if (!*prompt && !bos) {
+        fprintf(stderr, "andrea attention: the prompt is empty; give some text with -p\n");
+        goto done;
+    }
+    if (andrea_attn_tokens_encode(tok, prompt, bos, c->ctx, &tk)) {
+        fprintf(stderr, "andrea attention: %s\n", andrea_error());
+        goto done;
+    }
     int T = tk.T;
     /* the HTML page switches between all four views, so it needs them all */
     unsigned need = html_path ? ANDREA_VIEWS_ALL : views | ANDREA_VIEW_BIT(ANDREA_VIEW_SOFTMAX);
@@ -154,7 +261,7 @@ int cmd_attention(int argc, char **argv) {
         } else {
             int lw = 2;
             for (int i = 0; i < T; i++) {
-                int w = attn_utf8_width(tk.labels[i]) + 1;
+                int w = attn_text_width(tk.labels[i]) + 1;
                 if (w > lw) lw = w;
             }
             if (lw > 12) lw = 12;
@@ -221,34 +328,18 @@ int cmd_attention(int argc, char **argv) {
             (long long)maps.raw_mismatches, pass(same));
     ok_all = ok_all && same;
 
-    attn_export x = {model_path, prompt, &tk, &maps, layers, heads, n_layers, n_heads};
+    andrea_attn_export x = {model_path, prompt, &tk, &maps, layers, heads, n_layers, n_heads};
     int wrote_ok = 1;
-    if (json_path) {
-        FILE *f = json_stdout ? stdout : fopen(json_path, "w");
-        if (!f) {
-            fprintf(stderr, "andrea attention: cannot create '%s' for --json\n", json_path);
-            wrote_ok = 0;
-        } else {
-            if (attn_write_json(f, &x, views)) wrote_ok = 0;
-            if (!json_stdout) {
-                if (fclose(f) != 0) {
-                    fprintf(stderr, "andrea attention: write error on '%s'\n", json_path);
-                    wrote_ok = 0;
-                } else {
-                    fprintf(stderr, "attention: wrote '%s'\n", json_path);
-                }
-            }
-        }
-    }
-    if (wrote_ok && html_path && attn_write_html(html_path, &x)) wrote_ok = 0;
-    if (wrote_ok && png_dir && attn_write_pngs(png_dir, &x, views)) wrote_ok = 0;
+    if (json_path && write_json(json_path, &x, views)) wrote_ok = 0;
+    if (wrote_ok && html_path && write_html(html_path, &x)) wrote_ok = 0;
+    if (wrote_ok && png_dir && write_pngs(png_dir, &x, views)) wrote_ok = 0;
     rc = !wrote_ok ? 1 : ok_all ? 0 : 3;
     if (rc == 3) fprintf(stderr, "andrea attention: a check FAILED (see above)\n");
 done:
     free(layers);
     free(heads);
     andrea_attn_maps_free(&maps);
-    attn_tokens_free(&tk);
+    andrea_attn_tokens_free(&tk);
     andrea_tokenizer_free(tok);
     andrea_model_free(m);
     return rc;
