@@ -1,15 +1,26 @@
 /*
  * andrea_inspect.h - look inside one forward pass: the attention maps of every
- * layer and head, in four views, with the very numbers the engine computed.
+ * layer and head, in four views, with the very numbers the engine computed; their
+ * token labels; the JSON, HTML and PNG renderings of them, written into a caller's
+ * andrea_writer (a FILE*, a memory buffer); and the attention lesson's claims,
+ * checked (explain). Front ends (the CLI, a server) only load, call and print.
  *
  * Usage (error handling elided):
  *
+ *     andrea_attn_tokens tk;
+ *     andrea_attn_tokens_encode(tok, "To be, or", 0, ctx, &tk);
  *     andrea_attn_maps maps;
- *     andrea_attention_inspect(m, tokens, T, ANDREA_VIEWS_ALL, &maps);
+ *     andrea_attention_inspect(m, tk.ids, tk.T, ANDREA_VIEWS_ALL, &maps);
  *     const float *A = andrea_attn_map(&maps, ANDREA_VIEW_SOFTMAX, layer, head); // (T, T)
  *     andrea_attn_stats st;
- *     andrea_attention_stats(A, T, &st);
+ *     andrea_attention_stats(A, tk.T, &st);
+ *     andrea_attn_export x = {"model.bin", "To be, or", &tk, &maps, NULL, NULL, 0, 0};
+ *     andrea_buffer page = {0};
+ *     andrea_writer w = andrea_writer_buffer(&page);
+ *     andrea_attention_render_html(&w, &x);   // page.data, page.len
+ *     andrea_buffer_free(&page);
  *     andrea_attn_maps_free(&maps);
+ *     andrea_attn_tokens_free(&tk);
  *
  * The four views of head h in layer l, for query i and key j (docs/attention.md):
  *   raw      q_i . k_j                        (full T x T, see below)
