@@ -35,8 +35,10 @@ else()
   message(STATUS "andrea: jansson: no (not found; apt install libjansson-dev; no GPT-2 files, Harris JSON or JSONL)")
 endif()
 
-# libpng (libpng-dev): PNG heatmaps of `andrea attention --png` (and the test that reads them back).
-#   Without it: --png stops with a clear error; text, JSON and HTML output still work.
+# libpng (libpng-dev): PNG heatmaps (andrea_attention_render_png, `andrea attention --png`,
+#   and the tests that read them back).
+#   Without it: the PNG renderers return -1 ("built without libpng") and --png stops with a
+#   clear error; text, JSON and HTML output still work.
 option(ANDREA_PNG "Use libpng for attention heatmaps" ON)
 if(ANDREA_PNG)
   find_package(PNG QUIET)

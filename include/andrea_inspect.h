@@ -1,15 +1,26 @@
 /*
  * andrea_inspect.h - look inside one forward pass: the attention maps of every
- * layer and head, in four views, with the very numbers the engine computed.
+ * layer and head, in four views, with the very numbers the engine computed; their
+ * token labels; the JSON, HTML and PNG renderings of them, written into a caller's
+ * andrea_writer (a FILE*, a memory buffer); and the attention lesson's claims,
+ * checked (explain). Front ends (the CLI, a server) only load, call and print.
  *
  * Usage (error handling elided):
  *
+ *     andrea_attn_tokens tk;
+ *     andrea_attn_tokens_encode(tok, "To be, or", 0, ctx, &tk);
  *     andrea_attn_maps maps;
- *     andrea_attention_inspect(m, tokens, T, ANDREA_VIEWS_ALL, &maps);
+ *     andrea_attention_inspect(m, tk.ids, tk.T, ANDREA_VIEWS_ALL, &maps);
  *     const float *A = andrea_attn_map(&maps, ANDREA_VIEW_SOFTMAX, layer, head); // (T, T)
  *     andrea_attn_stats st;
- *     andrea_attention_stats(A, T, &st);
+ *     andrea_attention_stats(A, tk.T, &st);
+ *     andrea_attn_export x = {"model.bin", "To be, or", &tk, &maps, NULL, NULL, 0, 0};
+ *     andrea_buffer page = {0};
+ *     andrea_writer w = andrea_writer_buffer(&page);
+ *     andrea_attention_render_html(&w, &x);   // page.data, page.len
+ *     andrea_buffer_free(&page);
  *     andrea_attn_maps_free(&maps);
+ *     andrea_attn_tokens_free(&tk);
  *
  * The four views of head h in layer l, for query i and key j (docs/attention.md):
  *   raw      q_i . k_j                        (full T x T, see below)
@@ -41,6 +52,8 @@
 #include <stdint.h>
 
 #include "andrea.h"
+#include "andrea_tokenizer.h"
+#include "andrea_writer.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -108,6 +121,113 @@ typedef struct {
  * float over at most T terms, so the row sum is off by at most ~(T + 2) half
  * ulps of 1; we allow (T + 2) 2^-23, twice that. */
 void andrea_attention_check(const float *A, int T, andrea_attn_check *out);
+
+/* ---- token labels (src/inspect/labels.c) ------------------------------------------- */
+
+#define ANDREA_LABEL_MAX 64
+/* The printable label of one token into buf (ANDREA_LABEL_MAX bytes, UTF-8, NUL-ended):
+ * printable ASCII as is, space as U+2423 (the open box), \n \t \r \\ escaped, every
+ * other byte as \xNN, the BOS token (or an empty one) as <BOS>, an unknown id <ID?>. */
+void andrea_token_label(const andrea_tokenizer *tok, int32_t id, char *buf);
+
+/* A prompt's tokens and their labels, one per position. */
+typedef struct {
+    int T;
+    int32_t *ids;                      /* (T) */
+    char (*labels)[ANDREA_LABEL_MAX];  /* (T) */
+} andrea_attn_tokens;
+/* Encodes prompt with tok (BOS first if bos) and labels every token; fails when the
+ * result is empty or longer than max_T. out is zeroed first; free it with
+ * andrea_attn_tokens_free (also after a failure). 0 or -1 with andrea_error(). */
+int andrea_attn_tokens_encode(const andrea_tokenizer *tok, const char *prompt, int bos, int max_T,
+                              andrea_attn_tokens *out);
+void andrea_attn_tokens_free(andrea_attn_tokens *t);
+
+/* ---- renderers (src/inspect/attn_json.c, attn_html.c, attn_png.c) -------------------
+ * Each writes one document into a caller's writer (andrea_writer.h: a FILE*, a memory
+ * buffer, ...) and returns 0, or -1 with andrea_error() (a bad selection, a view the
+ * maps lack, out of memory, or the writer's own failure). Same input, same bytes. */
+
+/* What the renderers show besides the maps. */
+typedef struct {
+    const char *model;                /* the model's name as shown ("model" in the JSON) */
+    const char *prompt;
+    const andrea_attn_tokens *tokens; /* tokens->T == maps->T */
+    const andrea_attn_maps *maps;     /* softmax always needed, plus the views rendered */
+    const int *layers, *heads;        /* the selected layers and heads; NULL = all */
+    int n_layers, n_heads;            /* their counts (ignored where the list is NULL) */
+} andrea_attn_export;
+
+/* The JSON document (docs/attention.md): config, tokens, labels, checks, and per
+ * selected head its statistics and the views in `views`. Floats as %.9g (they read
+ * back to the same bits), null for -inf. */
+int andrea_attention_render_json(andrea_writer *w, const andrea_attn_export *x, unsigned views);
+/* The offline HTML explorer: one page, its script and the JSON of all four views
+ * inline (maps must hold all four). */
+int andrea_attention_render_html(andrea_writer *w, const andrea_attn_export *x);
+/* A PNG heatmap of one head and view: labelled T x T cells of side clamp(512 / T, 1, 24). */
+int andrea_attention_render_png(andrea_writer *w, const andrea_attn_export *x, int layer,
+                                int head, int view);
+/* A PNG of the selected layers x heads, each panel T x T cells of side clamp(128 / T, 1, 8).
+ * Both PNG renderers return -1 ("built without libpng ...") when the build has no libpng. */
+int andrea_attention_render_png_grid(andrea_writer *w, const andrea_attn_export *x, int view);
+
+/* ---- explain: the lesson's claims, checked (src/inspect/explain.c) -------------------- */
+
+#define ANDREA_EXPLAIN_MAX_T 8
+#define ANDREA_EXPLAIN_CHECK_MAX 24
+
+/* Where a check belongs in the walk-through: the steps of the lesson, then its claims. */
+typedef enum {
+    ANDREA_EXPLAIN_SCORES = 2,   /* S = Q K^T */
+    ANDREA_EXPLAIN_SCALE,        /* S / sqrt(d_k) */
+    ANDREA_EXPLAIN_MASK,         /* causal mask */
+    ANDREA_EXPLAIN_SOFTMAX,      /* softmax rows */
+    ANDREA_EXPLAIN_AV,           /* A V */
+    ANDREA_EXPLAIN_WO,           /* concatenated heads times W_O */
+    ANDREA_EXPLAIN_MAGNITUDE,    /* std(q.k) ~ sqrt(d_k) on random vectors */
+    ANDREA_EXPLAIN_SHARPNESS,    /* unscaled softmax is sharper, random vectors */
+    ANDREA_EXPLAIN_SHARP_MODEL,  /* ... and on this model */
+    ANDREA_EXPLAIN_DISTRIBUTION, /* every row of every head a distribution */
+    ANDREA_EXPLAIN_CAUSAL        /* the future cannot change the past */
+} andrea_explain_part;
+
+typedef struct {
+    int part;       /* andrea_explain_part */
+    int ok;         /* 1 PASS, 0 FAIL */
+    char what[256]; /* the claim with the numbers measured */
+} andrea_explain_check;
+
+/* Everything `andrea explain` shows about one layer and head of one prompt. Our
+ * re-computations are in double; each check's tolerance is explained in explain.c. */
+typedef struct {
+    int layer, head, T, C, NH, HS;
+    andrea_attn_maps maps;       /* all four views of the prompt */
+    double *av;                  /* (T, HS) A V of the head, in double */
+    double *wo;                  /* (T, C) concat W_O^T (+ b_O), in double */
+    /* claim: std(q.k) of random N(0, 1) vectors, per d_k in magnitude_dk */
+    int magnitude_dk[3], magnitude_pairs;
+    double magnitude_std[3];
+    /* claim: softmax without / with the scale, random keys (mean max p, mean entropy) */
+    int sharp_rows, sharp_keys, sharp_dk;
+    double unscaled_max, unscaled_entropy, scaled_max, scaled_entropy;
+    /* the same on this model, all layers and heads, rows 1..T-1 (model_rows 0: T = 1) */
+    int model_rows;
+    double model_entropy_scaled, model_entropy_unscaled;
+    /* claim: the last token replaced by changed_id (T >= 2 only) */
+    int32_t changed_id;
+    long changed_last, changed_past; /* softmax weights whose bits changed */
+    andrea_explain_check checks[ANDREA_EXPLAIN_CHECK_MAX];
+    int n_checks, n_failed;
+} andrea_explain;
+
+/* Runs tokens (1 <= T <= ANDREA_EXPLAIN_MAX_T, T <= ctx) through m, walks layer and head,
+ * and checks every step and claim; seed drives the random-vector claims. The checks'
+ * verdicts are in out (n_failed); -1 with andrea_error() only when they could not be run.
+ * out is zeroed first; free it with andrea_explain_free (also after a failure). */
+int andrea_explain_run(andrea_model *m, const int32_t *tokens, int T, int layer, int head,
+                       uint64_t seed, andrea_explain *out);
+void andrea_explain_free(andrea_explain *e);
 
 #ifdef __cplusplus
 }

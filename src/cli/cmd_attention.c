@@ -15,14 +15,15 @@
 #include "andrea_inspect.h"
 #include "andrea_tokenizer.h"
 #include "args.h"
-#include "attn_util.h"
+#include "attn_files.h"
+#include "attn_text.h"
 #include "commands.h"
 #include "threads.h"
 
 enum { TEXT_MAX_T = 24, CELL_W = 8 };
 
 /* One view of one head as a labelled matrix; softmax rows end with their sum. */
-static void print_matrix(const attn_tokens *tk, const float *M, int T, int view, int lw) {
+static void print_matrix(const andrea_attn_tokens *tk, const float *M, int T, int view, int lw) {
     printf("%*s", lw, "");
     for (int j = 0; j < T; j++) attn_print_cell(stdout, tk->labels[j], CELL_W, 1);
     if (view == ANDREA_VIEW_SOFTMAX) printf("  | row sum");
@@ -117,7 +118,7 @@ int cmd_attention(int argc, char **argv) {
     }
     const andrea_config *c = andrea_model_config(m);
     int rc = 1;
-    attn_tokens tk = {0};
+    andrea_attn_tokens tk = {0};
     andrea_attn_maps maps = {0};
     int *layers = malloc(sizeof(int) * (size_t)c->n_layer);
     int *heads = malloc(sizeof(int) * (size_t)c->n_head);
@@ -131,7 +132,14 @@ int cmd_attention(int argc, char **argv) {
         rc = 2;
         goto done;
     }
-    if (attn_tokens_make("attention", tok, prompt, bos, c->ctx, &tk)) goto done;
+    if (!*prompt && !bos) {
+        fprintf(stderr, "andrea attention: the prompt is empty; give some text with -p\n");
+        goto done;
+    }
+    if (andrea_attn_tokens_encode(tok, prompt, bos, c->ctx, &tk)) {
+        fprintf(stderr, "andrea attention: %s\n", andrea_error());
+        goto done;
+    }
     int T = tk.T;
     /* the HTML page switches between all four views, so it needs them all */
     unsigned need = html_path ? ANDREA_VIEWS_ALL : views | ANDREA_VIEW_BIT(ANDREA_VIEW_SOFTMAX);
@@ -154,7 +162,7 @@ int cmd_attention(int argc, char **argv) {
         } else {
             int lw = 2;
             for (int i = 0; i < T; i++) {
-                int w = attn_utf8_width(tk.labels[i]) + 1;
+                int w = attn_text_width(tk.labels[i]) + 1;
                 if (w > lw) lw = w;
             }
             if (lw > 12) lw = 12;
@@ -221,34 +229,18 @@ int cmd_attention(int argc, char **argv) {
             (long long)maps.raw_mismatches, pass(same));
     ok_all = ok_all && same;
 
-    attn_export x = {model_path, prompt, &tk, &maps, layers, heads, n_layers, n_heads};
+    andrea_attn_export x = {model_path, prompt, &tk, &maps, layers, heads, n_layers, n_heads};
     int wrote_ok = 1;
-    if (json_path) {
-        FILE *f = json_stdout ? stdout : fopen(json_path, "w");
-        if (!f) {
-            fprintf(stderr, "andrea attention: cannot create '%s' for --json\n", json_path);
-            wrote_ok = 0;
-        } else {
-            if (attn_write_json(f, &x, views)) wrote_ok = 0;
-            if (!json_stdout) {
-                if (fclose(f) != 0) {
-                    fprintf(stderr, "andrea attention: write error on '%s'\n", json_path);
-                    wrote_ok = 0;
-                } else {
-                    fprintf(stderr, "attention: wrote '%s'\n", json_path);
-                }
-            }
-        }
-    }
-    if (wrote_ok && html_path && attn_write_html(html_path, &x)) wrote_ok = 0;
-    if (wrote_ok && png_dir && attn_write_pngs(png_dir, &x, views)) wrote_ok = 0;
+    if (json_path && attn_write_json_file(json_path, &x, views)) wrote_ok = 0;
+    if (wrote_ok && html_path && attn_write_html_file(html_path, &x)) wrote_ok = 0;
+    if (wrote_ok && png_dir && attn_write_png_dir(png_dir, &x, views)) wrote_ok = 0;
     rc = !wrote_ok ? 1 : ok_all ? 0 : 3;
     if (rc == 3) fprintf(stderr, "andrea attention: a check FAILED (see above)\n");
 done:
     free(layers);
     free(heads);
     andrea_attn_maps_free(&maps);
-    attn_tokens_free(&tk);
+    andrea_attn_tokens_free(&tk);
     andrea_tokenizer_free(tok);
     andrea_model_free(m);
     return rc;

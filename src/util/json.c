@@ -1,48 +1,43 @@
-/* json.c - JSON string escaping for logs: quotes, backslashes, control bytes, bad UTF-8. */
+/* json.c - JSON string escaping for logs and exports: quotes, backslashes, control
+ * bytes, bad UTF-8 (judged by the one decoder, andrea_utf8_decode). */
 #include "util/json.h"
 
 #include <stdint.h>
 
-/* Length of the valid UTF-8 sequence at p (1..4), or 0 if it is not valid. */
-static size_t utf8_len(const uint8_t *p, size_t n) {
-    uint8_t c = p[0];
-    size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-    if (len == 0 || len > n) return 0;
-    for (size_t i = 1; i < len; i++)
-        if ((p[i] & 0xC0) != 0x80) return 0;
-    if (len == 2 && c < 0xC2) return 0;                         /* overlong */
-    if (len == 3 && c == 0xE0 && p[1] < 0xA0) return 0;         /* overlong */
-    if (len == 3 && c == 0xED && p[1] >= 0xA0) return 0;        /* surrogate */
-    if (len == 4 && (c > 0xF4 || (c == 0xF0 && p[1] < 0x90) || (c == 0xF4 && p[1] >= 0x90)))
-        return 0;
-    return len;
+#include "util/utf8.h"
+
+int andrea_json_string(andrea_writer *w, const void *bytes, size_t n, unsigned flags) {
+    const uint8_t *p = bytes;
+    size_t run = 0; /* start of the bytes copied as they are, written in one call */
+    andrea_write(w, "\"", 1);
+    for (size_t i = 0; i < n;) {
+        uint8_t c = p[i];
+        uint32_t cp;
+        int len = 1;
+        char esc[8];
+        const char *e = NULL;
+        if (c == '"') e = "\\\"";
+        else if (c == '\\') e = "\\\\";
+        else if (c == '\n' && !(flags & ANDREA_JSON_HEX_CONTROLS)) e = "\\n";
+        else if (c < 0x20 || c == 0x7F ||
+                 ((flags & ANDREA_JSON_SCRIPT_SAFE) && (c == '<' || c == '>' || c == '&')))
+            e = esc;
+        else if ((len = andrea_utf8_decode(p + i, n - i, &cp)) == 0)
+            e = (flags & ANDREA_JSON_KEEP_BYTES) ? esc : "\\ufffd";
+        if (!e) {
+            i += (size_t)len;
+            continue;
+        }
+        if (e == esc) snprintf(esc, sizeof esc, "\\u%04x", c);
+        andrea_write(w, p + run, i - run);
+        andrea_write_str(w, e);
+        run = ++i;
+    }
+    andrea_write(w, p + run, n - run);
+    return andrea_write(w, "\"", 1);
 }
 
 void andrea_json_write_string(FILE *f, const void *bytes, size_t n) {
-    const uint8_t *p = bytes;
-    fputc('"', f);
-    for (size_t i = 0; i < n;) {
-        uint8_t c = p[i];
-        if (c == '"' || c == '\\') {
-            fputc('\\', f);
-            fputc(c, f);
-            i++;
-        } else if (c == '\n') {
-            fputs("\\n", f);
-            i++;
-        } else if (c < 0x20 || c == 0x7F) {
-            fprintf(f, "\\u%04x", c);
-            i++;
-        } else {
-            size_t len = utf8_len(p + i, n - i);
-            if (len == 0) {
-                fputs("\\ufffd", f);
-                i++;
-            } else {
-                fwrite(p + i, 1, len, f);
-                i += len;
-            }
-        }
-    }
-    fputc('"', f);
+    andrea_writer w = andrea_writer_file(f);
+    andrea_json_string(&w, bytes, n, 0);
 }

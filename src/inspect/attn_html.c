@@ -12,10 +12,7 @@
  * in #probes. The tests read them back with a headless browser and compare
  * them with the JSON export.
  */
-#include <stdio.h>
-#include <string.h>
-
-#include "attn_util.h"
+#include "inspect/export.h"
 
 static const char *const HTML_HEAD[] = {
     "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n",
@@ -166,19 +163,11 @@ static const char *const HTML_TAIL[] = {
     "</script>\n</body></html>\n",
     NULL};
 
-int attn_write_html(const char *path, const attn_export *x) {
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        fprintf(stderr, "andrea attention: cannot create '%s' for --html\n", path);
-        return -1;
-    }
-    for (int i = 0; HTML_HEAD[i]; i++) fputs(HTML_HEAD[i], f);
-    int rc = attn_write_json(f, x, ANDREA_VIEWS_ALL);
-    for (int i = 0; HTML_TAIL[i]; i++) fputs(HTML_TAIL[i], f);
-    if (fclose(f) != 0 || rc) {
-        fprintf(stderr, "andrea attention: write error on '%s'\n", path);
-        return -1;
-    }
-    fprintf(stderr, "attention: wrote '%s' (open it in a browser; works offline)\n", path);
-    return 0;
+int andrea_attention_render_html(andrea_writer *w, const andrea_attn_export *x) {
+    /* the page switches between all four views, so it needs them all */
+    if (andrea_attn_export_validate(x, ANDREA_VIEWS_ALL, "attention HTML")) return -1;
+    for (int i = 0; HTML_HEAD[i]; i++) andrea_write_str(w, HTML_HEAD[i]);
+    if (andrea_attention_render_json(w, x, ANDREA_VIEWS_ALL)) return -1;
+    for (int i = 0; HTML_TAIL[i]; i++) andrea_write_str(w, HTML_TAIL[i]);
+    return andrea_writer_status(w, "attention HTML");
 }

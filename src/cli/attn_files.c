@@ -1,0 +1,107 @@
+/* attn_files.c - the files of `andrea attention --json/--html/--png`: the library renders
+ * each document into a writer over the file; this names, opens and closes them and says
+ * what was written. */
+#include "attn_files.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+int attn_write_json_file(const char *path, const andrea_attn_export *x, unsigned views) {
+    int to_stdout = strcmp(path, "-") == 0;
+    FILE *f = to_stdout ? stdout : fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "andrea attention: cannot create '%s' for --json\n", path);
+        return -1;
+    }
+    andrea_writer w = andrea_writer_file(f);
+    int rc = andrea_attention_render_json(&w, x, views);
+    if (rc) fprintf(stderr, "andrea attention: %s\n", andrea_error());
+    if (to_stdout) {
+        if (!rc && fflush(f) != 0) {
+            fprintf(stderr, "andrea attention: write error on the JSON output\n");
+            rc = -1;
+        }
+        return rc;
+    }
+    if (fclose(f) != 0 && !rc) {
+        fprintf(stderr, "andrea attention: write error on '%s'\n", path);
+        rc = -1;
+    }
+    if (!rc) fprintf(stderr, "attention: wrote '%s'\n", path);
+    return rc;
+}
+
+/* The rendered document of render(w, x) into a new file at path. 0 or -1 (message printed). */
+static int write_file(const char *path, const char *flag, int (*render)(andrea_writer *, const void *),
+                      const void *ctx) {
+    FILE *f = fopen(path, "wb");
+    if (!f) {
+        fprintf(stderr, "andrea attention: cannot create '%s' for %s\n", path, flag);
+        return -1;
+    }
+    andrea_writer w = andrea_writer_file(f);
+    int rc = render(&w, ctx);
+    if (rc) fprintf(stderr, "andrea attention: '%s': %s\n", path, andrea_error());
+    if (fclose(f) != 0 && !rc) {
+        fprintf(stderr, "andrea attention: write error on '%s'\n", path);
+        rc = -1;
+    }
+    return rc;
+}
+
+static int render_html(andrea_writer *w, const void *x) { return andrea_attention_render_html(w, x); }
+
+int attn_write_html_file(const char *path, const andrea_attn_export *x) {
+    if (write_file(path, "--html", render_html, x)) return -1;
+    fprintf(stderr, "attention: wrote '%s' (open it in a browser; works offline)\n", path);
+    return 0;
+}
+
+/* One PNG: a head's view, or the layers x heads grid when layer < 0. */
+typedef struct {
+    const andrea_attn_export *x;
+    int layer, head, view;
+} png_job;
+
+static int render_png(andrea_writer *w, const void *ctx) {
+    const png_job *j = ctx;
+    if (j->layer < 0) return andrea_attention_render_png_grid(w, j->x, j->view);
+    return andrea_attention_render_png(w, j->x, j->layer, j->head, j->view);
+}
+
+int attn_write_png_dir(const char *dir, const andrea_attn_export *x, unsigned views) {
+    if (mkdir(dir, 0777) != 0) {
+        struct stat st;
+        if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+            fprintf(stderr, "andrea attention: cannot create the PNG folder '%s'\n", dir);
+            return -1;
+        }
+    }
+    size_t n = strlen(dir) + 64;
+    char *path = malloc(n);
+    if (!path) return -1;
+    int count = 0, rc = 0;
+    for (int v = 0; v < ANDREA_VIEW_COUNT && !rc; v++) {
+        if (!(views & ANDREA_VIEW_BIT(v))) continue;
+        for (int li = 0; li < x->n_layers && !rc; li++)
+            for (int hi = 0; hi < x->n_heads && !rc; hi++) {
+                png_job j = {x, x->layers[li], x->heads[hi], v};
+                snprintf(path, n, "%s/L%d_H%d_%s.png", dir, j.layer, j.head, andrea_attn_view_name(v));
+                rc = write_file(path, "--png", render_png, &j);
+                count++;
+            }
+        if (rc) break;
+        png_job j = {x, -1, -1, v};
+        snprintf(path, n, "%s/grid_%s.png", dir, andrea_attn_view_name(v));
+        rc = write_file(path, "--png", render_png, &j);
+        count++;
+    }
+    if (!rc)
+        fprintf(stderr, "attention: wrote %d PNG files to '%s' (L<l>_H<h>_<view>.png, "
+                        "grid_<view>.png)\n", count, dir);
+    free(path);
+    return rc;
+}
+

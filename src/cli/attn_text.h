@@ -1,0 +1,17 @@
+/* attn_text.h - matrices of `andrea attention` and `andrea explain` as terminal text:
+ * labels padded or cut to a column, scores with as many decimals as fit. */
+#ifndef ANDREA_CLI_ATTN_TEXT_H
+#define ANDREA_CLI_ATTN_TEXT_H
+
+#include <stdio.h>
+
+/* Display width of a UTF-8 string (code points; a stray byte counts as one). */
+int attn_text_width(const char *s);
+/* Writes s to f padded (right-aligned if right) or cut to exactly width columns. */
+void attn_print_cell(FILE *f, const char *s, int width, int right);
+/* Prints a finite score in a field of `width` >= 8 columns, with as many
+ * decimals (3 down to 0) as fit when the largest |score| shown is maxabs;
+ * infinities as -inf/inf. */
+void attn_print_score(FILE *f, double x, double maxabs, int width);
+
+#endif
