@@ -103,6 +103,12 @@ andrea_tokenizer *andrea_bpe_build(int kind, int32_t vocab, int32_t bos, const i
                             const int32_t *merges, int32_t n_merges, const uint8_t *special,
                             size_t special_len);
 void andrea_bpe_free(bpe_state *b);
+/* One pre-tokenized piece's merges, appended to out. AUTO picks SCAN (GPT-2's loop,
+ * O(len * merges)) for short pieces and HEAP (O(len log len)) for long ones; the
+ * two give the same ids (tests/test_tok_gpt2.c compares them). */
+enum { ANDREA_BPE_MERGE_AUTO, ANDREA_BPE_MERGE_SCAN, ANDREA_BPE_MERGE_HEAP };
+int andrea_bpe_merge_piece(const andrea_tokenizer *t, const uint8_t *p, size_t n, int method,
+                           andrea_ids *out);
 int andrea_bpe_encode(const andrea_tokenizer *t, const uint8_t *s, size_t n, int flags, andrea_ids *out);
 int andrea_bpe_serialize(const andrea_tokenizer *t, andrea_bytes *out);
 andrea_tokenizer *andrea_bpe_deserialize(int kind, int32_t vocab, int32_t bos, const uint8_t *p,
