@@ -75,11 +75,16 @@ andrea_tokenizer *andrea_tokenizer_gpt2_load(const char *encoder_json, const cha
 /* Sorted distinct code points of a UTF-8 text (invalid UTF-8 is an error). */
 andrea_tokenizer *andrea_tokenizer_char_train(const void *text, size_t n);
 
+/* Progress of a long job, one line of text without a newline; the library never
+ * prints, so a front end that wants progress passes a function that does. */
+typedef void (*andrea_tokenizer_progress_fn)(void *user, const char *line);
+
 typedef struct {
     int32_t vocab_size;    /* total V including 256 bytes and BOS; >= 257 */
     int64_t min_frequency; /* stop when the best pair occurs fewer times (2) */
     size_t max_pieces;     /* cap on distinct pre-tokenized pieces kept (bounded memory) */
-    int verbose;           /* progress lines on stderr */
+    andrea_tokenizer_progress_fn progress; /* NULL (the default): quiet */
+    void *progress_user;
 } andrea_bpe_train_options;
 void andrea_bpe_train_options_default(andrea_bpe_train_options *o);
 /* Byte-level BPE with GPT-2's pre-tokenization. Needs PCRE2. */
@@ -91,7 +96,8 @@ typedef struct {
     int32_t min_variety;  /* a spike must reach this successor/predecessor variety (20) */
     int64_t min_count;    /* keep segments seen at least this often (2) */
     int32_t max_len;      /* longest segment in bytes, leading space included (16) */
-    int verbose;
+    andrea_tokenizer_progress_fn progress; /* NULL (the default): quiet */
+    void *progress_user;
 } andrea_harris_train_options;
 void andrea_harris_train_options_default(andrea_harris_train_options *o);
 andrea_tokenizer *andrea_tokenizer_harris_train(const void *text, size_t n,

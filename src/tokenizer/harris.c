@@ -61,7 +61,8 @@ void andrea_harris_train_options_default(andrea_harris_train_options *o) {
     o->min_variety = 20;
     o->min_count = 2;
     o->max_len = 16;
-    o->verbose = 0;
+    o->progress = NULL;
+    o->progress_user = NULL;
 }
 
 /* ---- the segment trie (encoding) ------------------------------------------------------ */
@@ -274,6 +275,24 @@ static int cand_cmp(const void *a, const void *b) {
     return x->len < y->len ? -1 : x->len > y->len;
 }
 
+/* Progress: how many candidates, whether the corpus fell short, and the top ones. */
+static void report_kept(const andrea_harris_train_options *o, const seg_cand *cands, size_t nc,
+                        size_t keep, double elapsed) {
+    andrea_tok_progress(o->progress, o->progress_user,
+                        "harris: %zu candidate segments (seen >= %lld times), keeping %zu (%.1fs)",
+                        nc, (long long)o->min_count, keep, elapsed);
+    if (keep < (size_t)o->n_segments)
+        andrea_tok_progress(o->progress, o->progress_user,
+                            "harris: warning: asked for %d segments, the corpus offers %zu; V = %zu",
+                            o->n_segments, keep, keep + 257);
+    char line[1024]; /* 24 segments of at most 16 bytes fit */
+    size_t k = (size_t)snprintf(line, sizeof line, "harris: top segments:");
+    for (size_t i = 0; i < keep && i < 24 && k < sizeof line; i++)
+        k += (size_t)snprintf(line + k, sizeof line - k, " '%.*s'", (int)cands[i].len,
+                              (const char *)cands[i].p);
+    o->progress(o->progress_user, line);
+}
+
 andrea_tokenizer *andrea_tokenizer_harris_train(const void *text, size_t n,
                                                 const andrea_harris_train_options *o) {
     const uint8_t *s = text;
@@ -319,8 +338,8 @@ andrea_tokenizer *andrea_tokenizer_harris_train(const void *text, size_t n,
         }
         wcount[2 * id + (start > 0 && s[start - 1] == ' ' ? 0 : 1)]++;
     }
-    if (o->verbose)
-        fprintf(stderr, "harris: %zu distinct words in %zu bytes (%.1fs)\n", words.n, n, andrea_now() - t0);
+    andrea_tok_progress(o->progress, o->progress_user, "harris: %zu distinct words in %zu bytes (%.1fs)",
+                        words.n, n, andrea_now() - t0);
 
     /* 2. varieties over word types */
     for (size_t id = 0; id < words.n; id++) {
@@ -400,17 +419,7 @@ andrea_tokenizer *andrea_tokenizer_harris_train(const void *text, size_t n,
     }
     qsort(cands, nc, sizeof *cands, cand_cmp);
     size_t keep = nc < (size_t)o->n_segments ? nc : (size_t)o->n_segments;
-    if (o->verbose) {
-        fprintf(stderr, "harris: %zu candidate segments (seen >= %lld times), keeping %zu (%.1fs)\n",
-                nc, (long long)o->min_count, keep, andrea_now() - t0);
-        if (keep < (size_t)o->n_segments)
-            fprintf(stderr, "harris: warning: asked for %d segments, the corpus offers %zu; V = %zu\n",
-                    o->n_segments, keep, keep + 257);
-        fprintf(stderr, "harris: top segments:");
-        for (size_t i = 0; i < keep && i < 24; i++)
-            fprintf(stderr, " '%.*s'", (int)cands[i].len, (const char *)cands[i].p);
-        fprintf(stderr, "\n");
-    }
+    if (o->progress) report_kept(o, cands, nc, keep, andrea_now() - t0);
     sp = malloc((keep ? keep : 1) * sizeof *sp);
     sl = malloc((keep ? keep : 1) * sizeof *sl);
     if (!sp || !sl) { andrea_set_error("out of memory"); goto done; }

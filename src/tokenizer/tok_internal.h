@@ -121,6 +121,12 @@ int andrea_harris_encode(const andrea_tokenizer *t, const uint8_t *s, size_t n, 
 
 int andrea_bytes_put_u32(andrea_bytes *b, uint32_t v);
 
+/* Formats one progress line and hands it to fn (nothing when fn is NULL). */
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+void andrea_tok_progress(andrea_tokenizer_progress_fn fn, void *user, const char *fmt, ...);
+
 /* Reads a whole file (NUL-terminated for convenience). */
 int andrea_read_file_bytes(const char *path, andrea_bytes *out);
 

@@ -1,5 +1,6 @@
 /* tok_util.c - growable arrays, hash maps, UTF-8 and FNV helpers for the tokenizers. */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +71,16 @@ int andrea_read_file_bytes(const char *path, andrea_bytes *out) {
     if (andrea_bytes_append(out, "", 1)) return -1;
     out->len--;
     return 0;
+}
+
+void andrea_tok_progress(andrea_tokenizer_progress_fn fn, void *user, const char *fmt, ...) {
+    if (!fn) return;
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    fn(user, line);
 }
 
 /* ---- hashing ----------------------------------------------------------------------- */
