@@ -13,7 +13,8 @@
 #include <time.h>
 
 #include "andrea_tokenizer.h"
-#include "tokenizer/tok_internal.h" /* andrea_read_file_bytes */
+#include "tokenizer/tok_internal.h" /* andrea_bpe_merge_piece */
+#include "util/file.h"
 #include "test_util.h"
 
 static char fixtures[4096];
@@ -167,7 +168,7 @@ int main(void) {
     /* adversarial UTF-8: every id */
     andrea_bytes adv = {0};
     snprintf(path, sizeof path, "%s/gpt2_adversarial.txt", fixtures);
-    if (andrea_read_file_bytes(path, &adv)) {
+    if (andrea_file_read(path, &adv)) {
         fprintf(stderr, "cannot read %s\n", path);
         return 1;
     }
@@ -254,7 +255,7 @@ int main(void) {
         if (strcmp(name, "gpt2_adversarial.txt") == 0) continue;
         snprintf(path, sizeof path, "%s/%s", data, name);
         andrea_bytes text = {0};
-        if (andrea_read_file_bytes(path, &text)) {
+        if (andrea_file_read(path, &text)) {
             printf("skip %s: not found\n", path);
             continue;
         }

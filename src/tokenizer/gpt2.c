@@ -14,6 +14,7 @@
 
 #include "tokenizer/tok_internal.h"
 #include "util/error.h"
+#include "util/file.h"
 
 #ifdef ANDREA_HAVE_JANSSON
 #include <jansson.h>
@@ -116,7 +117,7 @@ andrea_tokenizer *andrea_tokenizer_gpt2_load(const char *encoder_json, const cha
             goto done;
         }
 
-    if (andrea_read_file_bytes(vocab_bpe, &vb)) goto done;
+    if (andrea_file_read(vocab_bpe, &vb)) goto done;
     int32_t n_expected = (int32_t)V - 257, nm = 0;
     merges = malloc((size_t)(n_expected ? n_expected : 1) * 3 * sizeof *merges);
     if (!merges) {

@@ -1,5 +1,5 @@
 /* tok_internal.h - what the tokenizer files share: the object layout, hash
- * maps, UTF-8 helpers and the GPT-2 pre-tokenizer. Not part of the public API. */
+ * maps and the GPT-2 pre-tokenizer (UTF-8 is util/utf8.h). Not part of the public API. */
 #ifndef ANDREA_TOK_INTERNAL_H
 #define ANDREA_TOK_INTERNAL_H
 
@@ -48,13 +48,6 @@ static inline const uint8_t *strmap_key(const strmap *m, size_t id, size_t *len)
     return m->arena + m->offs[id];
 }
 
-uint64_t andrea_fnv1a64(const void *p, size_t n, uint64_t h);
-#define FNV64_OFFSET 0xcbf29ce484222325ULL
-
-/* ---- UTF-8 ------------------------------------------------------------------------ */
-
-/* Length (1..4) of the well-formed UTF-8 sequence at s (RFC 3629: no overlongs,
- * no surrogates, <= U+10FFFF), storing its code point; 0 if ill-formed. */
 
 /* ---- GPT-2 pre-tokenization (pretok.c) ------------------------------------------ */
 
@@ -126,8 +119,5 @@ int andrea_bytes_put_u32(andrea_bytes *b, uint32_t v);
 __attribute__((format(printf, 3, 4)))
 #endif
 void andrea_tok_progress(andrea_tokenizer_progress_fn fn, void *user, const char *fmt, ...);
-
-/* Reads a whole file (NUL-terminated for convenience). */
-int andrea_read_file_bytes(const char *path, andrea_bytes *out);
 
 #endif

@@ -8,6 +8,8 @@
 
 #include "tokenizer/tok_internal.h"
 #include "util/error.h"
+#include "util/file.h"
+#include "util/hash.h"
 
 #define TOK_MAGIC "ANDRTOK" /* 8 bytes with the NUL */
 #define TOK_VERSION 1u
@@ -258,7 +260,7 @@ andrea_tokenizer *andrea_tokenizer_deserialize(const void *blob, size_t n, const
 uint64_t andrea_tokenizer_checksum(const andrea_tokenizer *t) {
     andrea_bytes b = {0};
     uint64_t h = 0;
-    if (andrea_tokenizer_serialize(t, &b) == 0) h = andrea_fnv1a64(b.data, b.len, FNV64_OFFSET);
+    if (andrea_tokenizer_serialize(t, &b) == 0) h = andrea_fnv1a64(ANDREA_HASH_INIT, b.data, b.len);
     andrea_bytes_free(&b);
     return h;
 }
@@ -280,7 +282,7 @@ int andrea_tokenizer_save(const andrea_tokenizer *t, const char *path) {
 
 andrea_tokenizer *andrea_tokenizer_load(const char *path) {
     andrea_bytes b = {0};
-    if (andrea_read_file_bytes(path, &b)) return NULL;
+    if (andrea_file_read(path, &b)) return NULL;
     andrea_tokenizer *t = andrea_tokenizer_deserialize(b.data, b.len, path);
     andrea_bytes_free(&b);
     return t;

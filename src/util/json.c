@@ -3,20 +3,7 @@
 
 #include <stdint.h>
 
-/* Length of the valid UTF-8 sequence at p (1..4), or 0 if it is not valid. */
-static size_t utf8_len(const uint8_t *p, size_t n) {
-    uint8_t c = p[0];
-    size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-    if (len == 0 || len > n) return 0;
-    for (size_t i = 1; i < len; i++)
-        if ((p[i] & 0xC0) != 0x80) return 0;
-    if (len == 2 && c < 0xC2) return 0;                         /* overlong */
-    if (len == 3 && c == 0xE0 && p[1] < 0xA0) return 0;         /* overlong */
-    if (len == 3 && c == 0xED && p[1] >= 0xA0) return 0;        /* surrogate */
-    if (len == 4 && (c > 0xF4 || (c == 0xF0 && p[1] < 0x90) || (c == 0xF4 && p[1] >= 0x90)))
-        return 0;
-    return len;
-}
+#include "util/utf8.h"
 
 void andrea_json_write_string(FILE *f, const void *bytes, size_t n) {
     const uint8_t *p = bytes;
@@ -34,7 +21,8 @@ void andrea_json_write_string(FILE *f, const void *bytes, size_t n) {
             fprintf(f, "\\u%04x", c);
             i++;
         } else {
-            size_t len = utf8_len(p + i, n - i);
+            uint32_t cp;
+            size_t len = (size_t)andrea_utf8_decode(p + i, n - i, &cp);
             if (len == 0) {
                 fputs("\\ufffd", f);
                 i++;
