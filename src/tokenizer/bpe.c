@@ -42,7 +42,7 @@ struct bpe_state {
     size_t work_cap;
 };
 
-void andrea_bpe_free(bpe_state *b) {
+static void bpe_state_free(bpe_state *b) {
     if (!b) return;
     free(b->merges);
     andrea_u64map_free(&b->ranks);
@@ -59,7 +59,7 @@ void andrea_bpe_free(bpe_state *b) {
     free(b);
 }
 
-andrea_tokenizer *andrea_bpe_build(int kind, int32_t vocab, int32_t bos, const int32_t byte_to_id[256],
+andrea_tokenizer *andrea_bpe_build(const andrea_tok_ops *ops, int32_t vocab, int32_t bos, const int32_t byte_to_id[256],
                             const int32_t *merges, int32_t n_merges, const uint8_t *special,
                             size_t special_len) {
     /* Every id in [0, vocab) must be defined exactly once: by a byte, a merge or BOS. */
@@ -67,7 +67,7 @@ andrea_tokenizer *andrea_bpe_build(int kind, int32_t vocab, int32_t bos, const i
         return andrea_set_error("bpe: vocab %d != 256 bytes + %d merges + BOS", vocab, n_merges),
                NULL;
     if (bos < 0 || bos >= vocab) return andrea_set_error("bpe: BOS id %d outside [0, %d)", bos, vocab), NULL;
-    andrea_tokenizer *t = andrea_tok_alloc(kind, vocab, bos);
+    andrea_tokenizer *t = andrea_tok_alloc(ops, vocab, bos);
     uint8_t **ptrs = calloc((size_t)vocab, sizeof *ptrs);
     uint32_t *lens = calloc((size_t)vocab, sizeof *lens);
     uint8_t *defined = calloc((size_t)vocab, 1);
@@ -145,7 +145,7 @@ fail:
     free(ptrs);
     free(lens);
     free(defined);
-    if (!t || !t->bpe) andrea_bpe_free(b);
+    if (!t || !t->bpe) bpe_state_free(b);
     andrea_tokenizer_free(t);
     return NULL;
 }
@@ -336,7 +336,8 @@ static int encode_ordinary(const andrea_tokenizer *t, const uint8_t *s, size_t n
     return andrea_pretok_run(b->pt, s, n, encode_piece, ctx);
 }
 
-int andrea_bpe_encode(const andrea_tokenizer *t, const uint8_t *s, size_t n, int flags, andrea_ids *out) {
+static int bpe_encode(const andrea_tokenizer *t, const uint8_t *s, size_t n, int flags,
+                      andrea_ids *out) {
     bpe_state *b = t->bpe;
     if (!(flags & ANDREA_ENCODE_SPECIAL) || !b->special_len) return encode_ordinary(t, s, n, out);
     /* Special text splits the input first, as tiktoken's allowed_special does. */
@@ -357,7 +358,7 @@ int andrea_bpe_encode(const andrea_tokenizer *t, const uint8_t *s, size_t n, int
 /* ---- blob: u32 n_merges, u32 byte_to_id[256], n_merges x (u32 a, b, result),
  *            u32 special_len, special bytes ------------------------------------------- */
 
-int andrea_bpe_serialize(const andrea_tokenizer *t, andrea_bytes *out) {
+static int bpe_serialize(const andrea_tokenizer *t, andrea_bytes *out) {
     const bpe_state *b = t->bpe;
     if (andrea_bytes_put_u32(out, (uint32_t)b->n_merges)) return -1;
     for (int i = 0; i < 256; i++)
@@ -368,8 +369,8 @@ int andrea_bpe_serialize(const andrea_tokenizer *t, andrea_bytes *out) {
     return andrea_bytes_append(out, b->special, b->special_len);
 }
 
-andrea_tokenizer *andrea_bpe_deserialize(int kind, int32_t vocab, int32_t bos, const uint8_t *p,
-                                  size_t n, const char *what) {
+static andrea_tokenizer *bpe_deserialize_as(const andrea_tok_ops *ops, uint32_t vocab, uint32_t bos,
+                                            const uint8_t *p, size_t n, const char *what) {
     if (n < 4 + 256 * 4 + 4) return andrea_set_error("%s: bpe payload truncated (%zu bytes)", what, n), NULL;
     uint32_t nm = get_u32(p);
     if (nm > (uint32_t)INT32_MAX / 4 || (uint64_t)4 + 1024 + 12ull * nm + 4 > n)
@@ -387,7 +388,41 @@ andrea_tokenizer *andrea_bpe_deserialize(int kind, int32_t vocab, int32_t bos, c
         return andrea_set_error("%s: bpe payload is %zu bytes, fields need %zu", what, n,
                                 (size_t)(off + sl)), NULL;
     }
-    andrea_tokenizer *t = andrea_bpe_build(kind, vocab, bos, byte_to_id, merges, (int32_t)nm, p + off, sl);
+    andrea_tokenizer *t = andrea_bpe_build(ops, (int32_t)vocab, (int32_t)bos, byte_to_id, merges,
+                                           (int32_t)nm, p + off, sl);
     free(merges);
     return t;
 }
+
+static andrea_tokenizer *bpe_deserialize(uint32_t vocab, uint32_t bos, const uint8_t *p, size_t n,
+                                         const char *what) {
+    return bpe_deserialize_as(&andrea_tok_bpe_ops, vocab, bos, p, n, what);
+}
+
+static andrea_tokenizer *gpt2_deserialize(uint32_t vocab, uint32_t bos, const uint8_t *p, size_t n,
+                                          const char *what) {
+    return bpe_deserialize_as(&andrea_tok_gpt2_ops, vocab, bos, p, n, what);
+}
+
+static void bpe_free(andrea_tokenizer *t) { bpe_state_free(t->bpe); }
+
+/* The BPE we train and OpenAI's GPT-2 differ only in where the table came from
+ * and in GPT-2's special token, which the table itself carries. */
+const andrea_tok_ops andrea_tok_bpe_ops = {
+    .kind = ANDREA_TOK_BPE,
+    .name = "bpe",
+    .encode = bpe_encode,
+    .serialize = bpe_serialize,
+    .deserialize = bpe_deserialize,
+    .free_state = bpe_free,
+};
+
+const andrea_tok_ops andrea_tok_gpt2_ops = {
+    .kind = ANDREA_TOK_GPT2,
+    .name = "gpt2",
+    .encode = bpe_encode,
+    .special = 1,
+    .serialize = bpe_serialize,
+    .deserialize = gpt2_deserialize,
+    .free_state = bpe_free,
+};

@@ -396,7 +396,7 @@ andrea_tokenizer *andrea_tokenizer_bpe_train(const void *text, size_t n,
                         nm < want ? " - the corpus ran out of pairs seen min-frequency times" : "");
     int32_t byte_to_id[256];
     for (int i = 0; i < 256; i++) byte_to_id[i] = i;
-    t = andrea_bpe_build(ANDREA_TOK_BPE, 257 + nm, 256, byte_to_id, merges, nm, NULL, 0);
+    t = andrea_bpe_build(&andrea_tok_bpe_ops, 257 + nm, 256, byte_to_id, merges, nm, NULL, 0);
 done:
     andrea_pretok_free(pt);
     andrea_strmap_free(&pc.pieces);

@@ -163,7 +163,7 @@ andrea_tokenizer *andrea_tokenizer_gpt2_load(const char *encoder_json, const cha
                          vocab_bpe, nm, V, n_expected);
         goto done;
     }
-    t = andrea_bpe_build(ANDREA_TOK_GPT2, (int32_t)V, bos, byte_to_id, merges, nm,
+    t = andrea_bpe_build(&andrea_tok_gpt2_ops, (int32_t)V, bos, byte_to_id, merges, nm,
                   (const uint8_t *)GPT2_SPECIAL, strlen(GPT2_SPECIAL));
     if (!t) {
         char msg[1024];

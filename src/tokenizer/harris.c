@@ -49,7 +49,7 @@ struct harris_state {
     int32_t n_nodes, cap_nodes;
 };
 
-void andrea_harris_free(harris_state *h) {
+static void harris_state_free(harris_state *h) {
     if (!h) return;
     andrea_u64map_free(&h->edges);
     free(h->node_tok);
@@ -81,7 +81,7 @@ static int32_t trie_new_node(harris_state *h) {
 
 andrea_tokenizer *andrea_harris_build(const uint8_t *const *segs, const uint32_t *lens, int32_t n) {
     if (n < 0 || n > (1 << 24)) return andrea_set_error("harris: %d segments", n), NULL;
-    andrea_tokenizer *t = andrea_tok_alloc(ANDREA_TOK_HARRIS, 257 + n, 256);
+    andrea_tokenizer *t = andrea_tok_alloc(&andrea_tok_harris_ops, 257 + n, 256);
     harris_state *h = calloc(1, sizeof *h);
     const uint8_t **ptrs = malloc(((size_t)n + 257) * sizeof *ptrs);
     uint32_t *tl = malloc(((size_t)n + 257) * sizeof *tl);
@@ -143,12 +143,14 @@ andrea_tokenizer *andrea_harris_build(const uint8_t *const *segs, const uint32_t
 fail:
     free(ptrs);
     free(tl);
-    if (!t || !t->harris) andrea_harris_free(h);
+    if (!t || !t->harris) harris_state_free(h);
     andrea_tokenizer_free(t);
     return NULL;
 }
 
-int andrea_harris_encode(const andrea_tokenizer *t, const uint8_t *s, size_t n, andrea_ids *out) {
+static int harris_encode(const andrea_tokenizer *t, const uint8_t *s, size_t n, int flags,
+                         andrea_ids *out) {
+    (void)flags;
     const harris_state *h = t->harris;
     for (size_t i = 0; i < n;) {
         int32_t best = s[i];
@@ -168,6 +170,56 @@ int andrea_harris_encode(const andrea_tokenizer *t, const uint8_t *s, size_t n, 
     }
     return 0;
 }
+
+/* ---- the .tok payload: u32 segment count, then per segment u32 length, bytes ----------- */
+
+static int harris_serialize(const andrea_tokenizer *t, andrea_bytes *out) {
+    int32_t nseg = t->vocab - 257;
+    int rc = andrea_bytes_put_u32(out, (uint32_t)nseg);
+    for (int32_t i = 0; i < nseg && !rc; i++) {
+        size_t len = 0;
+        const uint8_t *p = andrea_tokenizer_token_bytes(t, 257 + i, &len);
+        rc = andrea_bytes_put_u32(out, (uint32_t)len);
+        if (!rc) rc = andrea_bytes_append(out, p, len);
+    }
+    return rc;
+}
+
+static andrea_tokenizer *harris_deserialize(uint32_t vocab, uint32_t bos, const uint8_t *q,
+                                            size_t plen, const char *what) {
+    if (bos != 256 || vocab < 257 || plen < 4 || get_u32(q) != vocab - 257)
+        return andrea_set_error("%s: harris payload does not match vocab %u", what, vocab), NULL;
+    uint32_t nseg = vocab - 257;
+    const uint8_t **segs = malloc(((size_t)nseg + 1) * sizeof *segs);
+    uint32_t *lens = malloc(((size_t)nseg + 1) * sizeof *lens);
+    size_t off = 4;
+    int ok = segs && lens;
+    for (uint32_t i = 0; ok && i < nseg; i++) {
+        if (off + 4 > plen) { ok = 0; break; }
+        lens[i] = get_u32(q + off);
+        off += 4;
+        if (lens[i] > plen - off) { ok = 0; break; }
+        segs[i] = q + off;
+        off += lens[i];
+    }
+    andrea_tokenizer *t = NULL;
+    if (ok && off == plen) t = andrea_harris_build(segs, lens, (int32_t)nseg);
+    else andrea_set_error("%s: harris payload truncated or malformed", what);
+    free(segs);
+    free(lens);
+    return t;
+}
+
+static void harris_free(andrea_tokenizer *t) { harris_state_free(t->harris); }
+
+const andrea_tok_ops andrea_tok_harris_ops = {
+    .kind = ANDREA_TOK_HARRIS,
+    .name = "harris",
+    .encode = harris_encode,
+    .serialize = harris_serialize,
+    .deserialize = harris_deserialize,
+    .free_state = harris_free,
+};
 
 /* ---- training ------------------------------------------------------------------------------ */
 
@@ -497,9 +549,9 @@ done:
 }
 
 int andrea_tokenizer_harris_export(const andrea_tokenizer *t, const char *json_path) {
-    if (t->kind != ANDREA_TOK_HARRIS)
+    if (t->ops != &andrea_tok_harris_ops)
         return andrea_set_error("only a harris tokenizer exports harris_segments.json (this one is %s)",
-                                andrea_tokenizer_kind_name(t->kind));
+                                t->ops->name);
     json_t *root = json_object();
     json_t *arr = json_array();
     int rc = -1;
