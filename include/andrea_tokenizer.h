@@ -129,13 +129,18 @@ int32_t andrea_tokenizer_bos(const andrea_tokenizer *t);
 /* FNV-1a 64 of the serialized blob: equal checksums mean identical tokenizers. */
 uint64_t andrea_tokenizer_checksum(const andrea_tokenizer *t);
 
-/* Encode flag: GPT-2 only; the text "<|endoftext|>" becomes token 50256
- * instead of being encoded as ordinary characters. */
+/* Encode flag: GPT-2 only (an error for the other kinds); the text "<|endoftext|>"
+ * becomes token 50256 instead of being encoded as ordinary characters. */
 #define ANDREA_ENCODE_SPECIAL 1
 
 /* Appends the ids of text[0..n) to out. Returns 0, or -1 with andrea_error(). */
 int andrea_tokenizer_encode(const andrea_tokenizer *t, const void *text, size_t n, int flags,
                             andrea_ids *out);
+/* The same, for a part of a longer text that starts at byte `base` of the whole
+ * (a file read in blocks cut at andrea_tokenizer_safe_cut): error messages name
+ * offsets in the whole text ("character U+00E9 at byte offset 5000000"). */
+int andrea_tokenizer_encode_part(const andrea_tokenizer *t, const void *text, size_t n,
+                                 uint64_t base, int flags, andrea_ids *out);
 /* Appends the bytes of ids to out. BOS decodes to "<|endoftext|>" for gpt2 and to
  * nothing for the other kinds. Returns -1 on an id outside [0, V). */
 int andrea_tokenizer_decode(const andrea_tokenizer *t, const int32_t *ids, size_t n,

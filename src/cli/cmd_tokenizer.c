@@ -194,6 +194,13 @@ static int tok_encode(int argc, char **argv) {
     }
     andrea_tokenizer *t = open_tok(spec);
     if (!t) return 1;
+    if (special && andrea_tokenizer_kind(t) != ANDREA_TOK_GPT2) {
+        fprintf(stderr, "andrea tokenizer encode: --special is for the gpt2 tokenizer "
+                "('<|endoftext|>'); '%s' is a %s tokenizer without a special token\n", spec,
+                andrea_tokenizer_kind_name(andrea_tokenizer_kind(t)));
+        andrea_tokenizer_free(t);
+        return 2;
+    }
     input in = {0};
     if (prompt) {
         in.p = (const uint8_t *)prompt;

@@ -337,7 +337,8 @@ static int encode_ordinary(const andrea_tokenizer *t, const uint8_t *s, size_t n
 }
 
 static int bpe_encode(const andrea_tokenizer *t, const uint8_t *s, size_t n, int flags,
-                      andrea_ids *out) {
+                      uint64_t base, andrea_ids *out) {
+    (void)base;
     bpe_state *b = t->bpe;
     if (!(flags & ANDREA_ENCODE_SPECIAL) || !b->special_len) return encode_ordinary(t, s, n, out);
     /* Special text splits the input first, as tiktoken's allowed_special does. */

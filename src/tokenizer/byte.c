@@ -3,7 +3,8 @@
 #include "util/error.h"
 
 static int byte_encode(const andrea_tokenizer *t, const uint8_t *s, size_t n, int flags,
-                       andrea_ids *out) {
+                       uint64_t base, andrea_ids *out) {
+    (void)base;
     (void)t;
     (void)flags;
     if (n > SIZE_MAX / 4 - out->len) return andrea_set_error("input too large");

@@ -83,20 +83,21 @@ andrea_tokenizer *andrea_tokenizer_char_train(const void *text, size_t n) {
 }
 
 static int char_encode(const andrea_tokenizer *t, const uint8_t *s, size_t n, int flags,
-                       andrea_ids *out) {
+                       uint64_t base, andrea_ids *out) {
     (void)flags;
     for (size_t i = 0; i < n;) {
         uint32_t cp;
         int len = andrea_utf8_decode(s + i, n - i, &cp);
         if (!len)
-            return andrea_set_error("char tokenizer: invalid UTF-8 at byte offset %zu (byte 0x%02X)",
-                                    i, s[i]);
+            return andrea_set_error("char tokenizer: invalid UTF-8 at byte offset %llu (byte 0x%02X)",
+                                    (unsigned long long)(base + i), s[i]);
         uint32_t *id = andrea_u64map_get(&t->char_ids, cp);
         if (!id) {
             uint8_t u[5] = {0};
             andrea_utf8_encode(cp, u);
-            return andrea_set_error("char tokenizer: character U+%04X '%s' at byte offset %zu is not "
-                                    "in its %d-character vocabulary", cp, (char *)u, i, t->n_chars);
+            return andrea_set_error("char tokenizer: character U+%04X '%s' at byte offset %llu is not "
+                                    "in its %d-character vocabulary", cp, (char *)u,
+                                    (unsigned long long)(base + i), t->n_chars);
         }
         if (andrea_ids_push(out, (int32_t)*id)) return -1;
         i += (size_t)len;

@@ -149,7 +149,8 @@ fail:
 }
 
 static int harris_encode(const andrea_tokenizer *t, const uint8_t *s, size_t n, int flags,
-                         andrea_ids *out) {
+                         uint64_t base, andrea_ids *out) {
+    (void)base;
     (void)flags;
     const harris_state *h = t->harris;
     for (size_t i = 0; i < n;) {

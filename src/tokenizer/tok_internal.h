@@ -72,8 +72,10 @@ typedef struct {
     int kind;         /* ANDREA_TOK_*, stored in files */
     const char *name; /* "byte", "char", ... */
     /* Appends the ids of s[0..n); flags: ANDREA_ENCODE_SPECIAL (kinds with a
-     * special token only: special == 1). */
-    int (*encode)(const andrea_tokenizer *t, const uint8_t *s, size_t n, int flags, andrea_ids *out);
+     * special token only: special == 1). s starts at byte `base` of the caller's
+     * whole text: error messages name offsets in that text. */
+    int (*encode)(const andrea_tokenizer *t, const uint8_t *s, size_t n, int flags, uint64_t base,
+                  andrea_ids *out);
     int special;
     /* The .tok payload after the common header: appended to out / parsed from p[0..n),
      * checked against the header's vocab and bos; `what` names the blob in errors. */

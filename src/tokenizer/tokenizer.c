@@ -76,10 +76,15 @@ int32_t andrea_tokenizer_bos(const andrea_tokenizer *t) { return t->bos; }
 
 int andrea_tokenizer_encode(const andrea_tokenizer *t, const void *text, size_t n, int flags,
                             andrea_ids *out) {
+    return andrea_tokenizer_encode_part(t, text, n, 0, flags, out);
+}
+
+int andrea_tokenizer_encode_part(const andrea_tokenizer *t, const void *text, size_t n,
+                                 uint64_t base, int flags, andrea_ids *out) {
     if ((flags & ANDREA_ENCODE_SPECIAL) && !t->ops->special)
         return andrea_set_error("a %s tokenizer has no special token to encode (ANDREA_ENCODE_SPECIAL "
                                 "is for gpt2)", t->ops->name);
-    return t->ops->encode(t, text, n, flags, out);
+    return t->ops->encode(t, text, n, flags, base, out);
 }
 
 size_t andrea_tokenizer_safe_cut(const void *text, size_t n) {
