@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "andrea_tokenizer.h"
+#include "util/error.h" /* ANDREA_PRINTF */
 #include "util/le.h"
 #include "util/utf8.h"
 
@@ -128,9 +129,7 @@ andrea_tokenizer *andrea_harris_build(const uint8_t *const *segs, const uint32_t
 int andrea_bytes_put_u32(andrea_bytes *b, uint32_t v);
 
 /* Formats one progress line and hands it to fn (nothing when fn is NULL). */
-#if defined(__GNUC__)
-__attribute__((format(printf, 3, 4)))
-#endif
-void andrea_tok_progress(andrea_tokenizer_progress_fn fn, void *user, const char *fmt, ...);
+void andrea_tok_progress(andrea_tokenizer_progress_fn fn, void *user, const char *fmt, ...)
+    ANDREA_PRINTF(3, 4);
 
 #endif
