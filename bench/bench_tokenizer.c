@@ -15,7 +15,7 @@
 #include <time.h>
 
 #include "andrea_tokenizer.h"
-#include "tokenizer/tok_internal.h" /* andrea_read_file_bytes */
+#include "util/file.h"
 
 static double now_s(void) {
     struct timespec ts;
@@ -42,7 +42,7 @@ int main(int argc, char **argv) {
     char path[4096];
     for (int c = 0; c < 2; c++) {
         snprintf(path, sizeof path, "%s/%s", data, names[c]);
-        if (andrea_read_file_bytes(path, &text[c])) {
+        if (andrea_file_read(path, &text[c])) {
             fprintf(stderr, "bench_tokenizer: cannot read '%s'; pass the data directory\n", path);
             return 1;
         }

@@ -75,11 +75,16 @@ andrea_tokenizer *andrea_tokenizer_gpt2_load(const char *encoder_json, const cha
 /* Sorted distinct code points of a UTF-8 text (invalid UTF-8 is an error). */
 andrea_tokenizer *andrea_tokenizer_char_train(const void *text, size_t n);
 
+/* Progress of a long job, one line of text without a newline; the library never
+ * prints, so a front end that wants progress passes a function that does. */
+typedef void (*andrea_tokenizer_progress_fn)(void *user, const char *line);
+
 typedef struct {
     int32_t vocab_size;    /* total V including 256 bytes and BOS; >= 257 */
     int64_t min_frequency; /* stop when the best pair occurs fewer times (2) */
     size_t max_pieces;     /* cap on distinct pre-tokenized pieces kept (bounded memory) */
-    int verbose;           /* progress lines on stderr */
+    andrea_tokenizer_progress_fn progress; /* NULL (the default): quiet */
+    void *progress_user;
 } andrea_bpe_train_options;
 void andrea_bpe_train_options_default(andrea_bpe_train_options *o);
 /* Byte-level BPE with GPT-2's pre-tokenization. Needs PCRE2. */
@@ -91,7 +96,8 @@ typedef struct {
     int32_t min_variety;  /* a spike must reach this successor/predecessor variety (20) */
     int64_t min_count;    /* keep segments seen at least this often (2) */
     int32_t max_len;      /* longest segment in bytes, leading space included (16) */
-    int verbose;
+    andrea_tokenizer_progress_fn progress; /* NULL (the default): quiet */
+    void *progress_user;
 } andrea_harris_train_options;
 void andrea_harris_train_options_default(andrea_harris_train_options *o);
 andrea_tokenizer *andrea_tokenizer_harris_train(const void *text, size_t n,
@@ -123,13 +129,18 @@ int32_t andrea_tokenizer_bos(const andrea_tokenizer *t);
 /* FNV-1a 64 of the serialized blob: equal checksums mean identical tokenizers. */
 uint64_t andrea_tokenizer_checksum(const andrea_tokenizer *t);
 
-/* Encode flag: GPT-2 only; the text "<|endoftext|>" becomes token 50256
- * instead of being encoded as ordinary characters. */
+/* Encode flag: GPT-2 only (an error for the other kinds); the text "<|endoftext|>"
+ * becomes token 50256 instead of being encoded as ordinary characters. */
 #define ANDREA_ENCODE_SPECIAL 1
 
 /* Appends the ids of text[0..n) to out. Returns 0, or -1 with andrea_error(). */
 int andrea_tokenizer_encode(const andrea_tokenizer *t, const void *text, size_t n, int flags,
                             andrea_ids *out);
+/* The same, for a part of a longer text that starts at byte `base` of the whole
+ * (a file read in blocks cut at andrea_tokenizer_safe_cut): error messages name
+ * offsets in the whole text ("character U+00E9 at byte offset 5000000"). */
+int andrea_tokenizer_encode_part(const andrea_tokenizer *t, const void *text, size_t n,
+                                 uint64_t base, int flags, andrea_ids *out);
 /* Appends the bytes of ids to out. BOS decodes to "<|endoftext|>" for gpt2 and to
  * nothing for the other kinds. Returns -1 on an id outside [0, V). */
 int andrea_tokenizer_decode(const andrea_tokenizer *t, const int32_t *ids, size_t n,

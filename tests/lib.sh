@@ -21,6 +21,34 @@ need_corpus() {
     printf -v "$1" '%s' "$p"
 }
 
+# need_text VAR: English text for the end-to-end tests, so that a clone without ../shared
+# still runs them: tinyshakespeare.txt from ANDREA_DATA_DIR when it is there (TEXT_KIND=
+# tinyshakespeare: tests keep their exact expectations), else the text of Debian's fortunes
+# package, which scripts/setup.sh installs (TEXT_KIND=fortunes, 2.5 MB of English; joined
+# once per test as scripts/demo.sh does, in a fixed file order); else the test skips.
+TEXT_KIND=
+need_text() {
+    local p="${ANDREA_DATA_DIR:-}/tinyshakespeare.txt" f="$ANDREA_TMP/fortunes.txt"
+    if [ -f "$p" ]; then
+        TEXT_KIND=tinyshakespeare
+        printf -v "$1" '%s' "$p"
+        return
+    fi
+    if [ -d "${ANDREA_FORTUNES:-/usr/share/games/fortunes}" ]; then
+        find "${ANDREA_FORTUNES:-/usr/share/games/fortunes}" -maxdepth 1 -type f ! -name '*.dat' \
+            ! -name '*.u8' -print0 | sort -z | xargs -0 cat | grep -v '^%$' > "$f" || true
+    fi
+    if [ -s "$f" ]; then
+        echo "note: $p not found; using the fortunes text ($(wc -c < "$f") bytes)"
+        TEXT_KIND=fortunes
+        printf -v "$1" '%s' "$f"
+        return
+    fi
+    echo "skip: no text: $p not found and no fortunes (scripts/setup.sh installs them)" >&2
+    [ "$FAILS" -eq 0 ] || finish
+    exit 77
+}
+
 # expect_error NAME PATTERN CMD... : non-zero exit, exactly one stderr line matching PATTERN
 expect_error() {
     local name=$1 pattern=$2; shift 2

@@ -3,7 +3,7 @@
 # replies end at the stop string, over-long messages get a clear message, and
 # generate's --stop, --logprobs, --min-p and --repeat-penalty work end to end.
 . "$(dirname "$0")/lib.sh"
-need_corpus data tinyshakespeare.txt
+need_text data
 A="$ANDREA_BIN"; T="$ANDREA_TMP"
 head -c 300000 "$data" > "$T/text.txt"
 "$A" train --data "$T/text.txt" --preset tiny --ctx 96 --seq 32 --batch 8 --max-steps 150 --lr 3e-3 \

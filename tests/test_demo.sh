@@ -2,7 +2,7 @@
 # The README's main job (scripts/demo.sh) end to end, shortened: it trains into an output
 # directory whose parents do not exist yet (a fresh checkout has no out/), then samples.
 . "$(dirname "$0")/lib.sh"
-need_corpus data tinyshakespeare.txt
+need_text data
 root=$(cd "$(dirname "$0")/.." && pwd)
 out="$ANDREA_TMP/fresh/parents/demo"
 log="$ANDREA_TMP/demo.txt"

@@ -19,7 +19,9 @@ printf '... %.0s' $(seq 1 80) | "$A" score - > "$T/dots.out" || fail "score - fa
 t=$(total < "$T/dots.out")
 awk -v t="$t" 'BEGIN { exit !(t < 30) }' && pass "'... ... ...' from stdin scores $t < 30" || fail "dots score $t"
 
-need_corpus G gutenberg_books.txt
+# a paragraph of a Gutenberg book; without ../shared, of the fortunes text (lib.sh)
+G=${ANDREA_DATA_DIR:-}/gutenberg_books.txt
+[ -f "$G" ] || need_text G
 # a paragraph: the 10th block of 8+ non-empty lines
 awk 'BEGIN { RS = ""; n = 0 } { if (split($0, l, "\n") >= 8 && ++n == 10) { print; exit } }' "$G" > "$T/para.txt"
 [ -s "$T/para.txt" ] || fail "no paragraph found in $G"

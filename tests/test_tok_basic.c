@@ -104,6 +104,10 @@ static void test_byte(void) {
     CHECK(out.len == 3 && memcmp(out.data, "a\xff\0", 3) == 0); /* BOS decodes to nothing */
     int32_t bad = 257;
     CHECK(andrea_tokenizer_decode(t, &bad, 1, &out) != 0 && strstr(andrea_error(), "257"));
+    /* the special token is GPT-2's: asking a byte tokenizer for it is an error, not ignored */
+    size_t before = ids.len;
+    CHECK(andrea_tokenizer_encode(t, "a", 1, ANDREA_ENCODE_SPECIAL, &ids) != 0 &&
+          strstr(andrea_error(), "no special token") && ids.len == before);
     random_roundtrips(t, "byte");
     check_blob(t, "hello");
     andrea_ids_free(&ids);
@@ -124,6 +128,11 @@ static void test_char(void) {
     CHECK(ids.len == 6 && memcmp(ids.data, want, sizeof want) == 0);
     CHECK(roundtrip(t, text, strlen(text)));
     CHECK(andrea_tokenizer_encode(t, "hex", 3, 0, &ids) != 0 && strstr(andrea_error(), "offset 2"));
+    /* a part of a longer text: the offset is counted in the whole text */
+    CHECK(andrea_tokenizer_encode_part(t, "hex", 3, 5000000, 0, &ids) != 0 &&
+          strstr(andrea_error(), "offset 5000002 "));
+    CHECK(andrea_tokenizer_encode_part(t, "h\xff", 2, 7, 0, &ids) != 0 &&
+          strstr(andrea_error(), "offset 8 "));
     CHECK(andrea_tokenizer_encode(t, "h\xff", 2, 0, &ids) != 0 && strstr(andrea_error(), "invalid UTF-8"));
     CHECK(andrea_tokenizer_char_train("ab\xc3", 3) == NULL);
     check_blob(t, "hello");

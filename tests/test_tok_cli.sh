@@ -85,4 +85,37 @@ elif grep -q "999" "$T/err"; then ok "bad id: $(cat "$T/err")"; else bad "bad id
 if "$A" tokenizer train -k bpe -i "$T/nope.txt" -o "$T/x.tok" 2> "$T/err"; then bad "missing input accepted"
 elif grep -q "nope.txt" "$T/err"; then ok "missing input: $(cat "$T/err")"; else bad "missing input message"; fi
 
+# prepare reads text in blocks: an unknown character's offset is counted from the start
+# of the file, not of its block (a 1 KiB block puts byte 5000 in the fifth)
+for i in $(seq 1 500); do echo "line $i of plain text"; done > "$T/plain.txt"
+"$A" tokenizer train -q -k char -i "$T/plain.txt" -o "$T/plain_char.tok" || bad "char train (plain)"
+{ head -c 5000 "$T/plain.txt"; printf 'Z'; tail -c +5001 "$T/plain.txt"; } > "$T/badchar.txt"
+for bs in 1024 4194304; do
+    if "$A" prepare -q -t "$T/plain_char.tok" --block-size $bs -o "$T/badchar.tokens" "$T/badchar.txt" 2> "$T/err"; then
+        bad "char prepare accepted an unknown character"
+    elif grep -q "U+005A 'Z' at byte offset 5000 " "$T/err" && [ "$(wc -l < "$T/err")" = 1 ]; then
+        ok "char prepare, block $bs: $(cat "$T/err")"
+    else bad "char prepare offset, block $bs: $(cat "$T/err")"; fi
+done
+"$A" prepare -q -t "$T/plain_char.tok" --block-size 1024 -o "$T/p1.tokens" "$T/plain.txt" &&
+    "$A" prepare -q -t "$T/plain_char.tok" -o "$T/p2.tokens" "$T/plain.txt" && cmp -s "$T/p1.tokens" "$T/p2.tokens" &&
+    ok "prepare: 1 KiB blocks give the same token file as 4 MiB" || bad "prepare: block size changes the tokens"
+usage() { # usage NAME PATTERN CMD...: exit 2 and one stderr line matching PATTERN
+    local name=$1 pattern=$2 rc=0; shift 2
+    "$@" > /dev/null 2> "$T/err" || rc=$?
+    if [ $rc = 2 ] && [ "$(wc -l < "$T/err")" = 1 ] && grep -q -- "$pattern" "$T/err"; then ok "$name: $(cat "$T/err")"
+    else bad "$name: exit $rc: $(cat "$T/err")"; fi
+}
+usage "prepare --block-size 10" "--block-size" "$A" prepare -t byte --block-size 10 -o "$T/x.tokens" "$T/plain.txt"
+# --special names GPT-2's special token; any other tokenizer has none
+usage "prepare --special, char" "--special is for the gpt2 tokenizer" "$A" prepare -q -t "$T/plain_char.tok" --special -o "$T/x.tokens" "$T/plain.txt"
+usage "encode --special, byte" "--special is for the gpt2 tokenizer" "$A" tokenizer encode -t byte --special -p hi
+[ ! -e "$T/x.tokens" ] || bad "a usage error left a token file"
+# a gpt2 directory without its files names the missing file (not jansson's "line -1")
+mkdir -p "$T/gpt2_empty"
+if "$A" tokenizer info -t "gpt2:$T/gpt2_empty" > /dev/null 2> "$T/err"; then bad "empty gpt2 dir accepted"
+elif grep -q "cannot open '$T/gpt2_empty/encoder.json': No such file" "$T/err" && ! grep -q "line -1" "$T/err"; then
+    ok "missing gpt2 files: $(cat "$T/err")"
+else bad "missing gpt2 files message: $(cat "$T/err")"; fi
+
 exit $fail

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# End to end: a tiny model learns tinyshakespeare; same seed gives the same
+# End to end: a tiny model learns tinyshakespeare (or the fortunes text); same seed gives the same
 # losses; a run stopped and resumed gives exactly the losses of one that was not.
 . "$(dirname "$0")/lib.sh"
-need_corpus data tinyshakespeare.txt
+need_text data
 T="$ANDREA_TMP"
 common=(--data "$data" --preset tiny --batch 8 --seq 32 --max-steps 400 --warmup 20 --lr 3e-3
         --eval-every 100 --eval-batches 40 --ckpt-every 100 -t 2 -q)
@@ -12,9 +12,11 @@ common=(--data "$data" --preset tiny --batch 8 --seq 32 --max-steps 400 --warmup
 
 # 1. it learns: the final validation loss is far below uniform (ln 257 = 5.55)
 #    and below the unigram entropy of the text (~3.3 nats/char for this corpus).
+#    The fortunes text (no ../shared) has the same unigram entropy (3.30) and gives 2.73.
+lim=2.65; [ "$TEXT_KIND" = fortunes ] && lim=2.85
 val=$(grep '"type":"eval"' "$T/a/log.jsonl" | tail -1 | sed 's/.*"val_loss":\([0-9.]*\).*/\1/')
-if awk -v v="$val" 'BEGIN { exit !(v < 2.65) }'; then pass "val loss $val < 2.65 after 400 steps"
-else fail "val loss $val, expected < 2.65"; fi
+if awk -v v="$val" -v lim=$lim 'BEGIN { exit !(v < lim) }'; then pass "val loss $val < $lim after 400 steps"
+else fail "val loss $val, expected < $lim"; fi
 
 # 2. determinism: identical step losses for the same seed
 if diff <(step_losses "$T/a/log.jsonl") <(step_losses "$T/b/log.jsonl") > /dev/null; then

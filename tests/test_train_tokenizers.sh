@@ -3,7 +3,7 @@
 # token file; the checkpoint embeds the tokenizer, so generate and eval decode
 # with it; a token file made by another tokenizer is a clear error.
 . "$(dirname "$0")/lib.sh"
-need_corpus data tinyshakespeare.txt
+need_text data
 A="$ANDREA_BIN"; T="$ANDREA_TMP"
 head -c 200000 "$data" > "$T/text.txt"
 run() { # run NAME TOKENIZER-FLAGS... : 30 quick steps, then generate and eval

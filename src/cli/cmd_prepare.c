@@ -3,9 +3,9 @@
  * Token stream: BOS doc BOS doc ... doc BOS. A text file is one document; a
  * JSONL chat file has one conversation per line, {"messages": [{"role":
  * "user"|"assistant", "content": "..."}, ...]}, rendered as "> user text\n"
- * and "< assistant text\n" turns. Text is read in 4 MiB blocks cut at
- * andrea_tokenizer_safe_cut, so memory stays bounded and the ids equal those
- * of encoding each file whole.
+ * and "< assistant text\n" turns. Text is read in blocks (4 MiB, --block-size)
+ * cut at andrea_tokenizer_safe_cut, so memory stays bounded and the ids, and
+ * the byte offsets in error messages, equal those of encoding each file whole.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -23,6 +23,7 @@
 #endif
 
 #define BLOCK ((size_t)4 << 20)
+#define MIN_BLOCK ((size_t)1 << 10)
 #define MAX_BLOCK ((size_t)64 << 20)
 
 typedef struct {
@@ -30,6 +31,7 @@ typedef struct {
     andrea_token_writer *w;
     andrea_ids ids;
     int flags, quiet;
+    size_t block; /* bytes read at a time */
     double t0, last;
     uint64_t bytes_in, total_bytes, docs;
 } prep;
@@ -45,9 +47,10 @@ static void progress(prep *p, int force) {
             (unsigned long long)andrea_token_writer_count(p->w), (unsigned long long)p->docs, mbps, eta);
 }
 
-static int emit(prep *p, const char *file, const uint8_t *s, size_t n) {
+/* Encodes s[0..n), which starts at byte `base` of `file`. */
+static int emit(prep *p, const char *file, const uint8_t *s, size_t n, uint64_t base) {
     p->ids.len = 0;
-    if (andrea_tokenizer_encode(p->tok, s, n, p->flags, &p->ids) ||
+    if (andrea_tokenizer_encode_part(p->tok, s, n, base, p->flags, &p->ids) ||
         andrea_token_writer_write(p->w, p->ids.data, p->ids.len)) {
         fprintf(stderr, "andrea prepare: '%s': %s\n", file, andrea_error());
         return -1;
@@ -70,7 +73,7 @@ static int prepare_text(prep *p, const char *path) {
         fprintf(stderr, "andrea prepare: cannot open '%s': %s\n", path, strerror(errno));
         return -1;
     }
-    size_t cap = BLOCK + 1, len = 0;
+    size_t cap = p->block + 1, len = 0;
     uint8_t *buf = malloc(cap);
     int rc = buf ? 0 : -1, eof = 0;
     uint64_t off = 0;
@@ -106,7 +109,7 @@ static int prepare_text(prep *p, const char *path) {
                         (unsigned long long)(off + cut));
             }
         }
-        if (emit(p, path, buf, cut)) { rc = -1; break; }
+        if (emit(p, path, buf, cut, off)) { rc = -1; break; }
         memmove(buf, buf + cut, len - cut);
         len -= cut;
         off += cut;
@@ -171,7 +174,7 @@ static int prepare_jsonl(prep *p, const char *path) {
         if (rc) break;
         if (!first && emit_bos(p)) { rc = -1; break; }
         first = 0;
-        if (emit(p, path, doc.data, doc.len)) { rc = -1; break; }
+        if (emit(p, path, doc.data, doc.len, 0)) { rc = -1; break; }
         p->docs++;
         progress(p, 0);
     }
@@ -205,12 +208,14 @@ static int ends_with(const char *s, const char *suffix) {
 int cmd_prepare(int argc, char **argv) {
     const char *spec = "byte", *out = NULL, *format = "auto";
     int special = 0, quiet = 0, check = 0;
+    uint64_t block = BLOCK;
     arg_spec specs[] = {
         {"tokenizer", 't', ARG_STR, &spec, "byte | gpt2 | gpt2:DIR | FILE.tok | harris_segments.json", 0},
         {"output", 'o', ARG_STR, &out, "token file to write", 0},
         {"format", 'f', ARG_STR, &format, "auto (.jsonl = chat, else text) | text | jsonl", 0},
         {"special", 0, ARG_FLAG, &special, "gpt2: '<|endoftext|>' in the text is the special token", 0},
         {"check", 0, ARG_FLAG, &check, "re-open the written file and validate every token", 0},
+        {"block-size", 0, ARG_U64, &block, "text is read and encoded this many bytes at a time (4194304)", 0},
         {"quiet", 'q', ARG_FLAG, &quiet, "no progress on stderr", 0},
     };
     const char *inputs[256];
@@ -231,13 +236,26 @@ int cmd_prepare(int argc, char **argv) {
         fprintf(stderr, "andrea prepare: --format must be auto, text or jsonl, got '%s'\n", format);
         return 2;
     }
+    if (block < MIN_BLOCK || block > MAX_BLOCK) {
+        fprintf(stderr, "andrea prepare: --block-size must be between %zu and %zu bytes, got %llu\n",
+                MIN_BLOCK, MAX_BLOCK, (unsigned long long)block);
+        return 2;
+    }
     prep p = {0};
+    p.block = (size_t)block;
     p.flags = special ? ANDREA_ENCODE_SPECIAL : 0;
     p.quiet = quiet;
     p.tok = andrea_tokenizer_open(spec);
     if (!p.tok) {
         fprintf(stderr, "andrea prepare: %s\n", andrea_error());
         return 1;
+    }
+    if (special && andrea_tokenizer_kind(p.tok) != ANDREA_TOK_GPT2) {
+        fprintf(stderr, "andrea prepare: --special is for the gpt2 tokenizer ('<|endoftext|>'); "
+                "'%s' is a %s tokenizer without a special token\n", spec,
+                andrea_tokenizer_kind_name(andrea_tokenizer_kind(p.tok)));
+        andrea_tokenizer_free(p.tok);
+        return 2;
     }
     for (int i = 0; i < n_in; i++) {
         FILE *f = fopen(inputs[i], "rb");

@@ -74,6 +74,12 @@ static andrea_tokenizer *open_tok(const char *spec) {
 
 /* ---- train ------------------------------------------------------------------------------- */
 
+/* The trainers' progress lines, printed as they come. */
+static void print_progress(void *user, const char *line) {
+    (void)user;
+    fprintf(stderr, "%s\n", line);
+}
+
 static int tok_train(int argc, char **argv) {
     const char *kind = "bpe", *in_path = NULL, *out = NULL, *json = NULL;
     int vocab = 4096, segments = 2048, min_variety = 20, max_len = 16, quiet = 0;
@@ -114,7 +120,7 @@ static int tok_train(int argc, char **argv) {
         o.vocab_size = vocab;
         o.min_frequency = (int64_t)min_count;
         o.max_pieces = (size_t)max_pieces;
-        o.verbose = !quiet;
+        if (!quiet) o.progress = print_progress;
         if (!quiet) fprintf(stderr, "tokenizer train: vocab size %d, min pair count %lld\n", vocab, (long long)min_count);
         t = andrea_tokenizer_bpe_train(in.p, in.n, &o);
     } else if (strcmp(kind, "harris") == 0) {
@@ -124,7 +130,7 @@ static int tok_train(int argc, char **argv) {
         o.min_variety = min_variety;
         o.min_count = (int64_t)min_count;
         o.max_len = max_len;
-        o.verbose = !quiet;
+        if (!quiet) o.progress = print_progress;
         if (!quiet)
             fprintf(stderr, "tokenizer train: %d segments, min variety %d, min count %lld, max len %d\n",
                     segments, min_variety, (long long)min_count, max_len);
@@ -188,6 +194,13 @@ static int tok_encode(int argc, char **argv) {
     }
     andrea_tokenizer *t = open_tok(spec);
     if (!t) return 1;
+    if (special && andrea_tokenizer_kind(t) != ANDREA_TOK_GPT2) {
+        fprintf(stderr, "andrea tokenizer encode: --special is for the gpt2 tokenizer "
+                "('<|endoftext|>'); '%s' is a %s tokenizer without a special token\n", spec,
+                andrea_tokenizer_kind_name(andrea_tokenizer_kind(t)));
+        andrea_tokenizer_free(t);
+        return 2;
+    }
     input in = {0};
     if (prompt) {
         in.p = (const uint8_t *)prompt;

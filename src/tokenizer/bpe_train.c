@@ -2,7 +2,8 @@
  *
  * 1. Cut the text with GPT-2's regex (pretok.c) and count distinct pieces.
  *    Memory is bounded by max_pieces: when the table fills up, the rarest
- *    pieces are dropped (reported on stderr), as SentencePiece does.
+ *    pieces are dropped (reported through the progress callback), as
+ *    SentencePiece does.
  * 2. Each distinct piece becomes a "word": a symbol sequence (its bytes at
  *    first) with a count. Pair counts are kept for every adjacent pair, with
  *    the list of words each pair occurs in.
@@ -16,7 +17,6 @@
  * Layout: bytes 0..255, BOS 256, merge i -> id 257 + i; encoding applies the
  * merges by rank exactly as for GPT-2 (bpe.c).
  */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -29,7 +29,8 @@ void andrea_bpe_train_options_default(andrea_bpe_train_options *o) {
     o->vocab_size = 4096;
     o->min_frequency = 2;
     o->max_pieces = (size_t)1 << 22;
-    o->verbose = 0;
+    o->progress = NULL;
+    o->progress_user = NULL;
 }
 
 /* ---- piece counting ---------------------------------------------------------------------- */
@@ -39,7 +40,8 @@ typedef struct {
     int64_t *count;
     size_t cap;
     size_t max_pieces;
-    int verbose;
+    andrea_tokenizer_progress_fn progress;
+    void *progress_user;
     int64_t dropped; /* occurrences lost to pruning */
 } piece_counter;
 
@@ -71,9 +73,9 @@ static int counter_prune(piece_counter *pc) {
             }
             fc[id] = pc->count[i];
         }
-        if (pc->verbose)
-            fprintf(stderr, "bpe: piece table full (%zu); dropped pieces seen <= %lld times, %zu left\n",
-                    pc->pieces.n, (long long)k, fresh.n);
+        andrea_tok_progress(pc->progress, pc->progress_user,
+                            "bpe: piece table full (%zu); dropped pieces seen <= %lld times, %zu left",
+                            pc->pieces.n, (long long)k, fresh.n);
         andrea_strmap_free(&pc->pieces);
         free(pc->count);
         pc->pieces = fresh;
@@ -245,7 +247,8 @@ andrea_tokenizer *andrea_tokenizer_bpe_train(const void *text, size_t n,
     int32_t *merges = NULL;
     uint32_t *touched = NULL;
     size_t n_touched = 0, cap_touched = 0;
-    piece_counter pc = {.max_pieces = o->max_pieces, .verbose = o->verbose};
+    piece_counter pc = {.max_pieces = o->max_pieces, .progress = o->progress,
+                       .progress_user = o->progress_user};
     pretok *pt = andrea_pretok_gpt2_create();
     if (!pt || andrea_strmap_init(&pc.pieces, 1 << 16)) goto done;
 
@@ -260,9 +263,10 @@ andrea_tokenizer *andrea_tokenizer_bpe_train(const void *text, size_t n,
         }
         if (andrea_pretok_run(pt, s + off, end - off, count_piece, &pc)) goto done;
         off = end;
-        if (o->verbose && n > slice)
-            fprintf(stderr, "bpe: counted %.1f / %.1f MB, %zu distinct pieces (%.1fs)\n", off / 1e6,
-                    n / 1e6, pc.pieces.n, andrea_now() - t0);
+        if (n > slice)
+            andrea_tok_progress(o->progress, o->progress_user,
+                                "bpe: counted %.1f / %.1f MB, %zu distinct pieces (%.1fs)", off / 1e6,
+                                n / 1e6, pc.pieces.n, andrea_now() - t0);
     }
 
     /* 2. words and initial pair counts */
@@ -296,9 +300,9 @@ andrea_tokenizer *andrea_tokenizer_bpe_train(const void *text, size_t n,
         so += len;
         w++;
     }
-    if (o->verbose)
-        fprintf(stderr, "bpe: %zu distinct pieces (%zu with pairs), %zu distinct pairs (%.1fs)\n",
-                pc.pieces.n, tr.n_words, tr.n_pairs, andrea_now() - t0);
+    andrea_tok_progress(o->progress, o->progress_user,
+                        "bpe: %zu distinct pieces (%zu with pairs), %zu distinct pairs (%.1fs)",
+                        pc.pieces.n, tr.n_words, tr.n_pairs, andrea_now() - t0);
     andrea_strmap_free(&pc.pieces);
     free(pc.count);
     pc.count = NULL;
@@ -376,23 +380,23 @@ andrea_tokenizer *andrea_tokenizer_bpe_train(const void *text, size_t n,
             if (tr.pcount[p] > 0 && heap_push(&tr, (heap_entry){tr.pcount[p], tr.pa[p], tr.pb[p], p}))
                 goto done;
         }
-        if (o->verbose && (andrea_now() - last_report > 2.0 || nm == want)) {
+        if (o->progress && (andrea_now() - last_report > 2.0 || nm == want)) {
             last_report = andrea_now();
-            double el = last_report - t0;
-            fprintf(stderr, "bpe: merge %d/%d (pair count %lld), %.1fs elapsed\n", nm, want,
-                    (long long)cur, el);
+            andrea_tok_progress(o->progress, o->progress_user,
+                                "bpe: merge %d/%d (pair count %lld), %.1fs elapsed", nm, want,
+                                (long long)cur, last_report - t0);
         }
         continue;
     done_list:
         free(list.w);
         goto done;
     }
-    if (o->verbose)
-        fprintf(stderr, "bpe: %d merges, vocab %d (%.1fs)%s\n", nm, 257 + nm, andrea_now() - t0,
-                nm < want ? " - the corpus ran out of pairs seen min-frequency times" : "");
+    andrea_tok_progress(o->progress, o->progress_user, "bpe: %d merges, vocab %d (%.1fs)%s", nm,
+                        257 + nm, andrea_now() - t0,
+                        nm < want ? " - the corpus ran out of pairs seen min-frequency times" : "");
     int32_t byte_to_id[256];
     for (int i = 0; i < 256; i++) byte_to_id[i] = i;
-    t = andrea_bpe_build(ANDREA_TOK_BPE, 257 + nm, 256, byte_to_id, merges, nm, NULL, 0);
+    t = andrea_bpe_build(&andrea_tok_bpe_ops, 257 + nm, 256, byte_to_id, merges, nm, NULL, 0);
 done:
     andrea_pretok_free(pt);
     andrea_strmap_free(&pc.pieces);

@@ -19,7 +19,7 @@ andrea_tokenizer *andrea_char_from_codepoints(const uint32_t *cps, int32_t n) {
             return andrea_set_error("char tokenizer: character %d (U+%04X) is not a valid code point "
                                     "in strictly increasing order", i, cps[i]), NULL;
     }
-    andrea_tokenizer *t = andrea_tok_alloc(ANDREA_TOK_CHAR, n + 1, n);
+    andrea_tokenizer *t = andrea_tok_alloc(&andrea_tok_char_ops, n + 1, n);
     if (!t) return NULL;
     t->chars = malloc((size_t)n * sizeof *t->chars);
     uint8_t *utf = malloc((size_t)n * 4);
@@ -82,22 +82,60 @@ andrea_tokenizer *andrea_tokenizer_char_train(const void *text, size_t n) {
     return t;
 }
 
-int andrea_char_encode(const andrea_tokenizer *t, const uint8_t *s, size_t n, andrea_ids *out) {
+static int char_encode(const andrea_tokenizer *t, const uint8_t *s, size_t n, int flags,
+                       uint64_t base, andrea_ids *out) {
+    (void)flags;
     for (size_t i = 0; i < n;) {
         uint32_t cp;
         int len = andrea_utf8_decode(s + i, n - i, &cp);
         if (!len)
-            return andrea_set_error("char tokenizer: invalid UTF-8 at byte offset %zu (byte 0x%02X)",
-                                    i, s[i]);
+            return andrea_set_error("char tokenizer: invalid UTF-8 at byte offset %llu (byte 0x%02X)",
+                                    (unsigned long long)(base + i), s[i]);
         uint32_t *id = andrea_u64map_get(&t->char_ids, cp);
         if (!id) {
             uint8_t u[5] = {0};
             andrea_utf8_encode(cp, u);
-            return andrea_set_error("char tokenizer: character U+%04X '%s' at byte offset %zu is not "
-                                    "in its %d-character vocabulary", cp, (char *)u, i, t->n_chars);
+            return andrea_set_error("char tokenizer: character U+%04X '%s' at byte offset %llu is not "
+                                    "in its %d-character vocabulary", cp, (char *)u,
+                                    (unsigned long long)(base + i), t->n_chars);
         }
         if (andrea_ids_push(out, (int32_t)*id)) return -1;
         i += (size_t)len;
     }
     return 0;
 }
+
+/* ---- the .tok payload: u32 character count, then the code points ------------------------- */
+
+static int char_serialize(const andrea_tokenizer *t, andrea_bytes *out) {
+    int rc = andrea_bytes_put_u32(out, (uint32_t)t->n_chars);
+    for (int32_t i = 0; i < t->n_chars && !rc; i++) rc = andrea_bytes_put_u32(out, t->chars[i]);
+    return rc;
+}
+
+static andrea_tokenizer *char_deserialize(uint32_t vocab, uint32_t bos, const uint8_t *q,
+                                          size_t plen, const char *what) {
+    if (plen < 4 || get_u32(q) != vocab - 1 || plen != 4 + 4 * (uint64_t)(vocab - 1) ||
+        bos != vocab - 1)
+        return andrea_set_error("%s: char payload does not match vocab %u", what, vocab), NULL;
+    uint32_t *cps = malloc(4 * (size_t)vocab);
+    if (!cps) return andrea_set_error("out of memory"), NULL;
+    for (uint32_t i = 0; i + 1 < vocab; i++) cps[i] = get_u32(q + 4 + 4 * (size_t)i);
+    andrea_tokenizer *t = andrea_char_from_codepoints(cps, (int32_t)(vocab - 1));
+    free(cps);
+    return t;
+}
+
+static void char_free(andrea_tokenizer *t) {
+    free(t->chars);
+    andrea_u64map_free(&t->char_ids);
+}
+
+const andrea_tok_ops andrea_tok_char_ops = {
+    .kind = ANDREA_TOK_CHAR,
+    .name = "char",
+    .encode = char_encode,
+    .serialize = char_serialize,
+    .deserialize = char_deserialize,
+    .free_state = char_free,
+};

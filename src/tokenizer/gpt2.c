@@ -9,11 +9,14 @@
  * "<|endoftext|>" (id 50256) is the special token and our BOS; it is only
  * produced from text when ANDREA_ENCODE_SPECIAL is given.
  */
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tokenizer/tok_internal.h"
 #include "util/error.h"
+#include "util/file.h"
 
 #ifdef ANDREA_HAVE_JANSSON
 #include <jansson.h>
@@ -48,6 +51,17 @@ static int gpt2_token_bytes(const int32_t inv[324], const uint8_t *s, size_t n, 
 
 static const char GPT2_SPECIAL[] = "<|endoftext|>";
 
+/* Both files are checked before parsing: jansson reports a missing file as an
+ * error at "line -1 column -1". */
+static int check_readable(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return andrea_set_error("GPT-2 tokenizer: cannot open '%s': %s (it needs encoder.json and "
+                                "vocab.bpe from OpenAI's release)", path, strerror(errno));
+    fclose(f);
+    return 0;
+}
+
 andrea_tokenizer *andrea_tokenizer_gpt2_load(const char *encoder_json, const char *vocab_bpe) {
     int32_t inv[324];
     gpt2_unicode_to_byte(inv);
@@ -60,6 +74,7 @@ andrea_tokenizer *andrea_tokenizer_gpt2_load(const char *encoder_json, const cha
     int32_t byte_to_id[256];
     for (int i = 0; i < 256; i++) byte_to_id[i] = -1;
 
+    if (check_readable(encoder_json) || check_readable(vocab_bpe)) goto done;
     json_error_t jerr;
     root = json_load_file(encoder_json, JSON_REJECT_DUPLICATES, &jerr);
     if (!root) {
@@ -116,7 +131,7 @@ andrea_tokenizer *andrea_tokenizer_gpt2_load(const char *encoder_json, const cha
             goto done;
         }
 
-    if (andrea_read_file_bytes(vocab_bpe, &vb)) goto done;
+    if (andrea_file_read(vocab_bpe, &vb)) goto done;
     int32_t n_expected = (int32_t)V - 257, nm = 0;
     merges = malloc((size_t)(n_expected ? n_expected : 1) * 3 * sizeof *merges);
     if (!merges) {
@@ -162,7 +177,7 @@ andrea_tokenizer *andrea_tokenizer_gpt2_load(const char *encoder_json, const cha
                          vocab_bpe, nm, V, n_expected);
         goto done;
     }
-    t = andrea_bpe_build(ANDREA_TOK_GPT2, (int32_t)V, bos, byte_to_id, merges, nm,
+    t = andrea_bpe_build(&andrea_tok_gpt2_ops, (int32_t)V, bos, byte_to_id, merges, nm,
                   (const uint8_t *)GPT2_SPECIAL, strlen(GPT2_SPECIAL));
     if (!t) {
         char msg[1024];

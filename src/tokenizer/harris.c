@@ -49,7 +49,7 @@ struct harris_state {
     int32_t n_nodes, cap_nodes;
 };
 
-void andrea_harris_free(harris_state *h) {
+static void harris_state_free(harris_state *h) {
     if (!h) return;
     andrea_u64map_free(&h->edges);
     free(h->node_tok);
@@ -61,7 +61,8 @@ void andrea_harris_train_options_default(andrea_harris_train_options *o) {
     o->min_variety = 20;
     o->min_count = 2;
     o->max_len = 16;
-    o->verbose = 0;
+    o->progress = NULL;
+    o->progress_user = NULL;
 }
 
 /* ---- the segment trie (encoding) ------------------------------------------------------ */
@@ -80,7 +81,7 @@ static int32_t trie_new_node(harris_state *h) {
 
 andrea_tokenizer *andrea_harris_build(const uint8_t *const *segs, const uint32_t *lens, int32_t n) {
     if (n < 0 || n > (1 << 24)) return andrea_set_error("harris: %d segments", n), NULL;
-    andrea_tokenizer *t = andrea_tok_alloc(ANDREA_TOK_HARRIS, 257 + n, 256);
+    andrea_tokenizer *t = andrea_tok_alloc(&andrea_tok_harris_ops, 257 + n, 256);
     harris_state *h = calloc(1, sizeof *h);
     const uint8_t **ptrs = malloc(((size_t)n + 257) * sizeof *ptrs);
     uint32_t *tl = malloc(((size_t)n + 257) * sizeof *tl);
@@ -142,12 +143,15 @@ andrea_tokenizer *andrea_harris_build(const uint8_t *const *segs, const uint32_t
 fail:
     free(ptrs);
     free(tl);
-    if (!t || !t->harris) andrea_harris_free(h);
+    if (!t || !t->harris) harris_state_free(h);
     andrea_tokenizer_free(t);
     return NULL;
 }
 
-int andrea_harris_encode(const andrea_tokenizer *t, const uint8_t *s, size_t n, andrea_ids *out) {
+static int harris_encode(const andrea_tokenizer *t, const uint8_t *s, size_t n, int flags,
+                         uint64_t base, andrea_ids *out) {
+    (void)base;
+    (void)flags;
     const harris_state *h = t->harris;
     for (size_t i = 0; i < n;) {
         int32_t best = s[i];
@@ -167,6 +171,56 @@ int andrea_harris_encode(const andrea_tokenizer *t, const uint8_t *s, size_t n, 
     }
     return 0;
 }
+
+/* ---- the .tok payload: u32 segment count, then per segment u32 length, bytes ----------- */
+
+static int harris_serialize(const andrea_tokenizer *t, andrea_bytes *out) {
+    int32_t nseg = t->vocab - 257;
+    int rc = andrea_bytes_put_u32(out, (uint32_t)nseg);
+    for (int32_t i = 0; i < nseg && !rc; i++) {
+        size_t len = 0;
+        const uint8_t *p = andrea_tokenizer_token_bytes(t, 257 + i, &len);
+        rc = andrea_bytes_put_u32(out, (uint32_t)len);
+        if (!rc) rc = andrea_bytes_append(out, p, len);
+    }
+    return rc;
+}
+
+static andrea_tokenizer *harris_deserialize(uint32_t vocab, uint32_t bos, const uint8_t *q,
+                                            size_t plen, const char *what) {
+    if (bos != 256 || vocab < 257 || plen < 4 || get_u32(q) != vocab - 257)
+        return andrea_set_error("%s: harris payload does not match vocab %u", what, vocab), NULL;
+    uint32_t nseg = vocab - 257;
+    const uint8_t **segs = malloc(((size_t)nseg + 1) * sizeof *segs);
+    uint32_t *lens = malloc(((size_t)nseg + 1) * sizeof *lens);
+    size_t off = 4;
+    int ok = segs && lens;
+    for (uint32_t i = 0; ok && i < nseg; i++) {
+        if (off + 4 > plen) { ok = 0; break; }
+        lens[i] = get_u32(q + off);
+        off += 4;
+        if (lens[i] > plen - off) { ok = 0; break; }
+        segs[i] = q + off;
+        off += lens[i];
+    }
+    andrea_tokenizer *t = NULL;
+    if (ok && off == plen) t = andrea_harris_build(segs, lens, (int32_t)nseg);
+    else andrea_set_error("%s: harris payload truncated or malformed", what);
+    free(segs);
+    free(lens);
+    return t;
+}
+
+static void harris_free(andrea_tokenizer *t) { harris_state_free(t->harris); }
+
+const andrea_tok_ops andrea_tok_harris_ops = {
+    .kind = ANDREA_TOK_HARRIS,
+    .name = "harris",
+    .encode = harris_encode,
+    .serialize = harris_serialize,
+    .deserialize = harris_deserialize,
+    .free_state = harris_free,
+};
 
 /* ---- training ------------------------------------------------------------------------------ */
 
@@ -274,6 +328,24 @@ static int cand_cmp(const void *a, const void *b) {
     return x->len < y->len ? -1 : x->len > y->len;
 }
 
+/* Progress: how many candidates, whether the corpus fell short, and the top ones. */
+static void report_kept(const andrea_harris_train_options *o, const seg_cand *cands, size_t nc,
+                        size_t keep, double elapsed) {
+    andrea_tok_progress(o->progress, o->progress_user,
+                        "harris: %zu candidate segments (seen >= %lld times), keeping %zu (%.1fs)",
+                        nc, (long long)o->min_count, keep, elapsed);
+    if (keep < (size_t)o->n_segments)
+        andrea_tok_progress(o->progress, o->progress_user,
+                            "harris: warning: asked for %d segments, the corpus offers %zu; V = %zu",
+                            o->n_segments, keep, keep + 257);
+    char line[1024]; /* 24 segments of at most 16 bytes fit */
+    size_t k = (size_t)snprintf(line, sizeof line, "harris: top segments:");
+    for (size_t i = 0; i < keep && i < 24 && k < sizeof line; i++)
+        k += (size_t)snprintf(line + k, sizeof line - k, " '%.*s'", (int)cands[i].len,
+                              (const char *)cands[i].p);
+    o->progress(o->progress_user, line);
+}
+
 andrea_tokenizer *andrea_tokenizer_harris_train(const void *text, size_t n,
                                                 const andrea_harris_train_options *o) {
     const uint8_t *s = text;
@@ -319,8 +391,8 @@ andrea_tokenizer *andrea_tokenizer_harris_train(const void *text, size_t n,
         }
         wcount[2 * id + (start > 0 && s[start - 1] == ' ' ? 0 : 1)]++;
     }
-    if (o->verbose)
-        fprintf(stderr, "harris: %zu distinct words in %zu bytes (%.1fs)\n", words.n, n, andrea_now() - t0);
+    andrea_tok_progress(o->progress, o->progress_user, "harris: %zu distinct words in %zu bytes (%.1fs)",
+                        words.n, n, andrea_now() - t0);
 
     /* 2. varieties over word types */
     for (size_t id = 0; id < words.n; id++) {
@@ -400,17 +472,7 @@ andrea_tokenizer *andrea_tokenizer_harris_train(const void *text, size_t n,
     }
     qsort(cands, nc, sizeof *cands, cand_cmp);
     size_t keep = nc < (size_t)o->n_segments ? nc : (size_t)o->n_segments;
-    if (o->verbose) {
-        fprintf(stderr, "harris: %zu candidate segments (seen >= %lld times), keeping %zu (%.1fs)\n",
-                nc, (long long)o->min_count, keep, andrea_now() - t0);
-        if (keep < (size_t)o->n_segments)
-            fprintf(stderr, "harris: warning: asked for %d segments, the corpus offers %zu; V = %zu\n",
-                    o->n_segments, keep, keep + 257);
-        fprintf(stderr, "harris: top segments:");
-        for (size_t i = 0; i < keep && i < 24; i++)
-            fprintf(stderr, " '%.*s'", (int)cands[i].len, (const char *)cands[i].p);
-        fprintf(stderr, "\n");
-    }
+    if (o->progress) report_kept(o, cands, nc, keep, andrea_now() - t0);
     sp = malloc((keep ? keep : 1) * sizeof *sp);
     sl = malloc((keep ? keep : 1) * sizeof *sl);
     if (!sp || !sl) { andrea_set_error("out of memory"); goto done; }
@@ -488,9 +550,9 @@ done:
 }
 
 int andrea_tokenizer_harris_export(const andrea_tokenizer *t, const char *json_path) {
-    if (t->kind != ANDREA_TOK_HARRIS)
+    if (t->ops != &andrea_tok_harris_ops)
         return andrea_set_error("only a harris tokenizer exports harris_segments.json (this one is %s)",
-                                andrea_tokenizer_kind_name(t->kind));
+                                t->ops->name);
     json_t *root = json_object();
     json_t *arr = json_array();
     int rc = -1;

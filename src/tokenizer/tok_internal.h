@@ -1,5 +1,5 @@
 /* tok_internal.h - what the tokenizer files share: the object layout, hash
- * maps, UTF-8 helpers and the GPT-2 pre-tokenizer. Not part of the public API. */
+ * maps and the GPT-2 pre-tokenizer (UTF-8 is util/utf8.h). Not part of the public API. */
 #ifndef ANDREA_TOK_INTERNAL_H
 #define ANDREA_TOK_INTERNAL_H
 
@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "andrea_tokenizer.h"
+#include "util/error.h" /* ANDREA_PRINTF */
 #include "util/le.h"
 #include "util/utf8.h"
 
@@ -48,13 +49,6 @@ static inline const uint8_t *strmap_key(const strmap *m, size_t id, size_t *len)
     return m->arena + m->offs[id];
 }
 
-uint64_t andrea_fnv1a64(const void *p, size_t n, uint64_t h);
-#define FNV64_OFFSET 0xcbf29ce484222325ULL
-
-/* ---- UTF-8 ------------------------------------------------------------------------ */
-
-/* Length (1..4) of the well-formed UTF-8 sequence at s (RFC 3629: no overlongs,
- * no surrogates, <= U+10FFFF), storing its code point; 0 if ill-formed. */
 
 /* ---- GPT-2 pre-tokenization (pretok.c) ------------------------------------------ */
 
@@ -72,8 +66,31 @@ int andrea_pretok_run(pretok *p, const uint8_t *s, size_t n, pretok_cb cb, void 
 typedef struct bpe_state bpe_state;
 typedef struct harris_state harris_state;
 
+/* What makes a kind a kind: one table per kind, in that kind's file; tokenizer.c
+ * dispatches through it and never switches on the kind. Decoding is common to
+ * every kind (the token byte table below) and needs no hook. */
+typedef struct {
+    int kind;         /* ANDREA_TOK_*, stored in files */
+    const char *name; /* "byte", "char", ... */
+    /* Appends the ids of s[0..n); flags: ANDREA_ENCODE_SPECIAL (kinds with a
+     * special token only: special == 1). s starts at byte `base` of the caller's
+     * whole text: error messages name offsets in that text. */
+    int (*encode)(const andrea_tokenizer *t, const uint8_t *s, size_t n, int flags, uint64_t base,
+                  andrea_ids *out);
+    int special;
+    /* The .tok payload after the common header: appended to out / parsed from p[0..n),
+     * checked against the header's vocab and bos; `what` names the blob in errors. */
+    int (*serialize)(const andrea_tokenizer *t, andrea_bytes *out);
+    andrea_tokenizer *(*deserialize)(uint32_t vocab, uint32_t bos, const uint8_t *p, size_t n,
+                                     const char *what);
+    void (*free_state)(andrea_tokenizer *t); /* the kind's own fields */
+} andrea_tok_ops;
+
+extern const andrea_tok_ops andrea_tok_byte_ops, andrea_tok_char_ops, andrea_tok_bpe_ops,
+    andrea_tok_gpt2_ops, andrea_tok_harris_ops;
+
 struct andrea_tokenizer {
-    int kind;
+    const andrea_tok_ops *ops; /* the kind */
     int32_t vocab, bos;
     /* bytes of every token, for decode: token i is arena[off[i] .. off[i+1]) */
     uint64_t *tok_off; /* vocab + 1 */
@@ -89,33 +106,30 @@ struct andrea_tokenizer {
 };
 
 /* Allocates an empty object of this kind. */
-andrea_tokenizer *andrea_tok_alloc(int kind, int32_t vocab, int32_t bos);
+andrea_tokenizer *andrea_tok_alloc(const andrea_tok_ops *ops, int32_t vocab, int32_t bos);
 /* Fills tok_off/tok_arena from per-token byte strings (lens[i] bytes at ptrs[i]). */
 int andrea_tok_set_token_bytes(andrea_tokenizer *t, const uint8_t *const *ptrs, const uint32_t *lens);
 
-/* Per-kind hooks, one file each. */
-int andrea_byte_encode(const andrea_tokenizer *t, const uint8_t *s, size_t n, andrea_ids *out);
 andrea_tokenizer *andrea_char_from_codepoints(const uint32_t *cps, int32_t n);
-int andrea_char_encode(const andrea_tokenizer *t, const uint8_t *s, size_t n, andrea_ids *out);
 
 /* bpe.c: the merge table shared by gpt2 and trained bpe. merges[i] = (a, b, result). */
-andrea_tokenizer *andrea_bpe_build(int kind, int32_t vocab, int32_t bos, const int32_t byte_to_id[256],
+andrea_tokenizer *andrea_bpe_build(const andrea_tok_ops *ops, int32_t vocab, int32_t bos, const int32_t byte_to_id[256],
                             const int32_t *merges, int32_t n_merges, const uint8_t *special,
                             size_t special_len);
-void andrea_bpe_free(bpe_state *b);
-int andrea_bpe_encode(const andrea_tokenizer *t, const uint8_t *s, size_t n, int flags, andrea_ids *out);
-int andrea_bpe_serialize(const andrea_tokenizer *t, andrea_bytes *out);
-andrea_tokenizer *andrea_bpe_deserialize(int kind, int32_t vocab, int32_t bos, const uint8_t *p,
-                                  size_t n, const char *what);
+/* One pre-tokenized piece's merges, appended to out. AUTO picks SCAN (GPT-2's loop,
+ * O(len * merges)) for short pieces and HEAP (O(len log len)) for long ones; the
+ * two give the same ids (tests/test_tok_gpt2.c compares them). */
+enum { ANDREA_BPE_MERGE_AUTO, ANDREA_BPE_MERGE_SCAN, ANDREA_BPE_MERGE_HEAP };
+int andrea_bpe_merge_piece(const andrea_tokenizer *t, const uint8_t *p, size_t n, int method,
+                           andrea_ids *out);
 
 /* harris.c */
 andrea_tokenizer *andrea_harris_build(const uint8_t *const *segs, const uint32_t *lens, int32_t n);
-void andrea_harris_free(harris_state *h);
-int andrea_harris_encode(const andrea_tokenizer *t, const uint8_t *s, size_t n, andrea_ids *out);
 
 int andrea_bytes_put_u32(andrea_bytes *b, uint32_t v);
 
-/* Reads a whole file (NUL-terminated for convenience). */
-int andrea_read_file_bytes(const char *path, andrea_bytes *out);
+/* Formats one progress line and hands it to fn (nothing when fn is NULL). */
+void andrea_tok_progress(andrea_tokenizer_progress_fn fn, void *user, const char *fmt, ...)
+    ANDREA_PRINTF(3, 4);
 
 #endif

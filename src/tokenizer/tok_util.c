@@ -1,11 +1,13 @@
-/* tok_util.c - growable arrays, hash maps, UTF-8 and FNV helpers for the tokenizers. */
+/* tok_util.c - growable arrays, hash maps and progress lines for the tokenizers. */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tokenizer/tok_internal.h"
 #include "util/error.h"
+#include "util/hash.h"
 
 /* ---- growable arrays --------------------------------------------------------------- */
 
@@ -52,36 +54,17 @@ int andrea_bytes_put_u32(andrea_bytes *b, uint32_t v) {
     return andrea_bytes_append(b, tmp, 4);
 }
 
-int andrea_read_file_bytes(const char *path, andrea_bytes *out) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return andrea_set_error("cannot open '%s': %s", path, strerror(errno));
-    uint8_t buf[1 << 16];
-    size_t k;
-    while ((k = fread(buf, 1, sizeof buf, f)) > 0) {
-        if (andrea_bytes_append(out, buf, k)) {
-            fclose(f);
-            return -1;
-        }
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) return andrea_set_error("'%s': read error", path);
-    /* NUL terminator outside len, for parsers that want one */
-    if (andrea_bytes_append(out, "", 1)) return -1;
-    out->len--;
-    return 0;
+void andrea_tok_progress(andrea_tokenizer_progress_fn fn, void *user, const char *fmt, ...) {
+    if (!fn) return;
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    fn(user, line);
 }
 
 /* ---- hashing ----------------------------------------------------------------------- */
-
-uint64_t andrea_fnv1a64(const void *p, size_t n, uint64_t h) {
-    const uint8_t *s = p;
-    for (size_t i = 0; i < n; i++) {
-        h ^= s[i];
-        h *= 0x100000001b3ULL;
-    }
-    return h;
-}
 
 /* splitmix64 finaliser: spreads pair keys like (a << 32 | b) over the table. */
 static inline uint64_t mix64(uint64_t x) {
@@ -193,7 +176,7 @@ void andrea_strmap_clear(strmap *m) {
 }
 
 int64_t andrea_strmap_find(const strmap *m, const uint8_t *p, size_t n) {
-    uint64_t h = andrea_fnv1a64(p, n, FNV64_OFFSET);
+    uint64_t h = andrea_hash(ANDREA_HASH_INIT, p, n);
     size_t mask = m->cap - 1;
     for (size_t i = mix64(h) & mask;; i = (i + 1) & mask) {
         uint32_t s = m->slots[i];
@@ -205,7 +188,7 @@ int64_t andrea_strmap_find(const strmap *m, const uint8_t *p, size_t n) {
 }
 
 int64_t andrea_strmap_intern(strmap *m, const uint8_t *p, size_t n, int *added) {
-    uint64_t h = andrea_fnv1a64(p, n, FNV64_OFFSET);
+    uint64_t h = andrea_hash(ANDREA_HASH_INIT, p, n);
     if ((m->n + 1) * 4 > m->cap * 3) { /* rehash at load 3/4 */
         size_t nc = m->cap * 2;
         uint32_t *ns = calloc(nc, sizeof *ns);

@@ -1,4 +1,4 @@
-/* tokenizer.c - the andrea_tokenizer object: dispatch on kind, the .tok blob
+/* tokenizer.c - the andrea_tokenizer object: dispatch through each kind's ops, the .tok blob
  * format, load/save/open, decoding (common to every kind) and the checksum. */
 #include <errno.h>
 #include <stdio.h>
@@ -8,29 +8,37 @@
 
 #include "tokenizer/tok_internal.h"
 #include "util/error.h"
+#include "util/file.h"
+#include "util/hash.h"
 
 #define TOK_MAGIC "ANDRTOK" /* 8 bytes with the NUL */
 #define TOK_VERSION 1u
 #define TOK_HEADER 32
 
-const char *andrea_tokenizer_kind_name(int kind) {
-    switch (kind) {
-    case ANDREA_TOK_BYTE: return "byte";
-    case ANDREA_TOK_CHAR: return "char";
-    case ANDREA_TOK_BPE: return "bpe";
-    case ANDREA_TOK_GPT2: return "gpt2";
-    case ANDREA_TOK_HARRIS: return "harris";
-    default: return "unknown";
-    }
+/* Every kind, by its number in files. */
+static const andrea_tok_ops *const KINDS[] = {
+    &andrea_tok_byte_ops, &andrea_tok_char_ops, &andrea_tok_bpe_ops, &andrea_tok_gpt2_ops,
+    &andrea_tok_harris_ops,
+};
+
+static const andrea_tok_ops *kind_ops(uint32_t kind) {
+    for (size_t i = 0; i < sizeof KINDS / sizeof KINDS[0]; i++)
+        if ((uint32_t)KINDS[i]->kind == kind) return KINDS[i];
+    return NULL;
 }
 
-andrea_tokenizer *andrea_tok_alloc(int kind, int32_t vocab, int32_t bos) {
+const char *andrea_tokenizer_kind_name(int kind) {
+    const andrea_tok_ops *ops = kind_ops((uint32_t)kind);
+    return ops ? ops->name : "unknown";
+}
+
+andrea_tokenizer *andrea_tok_alloc(const andrea_tok_ops *ops, int32_t vocab, int32_t bos) {
     andrea_tokenizer *t = calloc(1, sizeof *t);
     if (!t) {
         andrea_set_error("out of memory (tokenizer)");
         return NULL;
     }
-    t->kind = kind;
+    t->ops = ops;
     t->vocab = vocab;
     t->bos = bos;
     return t;
@@ -54,62 +62,29 @@ int andrea_tok_set_token_bytes(andrea_tokenizer *t, const uint8_t *const *ptrs, 
 
 void andrea_tokenizer_free(andrea_tokenizer *t) {
     if (!t) return;
+    if (t->ops->free_state) t->ops->free_state(t);
     free(t->tok_off);
     free(t->tok_arena);
-    free(t->chars);
-    andrea_u64map_free(&t->char_ids);
-    andrea_bpe_free(t->bpe);
-    andrea_harris_free(t->harris);
     free(t);
 }
 
-int andrea_tokenizer_kind(const andrea_tokenizer *t) { return t->kind; }
+int andrea_tokenizer_kind(const andrea_tokenizer *t) { return t->ops->kind; }
 int32_t andrea_tokenizer_vocab_size(const andrea_tokenizer *t) { return t->vocab; }
 int32_t andrea_tokenizer_bos(const andrea_tokenizer *t) { return t->bos; }
-
-/* ---- byte ------------------------------------------------------------------------------ */
-
-andrea_tokenizer *andrea_tokenizer_byte(void) {
-    andrea_tokenizer *t = andrea_tok_alloc(ANDREA_TOK_BYTE, ANDREA_BYTE_VOCAB, ANDREA_BYTE_BOS);
-    if (!t) return NULL;
-    uint8_t all[256];
-    const uint8_t *ptrs[ANDREA_BYTE_VOCAB];
-    uint32_t lens[ANDREA_BYTE_VOCAB];
-    for (int i = 0; i < 256; i++) {
-        all[i] = (uint8_t)i;
-        ptrs[i] = &all[i];
-        lens[i] = 1;
-    }
-    ptrs[ANDREA_BYTE_BOS] = NULL;
-    lens[ANDREA_BYTE_BOS] = 0;
-    if (andrea_tok_set_token_bytes(t, ptrs, lens)) {
-        andrea_tokenizer_free(t);
-        return NULL;
-    }
-    return t;
-}
-
-int andrea_byte_encode(const andrea_tokenizer *t, const uint8_t *s, size_t n, andrea_ids *out) {
-    (void)t;
-    if (n > SIZE_MAX / 4 - out->len) return andrea_set_error("input too large");
-    for (size_t i = 0; i < n; i++)
-        if (andrea_ids_push(out, s[i])) return -1;
-    return 0;
-}
 
 /* ---- encode / decode ---------------------------------------------------------------------- */
 
 int andrea_tokenizer_encode(const andrea_tokenizer *t, const void *text, size_t n, int flags,
                             andrea_ids *out) {
-    const uint8_t *s = text;
-    switch (t->kind) {
-    case ANDREA_TOK_BYTE: return andrea_byte_encode(t, s, n, out);
-    case ANDREA_TOK_CHAR: return andrea_char_encode(t, s, n, out);
-    case ANDREA_TOK_BPE:
-    case ANDREA_TOK_GPT2: return andrea_bpe_encode(t, s, n, flags, out);
-    case ANDREA_TOK_HARRIS: return andrea_harris_encode(t, s, n, out);
-    default: return andrea_set_error("tokenizer kind %d cannot encode", t->kind);
-    }
+    return andrea_tokenizer_encode_part(t, text, n, 0, flags, out);
+}
+
+int andrea_tokenizer_encode_part(const andrea_tokenizer *t, const void *text, size_t n,
+                                 uint64_t base, int flags, andrea_ids *out) {
+    if ((flags & ANDREA_ENCODE_SPECIAL) && !t->ops->special)
+        return andrea_set_error("a %s tokenizer has no special token to encode (ANDREA_ENCODE_SPECIAL "
+                                "is for gpt2)", t->ops->name);
+    return t->ops->encode(t, text, n, flags, base, out);
 }
 
 size_t andrea_tokenizer_safe_cut(const void *text, size_t n) {
@@ -137,7 +112,7 @@ int andrea_tokenizer_decode(const andrea_tokenizer *t, const int32_t *ids, size_
         if (!p)
             return andrea_set_error("decode: token %zu is %d, outside the vocabulary [0, %d) of "
                                     "this %s tokenizer",
-                                    i, ids[i], t->vocab, andrea_tokenizer_kind_name(t->kind));
+                                    i, ids[i], t->vocab, t->ops->name);
         if (andrea_bytes_append(out, p, len)) return -1;
     }
     return 0;
@@ -150,32 +125,11 @@ int andrea_tokenizer_serialize(const andrea_tokenizer *t, andrea_bytes *out) {
     uint8_t h[TOK_HEADER] = {0};
     memcpy(h, TOK_MAGIC, 8);
     put_u32(h + 8, TOK_VERSION);
-    put_u32(h + 12, (uint32_t)t->kind);
+    put_u32(h + 12, (uint32_t)t->ops->kind);
     put_u32(h + 16, (uint32_t)t->vocab);
     put_u32(h + 20, (uint32_t)t->bos);
     if (andrea_bytes_append(out, h, sizeof h)) return -1;
-    int rc = 0;
-    switch (t->kind) {
-    case ANDREA_TOK_BYTE: break;
-    case ANDREA_TOK_CHAR:
-        rc = andrea_bytes_put_u32(out, (uint32_t)t->n_chars);
-        for (int32_t i = 0; i < t->n_chars && !rc; i++) rc = andrea_bytes_put_u32(out, t->chars[i]);
-        break;
-    case ANDREA_TOK_BPE:
-    case ANDREA_TOK_GPT2: rc = andrea_bpe_serialize(t, out); break;
-    case ANDREA_TOK_HARRIS: {
-        int32_t nseg = t->vocab - 257;
-        rc = andrea_bytes_put_u32(out, (uint32_t)nseg);
-        for (int32_t i = 0; i < nseg && !rc; i++) {
-            size_t len = 0;
-            const uint8_t *p = andrea_tokenizer_token_bytes(t, 257 + i, &len);
-            rc = andrea_bytes_put_u32(out, (uint32_t)len);
-            if (!rc) rc = andrea_bytes_append(out, p, len);
-        }
-        break;
-    }
-    default: return andrea_set_error("cannot serialize tokenizer kind %d", t->kind);
-    }
+    int rc = t->ops->serialize ? t->ops->serialize(t, out) : 0;
     if (rc) return -1;
     put_u64(out->data + start + 24, (uint64_t)(out->len - start - TOK_HEADER));
     return 0;
@@ -200,53 +154,9 @@ andrea_tokenizer *andrea_tokenizer_deserialize(const void *blob, size_t n, const
                                 (unsigned long long)plen, n - TOK_HEADER), NULL;
     if (vocab < 2 || vocab > (1u << 30) || bos >= vocab)
         return andrea_set_error("%s: bad sizes (vocab %u, bos %u)", what, vocab, bos), NULL;
-    const uint8_t *q = p + TOK_HEADER;
-    andrea_tokenizer *t = NULL;
-    switch (kind) {
-    case ANDREA_TOK_BYTE:
-        if (vocab != ANDREA_BYTE_VOCAB || bos != ANDREA_BYTE_BOS || plen != 0)
-            return andrea_set_error("%s: byte tokenizer must have V 257, BOS 256, no payload", what),
-                   NULL;
-        return andrea_tokenizer_byte();
-    case ANDREA_TOK_CHAR: {
-        if (plen < 4 || get_u32(q) != vocab - 1 || plen != 4 + 4 * (uint64_t)(vocab - 1) ||
-            bos != vocab - 1)
-            return andrea_set_error("%s: char payload does not match vocab %u", what, vocab), NULL;
-        uint32_t *cps = malloc(4 * (size_t)vocab);
-        if (!cps) return andrea_set_error("out of memory"), NULL;
-        for (uint32_t i = 0; i + 1 < vocab; i++) cps[i] = get_u32(q + 4 + 4 * (size_t)i);
-        t = andrea_char_from_codepoints(cps, (int32_t)(vocab - 1));
-        free(cps);
-        break;
-    }
-    case ANDREA_TOK_BPE:
-    case ANDREA_TOK_GPT2:
-        t = andrea_bpe_deserialize((int)kind, (int32_t)vocab, (int32_t)bos, q, (size_t)plen, what);
-        break;
-    case ANDREA_TOK_HARRIS: {
-        if (bos != 256 || plen < 4 || get_u32(q) != vocab - 257)
-            return andrea_set_error("%s: harris payload does not match vocab %u", what, vocab), NULL;
-        uint32_t nseg = vocab - 257;
-        const uint8_t **segs = malloc(((size_t)nseg + 1) * sizeof *segs);
-        uint32_t *lens = malloc(((size_t)nseg + 1) * sizeof *lens);
-        size_t off = 4;
-        int ok = segs && lens;
-        for (uint32_t i = 0; ok && i < nseg; i++) {
-            if (off + 4 > plen) { ok = 0; break; }
-            lens[i] = get_u32(q + off);
-            off += 4;
-            if (lens[i] > plen - off) { ok = 0; break; }
-            segs[i] = q + off;
-            off += lens[i];
-        }
-        if (ok && off == plen) t = andrea_harris_build(segs, lens, (int32_t)nseg);
-        else andrea_set_error("%s: harris payload truncated or malformed", what);
-        free(segs);
-        free(lens);
-        break;
-    }
-    default: return andrea_set_error("%s: unknown tokenizer kind %u", what, kind), NULL;
-    }
+    const andrea_tok_ops *ops = kind_ops(kind);
+    if (!ops) return andrea_set_error("%s: unknown tokenizer kind %u", what, kind), NULL;
+    andrea_tokenizer *t = ops->deserialize(vocab, bos, p + TOK_HEADER, (size_t)plen, what);
     if (t && (t->vocab != (int32_t)vocab || t->bos != (int32_t)bos)) {
         andrea_set_error("%s: header (vocab %u, bos %u) disagrees with the payload", what, vocab, bos);
         andrea_tokenizer_free(t);
@@ -258,7 +168,7 @@ andrea_tokenizer *andrea_tokenizer_deserialize(const void *blob, size_t n, const
 uint64_t andrea_tokenizer_checksum(const andrea_tokenizer *t) {
     andrea_bytes b = {0};
     uint64_t h = 0;
-    if (andrea_tokenizer_serialize(t, &b) == 0) h = andrea_fnv1a64(b.data, b.len, FNV64_OFFSET);
+    if (andrea_tokenizer_serialize(t, &b) == 0) h = andrea_fnv1a64(ANDREA_HASH_INIT, b.data, b.len);
     andrea_bytes_free(&b);
     return h;
 }
@@ -280,7 +190,7 @@ int andrea_tokenizer_save(const andrea_tokenizer *t, const char *path) {
 
 andrea_tokenizer *andrea_tokenizer_load(const char *path) {
     andrea_bytes b = {0};
-    if (andrea_read_file_bytes(path, &b)) return NULL;
+    if (andrea_file_read(path, &b)) return NULL;
     andrea_tokenizer *t = andrea_tokenizer_deserialize(b.data, b.len, path);
     andrea_bytes_free(&b);
     return t;

@@ -15,6 +15,8 @@
 
 #include "andrea_gate.h"
 #include "util/error.h"
+#include "util/hash.h"
+#include "util/utf8.h"
 
 /* ---- a set of byte strings (open addressing, FNV-1a) -------------------------------- */
 
@@ -28,11 +30,8 @@ typedef struct {
     size_t arena_len, arena_cap, items_cap;
 } strset;
 
-static uint64_t fnv(const char *s, size_t n) {
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < n; i++) h = (h ^ (uint8_t)s[i]) * 0x100000001b3ull;
-    return h;
-}
+/* byte-wise FNV-1a: its low bits, which index the table, depend on every byte */
+static uint64_t fnv(const char *s, size_t n) { return andrea_fnv1a64(ANDREA_HASH_INIT, s, n); }
 
 static void strset_free(strset *s) {
     free(s->slot);
@@ -329,28 +328,21 @@ static int is_candidate(const char *w, size_t n) {
     return 0;
 }
 
-/* Distinct non-whitespace code points; bytes that are not valid UTF-8 count as
- * distinct values of their own (0x110000 + byte). */
+/* Distinct non-whitespace code points; bytes that are not valid UTF-8 (strict:
+ * util/utf8.c) count as distinct values of their own (0x110000 + byte). */
 static int count_chars(const unsigned char *s, size_t n, int64_t *out) {
     tupleset seen = {0};
     for (size_t i = 0; i < n;) {
         unsigned char c = s[i];
-        int32_t cp;
-        size_t len = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3
-                                  : (c & 0xF8) == 0xF0 ? 4 : 0;
-        int ok = len > 0 && i + len <= n;
-        cp = len == 1 ? c : len == 2 ? c & 0x1F : len == 3 ? c & 0x0F : c & 0x07;
-        for (size_t k = 1; ok && k < len; k++) {
-            if ((s[i + k] & 0xC0) != 0x80) ok = 0;
-            cp = cp << 6 | (s[i + k] & 0x3F);
-        }
-        if (!ok) {
-            cp = 0x110000 + c;
+        uint32_t cp;
+        size_t len = (size_t)andrea_utf8_decode(s + i, n - i, &cp);
+        if (!len) {
+            cp = 0x110000u + c;
             len = 1;
         }
         i += len;
         if (len == 1 && is_space(c)) continue;
-        int32_t key[3] = {cp, 0, 0};
+        int32_t key[3] = {(int32_t)cp, 0, 0};
         if (tupleset_add(&seen, key)) {
             tupleset_free(&seen);
             return -1;

@@ -8,32 +8,14 @@
 #include <sys/stat.h>
 
 #include "util/error.h"
+#include "util/file.h"
 
 int andrea_read_file(const char *path, unsigned char **data, size_t *len) {
-    *data = NULL;
-    *len = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f) return andrea_set_error("cannot open '%s': %s", path, strerror(errno));
-    struct stat sb;
-    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        fclose(f);
-        return andrea_set_error("'%s' is not a regular file", path);
-    }
-    size_t n = (size_t)sb.st_size;
-    unsigned char *buf = malloc(n ? n : 1);
-    if (!buf) {
-        fclose(f);
-        return andrea_set_error("out of memory reading '%s' (%zu bytes)", path, n);
-    }
-    if (fread(buf, 1, n, f) != n) {
-        free(buf);
-        fclose(f);
-        return andrea_set_error("read error on '%s'", path);
-    }
-    fclose(f);
-    *data = buf;
-    *len = n;
-    return 0;
+    andrea_bytes b = {0}; /* util/file.c reads; this keeps data.h's signature */
+    int rc = andrea_file_read(path, &b);
+    *data = b.data;
+    *len = b.len;
+    return rc;
 }
 
 int andrea_dataset_init(andrea_dataset *d, int32_t *tokens, int64_t n, float val_fraction, int T,

@@ -1,4 +1,4 @@
-/* hash.c - FNV-1a over 64-bit words: h = (h ^ word) * 0x100000001b3. */
+/* hash.c - FNV-1a 64: h = (h ^ unit) * 0x100000001b3 over 64-bit words, or over bytes. */
 #include "util/hash.h"
 
 #include <string.h>
@@ -16,6 +16,12 @@ uint64_t andrea_hash(uint64_t h, const void *data, size_t n) {
         memcpy(&w, p + i, n - i);
         h = (h ^ w) * 0x100000001b3ull;
     }
+    return h;
+}
+
+uint64_t andrea_fnv1a64(uint64_t h, const void *data, size_t n) {
+    const unsigned char *p = data;
+    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ull;
     return h;
 }
 
