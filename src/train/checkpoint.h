@@ -61,10 +61,11 @@ int andrea_checkpoint_peek(const char *path, andrea_config *cfg, andrea_ckpt_sta
 int andrea_checkpoint_peek_size(const char *path, andrea_config *cfg, andrea_ckpt_state *st,
                                 uint64_t *file_size);
 
-/* Size in bytes of a version-2 checkpoint with these parts (what `andrea info` reports). */
+/* Size in bytes of the version-2 checkpoint that andrea_checkpoint_save would write for
+ * a model of cfg, a tokenizer blob of that many bytes and state st (options, data path,
+ * batch position); 0 on out of memory. */
 uint64_t andrea_checkpoint_size(const andrea_config *cfg, int with_moments,
-                                uint64_t tokenizer_blob, uint64_t position_bytes,
-                                const andrea_ckpt_state *st);
+                                uint64_t tokenizer_blob, const andrea_ckpt_state *st);
 
 /* The tokenizer a checkpoint embeds (blob, blen as loaded; the byte tokenizer when blen is
  * 0), checked against the kind and checksum the file records. NULL with an error naming

@@ -169,9 +169,11 @@ static int walk_sections(walk *w, andrea_ckpt_stream *r, uint64_t fsize, int hea
             break;
         }
         int tensor = memcmp(tag, "PARM", 4) == 0 || memcmp(tag, "ADAM", 4) == 0;
-        if (tensor && header_only) {
-            if (fseek(r->f, (long)padded, SEEK_CUR) != 0) rc = -1;
+        if (tensor && header_only) { /* jump: drop what the stream read ahead */
             r->pos += padded;
+            r->at = r->fill = 0;
+            if (fseeko(r->f, (off_t)r->pos, SEEK_SET) != 0)
+                rc = andrea_set_error("checkpoint '%s': seek error", w->path);
             continue;
         }
         if (tensor) {
@@ -245,6 +247,14 @@ static FILE *open_checked(const char *path, uint64_t *fsize, uint32_t *version) 
     return f;
 }
 
+/* Is the checksum of the whole file wrong? (After a structural error: a flipped length
+ * is corruption that the checksum names better than the symptom.) */
+static int file_corrupt(FILE *f, andrea_ckpt_stream *r, uint64_t fsize) {
+    if (fseeko(f, 0, SEEK_SET) != 0) return 0;
+    andrea_ckpt_ropen(r, f, fsize - 8);
+    return andrea_ckpt_skip(r, fsize - 8) == 0 && andrea_ckpt_rcheck(r) == 0;
+}
+
 static int read_any(const char *path, int header_only, andrea_config *cfg, andrea_ckpt_state *st,
                     andrea_model **model, float **adam_m, float **adam_v, void **blob,
                     uint64_t *blob_len, uint64_t *file_size) {
@@ -273,6 +283,8 @@ static int read_any(const char *path, int header_only, andrea_config *cfg, andre
         fseek(f, 0, SEEK_SET);
         rc = andrea_ckpt_read(r, pre, sizeof pre);
         if (rc == 0) rc = walk_sections(&w, r, fsize, header_only, adam_m != NULL);
+        if (rc && !header_only && file_corrupt(f, r, fsize)) /* name the cause, not a symptom */
+            andrea_set_error("checkpoint '%s': checksum mismatch (the file is corrupt)", path);
         if (rc == 0 && !header_only) {
             int ok = andrea_ckpt_rcheck(r);
             if (ok != 1)

@@ -23,8 +23,9 @@
 static const andrea_train_option TABLE[] = {
     {"data", 'd', ANDREA_OPT_STR, OPT(data_path), 0, NULL,
      "training text file (any bytes) or token file; resuming: the checkpoint's", CK(data_path), NULL},
-    {"tokenizer", 0, ANDREA_OPT_STR, OPT(tokenizer), 0, "byte",
-     "byte, char, gpt2[:DIR], a .tok file or harris_segments.json", NOCK, NULL},
+    {"tokenizer", 0, ANDREA_OPT_STR, OPT(tokenizer), 0, NULL,
+     "byte (default), char, gpt2[:DIR], a .tok file or harris_segments.json; a token file "
+     "needs the one that made it", NOCK, NULL},
     {"batch", 'b', ANDREA_OPT_INT, OPT(batch), 12, NULL, "sequences per micro-batch B", CK(batch), "B="},
     {"seq", 0, ANDREA_OPT_INT, OPT(seq), 0, NULL, "tokens per sequence T, <= ctx; 0 = min(64, ctx)",
      CK(seq), "T="},
@@ -129,7 +130,7 @@ void andrea_train_options_to_state(const andrea_train_options *o, andrea_ckpt_st
         char *dst = (char *)st + e->ckpt;
         if (e->type == ANDREA_OPT_STR) {
             const char *s = *(const char *const *)src;
-            snprintf(dst, ANDREA_CKPT_STR, "%s", s ? s : "");
+            if (s != dst) snprintf(dst, ANDREA_CKPT_STR, "%s", s ? s : "");
         } else {
             memcpy(dst, src, e->type == ANDREA_OPT_U64 ? 8 : 4);
         }
