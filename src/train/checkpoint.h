@@ -18,7 +18,9 @@
 
 /* Everything besides the tensors that a resume needs to continue exactly. */
 typedef struct {
-    uint32_t version;          /* of the file it was read from */
+    uint32_t version;          /* read back: the file's format version */
+    int32_t has_moments;       /* read back: the file holds AdamW moments */
+    uint64_t tokenizer_blob;   /* read back: bytes of the embedded tokenizer */
     uint32_t tokenizer_kind;
     uint64_t tokenizer_checksum;
     int64_t step;              /* optimizer steps completed */

@@ -97,7 +97,7 @@ static int decode_meta(walk *w, const char tag[4], const uint8_t *p, uint64_t n)
         if (n < 16) return corrupt(w->path, "TOKN section too short");
         s->tokenizer_kind = get_u32(p);
         s->tokenizer_checksum = get_u64(p + 8);
-        w->blob_len = n - 16;
+        w->blob_len = s->tokenizer_blob = n - 16;
         if (w->blob_len) {
             w->blob = malloc((size_t)w->blob_len);
             if (!w->blob) return andrea_set_error("out of memory");
@@ -169,6 +169,7 @@ static int walk_sections(walk *w, andrea_ckpt_stream *r, uint64_t fsize, int hea
             break;
         }
         int tensor = memcmp(tag, "PARM", 4) == 0 || memcmp(tag, "ADAM", 4) == 0;
+        if (memcmp(tag, "ADAM", 4) == 0) w->st->has_moments = 1;
         if (tensor && header_only) { /* jump: drop what the stream read ahead */
             r->pos += padded;
             r->at = r->fill = 0;

@@ -70,8 +70,10 @@ int andrea_ckpt_v1_read(FILE *f, const char *path, uint64_t fsize, andrea_config
         snprintf(why, sizeof why, "%s", andrea_error());
         return andrea_set_error("checkpoint '%s': %s", path, why);
     }
-    if (!model) return 0;
     int has_moments = get_u32(hdr + 60) & 1u;
+    st->has_moments = has_moments;
+    st->tokenizer_blob = get_u64(hdr + 88);
+    if (!model) return 0;
     int64_t n = (int64_t)get_u64(hdr + 64);
     uint64_t blen = get_u64(hdr + 88);
     andrea_param_counts pc = andrea_config_param_counts(cfg);
