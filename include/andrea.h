@@ -38,7 +38,9 @@ extern "C" {
 
 /* ---- errors -------------------------------------------------------------- */
 
-/* The message of the last failed call on this thread ("" if none). */
+/* The message of the last failed call on this thread ("" if none). A call whose failure
+ * value is also a legitimate result (andrea_model_forward's NaN) is told apart by clearing
+ * the message before it; the library's own callers do (andrea_eval_tokens, training). */
 const char *andrea_error(void);
 
 /* ---- configuration --------------------------------------------------------- */

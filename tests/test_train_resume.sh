@@ -22,11 +22,15 @@ rc=0; "$A" train --resume "$T/v1/ckpt.bin" -q -o "$T/v1" 2> "$T/err" || rc=$?
     && pass "v1 resume without --data: usage error (exit 2): $(cat "$T/err")" \
     || fail "v1 resume without --data: exit $rc, '$(cat "$T/err")'"
 "$A" train --resume "$T/v1/ckpt.bin" --data "$T/small.txt" -t 1 -q -o "$T/v1" || fail "v1 resume failed"
-got=$(step_losses "$T/v1/log.jsonl")
-[ "$got" = "$expected" ] && pass "a version-1 checkpoint resumes with the old code's losses, bit for bit" \
-    || fail "v1 resume losses: $got"
-grep -q '"type":"eval","step":6,"val_loss":5.52796894}' "$T/v1/log.jsonl" \
-    && pass "and the same final validation loss" || fail "v1 resume: validation loss differs"
+# bit for bit in the Release build that wrote the fixture; other builds (Debug, another
+# compiler) round the validation sums differently, so the check allows 1e-6 relative
+got=$(step_losses "$T/v1/log.jsonl"; grep '"type":"eval"' "$T/v1/log.jsonl" | sed 's/.*"step":\([0-9]*\),"val_loss":\([^}]*\)}/v\1 \2/')
+want="$expected
+v6 5.52796894"
+if [ "$got" = "$want" ]; then pass "a version-1 checkpoint resumes with the old code's losses, bit for bit"
+elif paste -d' ' <(echo "$got") <(echo "$want") | awk '{ if ($1 != $3 || ($2 - $4) ^ 2 > (1e-6 * $4) ^ 2) bad = 1 } END { exit bad }'
+then pass "a version-1 checkpoint resumes with the old code's losses (within 1e-6 in this build)"
+else fail "v1 resume losses: $got"; fi
 
 # 2. version 2: stop, then resume with --resume alone from another directory
 (cd "$T" && "$A" train --data small.txt $small -o full) || fail "uninterrupted run"
