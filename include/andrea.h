@@ -38,7 +38,9 @@ extern "C" {
 
 /* ---- errors -------------------------------------------------------------- */
 
-/* The message of the last failed call on this thread ("" if none). */
+/* The message of the last failed call on this thread ("" if none). A call whose failure
+ * value is also a legitimate result (andrea_model_forward's NaN) is told apart by clearing
+ * the message before it; the library's own callers do (andrea_eval_tokens, training). */
 const char *andrea_error(void);
 
 /* ---- configuration --------------------------------------------------------- */
@@ -273,13 +275,19 @@ enum { ANDREA_ATTN_FLASH = 0, ANDREA_ATTN_EXPLICIT = 1 };
 
 /* ---- training ------------------------------------------------------------------------ */
 
+typedef struct andrea_train_sink andrea_train_sink;
+
+/* Every field with a flag is listed, with its default, in the option table
+ * (src/train/run_options.c): `andrea train --help`, the checkpoint's OPTS section and
+ * the "train:" config line are generated from it. */
 typedef struct {
     /* data */
-    const char *data_path;   /* text file, or a token file from `andrea prepare` */
+    const char *data_path;   /* text file, or a token file from `andrea prepare`; NULL when
+                              * resuming: the path recorded in the checkpoint */
     const char *tokenizer;   /* NULL/"byte", "char", "gpt2[:DIR]", a .tok or segments .json */
     float val_fraction;      /* last fraction of the data held out (0.1) */
     int batch;               /* B */
-    int seq;                 /* T (<= ctx) */
+    int seq;                 /* T (<= ctx); 0 = min(64, ctx) */
     int grad_accum;          /* micro-batches per step */
     /* optimisation */
     int max_steps;
@@ -291,7 +299,7 @@ typedef struct {
     int eval_every;          /* 0 = only at the end */
     int eval_batches;        /* 0 = the whole validation split */
     int ckpt_every;          /* 0 = only at the end */
-    int log_every;           /* progress line every N steps */
+    int log_every;           /* progress line every N steps (read by the sink that prints) */
     int max_bad_steps;       /* consecutive non-finite steps before giving up */
     /* sample-quality monitor (ANDREA's coherence gate, andrea_gate.h) */
     int sample_every;        /* generate and score a sample every N steps, 0 = off (100) */
@@ -301,26 +309,88 @@ typedef struct {
     const char *words_path;  /* English word list (NULL: the system's, wamerican) */
     const char *out_dir;
     const char *resume_path; /* NULL: fresh start */
-    int quiet;
+    int quiet;               /* 1: no progress wanted, so the 0.3 s sgemm measurement that
+                              * MFU needs is skipped (mfu is logged as 0) */
     int stop_at;             /* > 0: stop after this step as if interrupted (schedule unchanged) */
     int attention;           /* ANDREA_ATTN_FLASH (default) or ANDREA_ATTN_EXPLICIT */
     /* testing: poison the gradients of steps [inject_nan_step, +inject_nan_count) */
     int inject_nan_step, inject_nan_count;
+    /* hooks (not options: no flag, not saved) */
+    const andrea_train_sink *sink; /* progress reports; NULL: only log.jsonl */
+    int (*should_stop)(void *user); /* polled once per step: non-zero stops the run like
+                                     * --stop-at (checkpoint saved); e.g. set by a signal */
+    void *stop_user;
 } andrea_train_options;
 
 void andrea_train_options_default(andrea_train_options *o);
 /* Restores the config and training options saved in a checkpoint, and sets
- * o->resume_path; the caller may then override options (e.g. max_steps). */
+ * o->resume_path; the caller may then override options (e.g. max_steps). String options
+ * (the data path) are not copied: andrea_train uses the checkpoint's when they are NULL. */
 int andrea_train_options_from_checkpoint(const char *path, andrea_config *cfg,
                                          andrea_train_options *o);
+/* The "train:" config line without its label: "B=12 T=64 accum=1 steps=2000 ...". */
+void andrea_train_options_describe(const andrea_train_options *o, char *buf, size_t n);
 /* lr(t) = lr_sched(t) * min(1, (t + 1) / warmup), lr_sched cosine from lr to
  * lr_min over max_steps. */
 float andrea_lr_at(const andrea_train_options *o, int step);
 
+/* What a run reports, through a sink: the library never prints. Every callback may be
+ * NULL. The library's own JSONL sink writes log.jsonl; a front end adds its own (the CLI
+ * prints progress lines). Pointers are valid only during the call. */
+typedef struct {
+    const andrea_config *cfg;
+    int64_t n_params;
+    int32_t preset_vocab;        /* != cfg->vocab when the tokenizer set the vocabulary */
+    const char *data;            /* the batch source: "'FILE' 1115394 tokens" */
+    int64_t n_train, n_val;      /* tokens */
+    const char *tokenizer;       /* kind name */
+    const andrea_train_options *opts; /* effective: seq resolved, data path from a resume */
+    int64_t start_step;          /* > 0 when resuming */
+    double flops_per_token;      /* of a training step (forward + backward) */
+    double peak_gflops;          /* this machine's sgemm, 0 when not measured */
+} andrea_train_start;
+typedef struct {
+    int step, max_steps;         /* step: completed, from 1 */
+    float loss, loss_smooth, lr, grad_norm;
+    double ms, tok_per_s, eta_s, mfu;
+} andrea_train_step;
+typedef struct {
+    int step, max_steps, tokens; /* tokens generated */
+    float score, bigram, trigram, english, chardiv; /* the coherence gate's parts */
+    int pass;
+    const char *text;            /* not NUL-terminated */
+    size_t len;
+} andrea_train_sample;
+typedef struct {
+    int step;                    /* 1-based: the step whose update was skipped */
+    float loss, grad_norm;
+    int bad_steps, max_bad_steps;
+} andrea_train_skip;
+enum { ANDREA_STOP_DONE = 0, ANDREA_STOP_HOOK = 1, ANDREA_STOP_AT = 2 };
+typedef struct {
+    int reason;                  /* ANDREA_STOP_*: finished, should_stop said so, --stop-at */
+    int64_t steps;
+    double seconds;
+    float best_val_loss;
+    const char *out_dir, *ckpt_path;
+} andrea_train_done;
+struct andrea_train_sink {
+    void (*on_start)(void *user, const andrea_train_start *s);
+    void (*on_step)(void *user, const andrea_train_step *s);
+    void (*on_eval)(void *user, int step, int max_steps, double val_loss, int best);
+    void (*on_sample)(void *user, const andrea_train_sample *s);
+    void (*on_skip)(void *user, const andrea_train_skip *s); /* a warning, not an error */
+    void (*on_done)(void *user, const andrea_train_done *d); /* not called on failure */
+    void *user;
+};
+
 #define ANDREA_TRAIN_INTERRUPTED 2
+#define ANDREA_TRAIN_BAD_OPTIONS (-2)
 /* Trains cfg on o->data_path (or resumes o->resume_path with cfg equal to the
- * checkpoint's). Returns 0 when done, ANDREA_TRAIN_INTERRUPTED after a signal
- * (checkpoint saved), -1 with andrea_error() on failure. */
+ * checkpoint's). Returns 0 when done, ANDREA_TRAIN_INTERRUPTED when should_stop or
+ * stop_at stopped it (checkpoint saved), ANDREA_TRAIN_BAD_OPTIONS when an option is
+ * unusable (a usage error; the message names the flag), -1 on other failures; both
+ * with andrea_error(). */
 int andrea_train(const andrea_config *cfg, const andrea_train_options *o);
 
 /* Mean loss of a model over consecutive windows of T + 1 tokens (all of them
@@ -333,7 +403,8 @@ int andrea_eval_tokens(andrea_model *m, const int32_t *tokens, int64_t n, int B,
 /* Loads the model of a checkpoint (no optimizer state). */
 andrea_model *andrea_checkpoint_load_model(const char *path);
 /* Same, plus the tokenizer the model was trained with (the byte tokenizer for
- * checkpoints that embed none). Free it with andrea_tokenizer_free(). */
+ * checkpoints that embed none). The tokenizer must have the kind and checksum the file
+ * records. Free it with andrea_tokenizer_free(). */
 andrea_model *andrea_checkpoint_load_with_tokenizer(const char *path, andrea_tokenizer **tok);
 
 #ifdef __cplusplus

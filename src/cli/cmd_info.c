@@ -6,7 +6,9 @@
 #include "args.h"
 #include "commands.h"
 #include "model_flags.h"
+#include "andrea_tokenizer.h"
 #include "train/checkpoint.h"
+#include "train/run_options.h"
 
 static void print_mb(const char *what, int64_t bytes) {
     printf("  %-12s %12.1f MiB\n", what, bytes / (1024.0 * 1024.0));
@@ -32,9 +34,10 @@ int cmd_info(int argc, char **argv) {
     }
     if (r) return 2;
     andrea_config cfg;
-    andrea_ckpt_state st;
+    static andrea_ckpt_state st; /* 9 KiB */
+    uint64_t file_size = 0;
     if (model_path) {
-        if (andrea_checkpoint_peek(model_path, &cfg, &st)) {
+        if (andrea_checkpoint_peek_size(model_path, &cfg, &st, &file_size)) {
             fprintf(stderr, "andrea info: %s\n", andrea_error());
             return 1;
         }
@@ -90,7 +93,29 @@ int cmd_info(int argc, char **argv) {
     print_mb("adamw m+v", mem.optimizer);
     print_mb("activations", mem.activations);
     print_mb("total", mem.weights + mem.grads + mem.optimizer + mem.activations);
-    printf("checkpoint size: %lld bytes (with AdamW state)\n",
-           (long long)(512 + 12 * pc.total + 8));
+    if (model_path) {
+        printf("checkpoint size: %llu bytes (format version %u, %s AdamW state, %llu-byte "
+               "tokenizer)\n", (unsigned long long)file_size, st.version,
+               st.has_moments ? "with" : "without", (unsigned long long)st.tokenizer_blob);
+        return 0;
+    }
+    /* what training would write: the byte tokenizer's blob, default options, no data path */
+    andrea_tokenizer *bt = andrea_tokenizer_byte();
+    andrea_bytes blob = {0};
+    if (!bt || andrea_tokenizer_serialize(bt, &blob)) {
+        fprintf(stderr, "andrea info: %s\n", andrea_error());
+        andrea_tokenizer_free(bt);
+        return 1;
+    }
+    andrea_tokenizer_free(bt);
+    memset(&st, 0, sizeof st);
+    andrea_train_options o;
+    andrea_train_options_default(&o);
+    o.seq = seq;
+    andrea_train_options_to_state(&o, &st);
+    printf("checkpoint size: %llu bytes (with AdamW state and the %zu-byte byte tokenizer, "
+           "without a data path: a path adds its length, give or take 7 bytes of alignment)\n",
+           (unsigned long long)andrea_checkpoint_size(&cfg, 1, blob.len, &st), blob.len);
+    andrea_bytes_free(&blob);
     return 0;
 }

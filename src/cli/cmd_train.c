@@ -1,4 +1,11 @@
-/* cmd_train.c - `andrea train`: flags -> andrea_train(). */
+/*
+ * cmd_train.c - `andrea train`: flags (generated from the library's option table, plus
+ * the model and engine flags) -> andrea_train(). It owns what a terminal needs: the
+ * progress lines (a sink), warnings on stderr, and SIGINT/SIGTERM, which ask the run to
+ * stop at the end of the step with a checkpoint.
+ */
+#include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -7,71 +14,193 @@
 #include "commands.h"
 #include "model_flags.h"
 #include "threads.h"
+#include "train/run_options.h"
 
-#define SYNOPSIS "--data FILE [--preset NAME] [flags]   |   andrea train --resume CKPT --data FILE"
+#define SYNOPSIS "--data FILE [--preset NAME] [flags]   |   andrea train --resume CKPT [flags]"
 
-static int parse(int argc, char **argv, andrea_train_options *o, model_flags *mf, int *threads,
-                 const char **matmul, const char **attention, const char **precision,
-                 arg_spec *specs_out, int *n_out, int quiet_usage) {
-    arg_spec specs[] = {
-        {"data", 'd', ARG_STR, &o->data_path, "training text file (any bytes) or token file", 0},
-        {"tokenizer", 0, ARG_STR, &o->tokenizer,
-         "byte (default), char, gpt2[:DIR], a .tok file or harris_segments.json", 0},
-        MODEL_FLAG_SPECS(*mf),
-        {"batch", 'b', ARG_INT, &o->batch, "sequences per micro-batch B (12)", 0},
-        {"seq", 0, ARG_INT, &o->seq, "tokens per sequence T, <= ctx (64)", 0},
-        {"grad-accum", 0, ARG_INT, &o->grad_accum, "micro-batches per optimizer step (1)", 0},
-        {"max-steps", 0, ARG_INT, &o->max_steps, "optimizer steps (2000)", 0},
-        {"lr", 0, ARG_FLOAT, &o->lr, "peak learning rate (1e-3)", 0},
-        {"lr-min", 0, ARG_FLOAT, &o->lr_min, "final learning rate of the cosine (1e-4)", 0},
-        {"warmup", 0, ARG_INT, &o->warmup, "linear warmup steps (100)", 0},
-        {"beta1", 0, ARG_FLOAT, &o->beta1, "AdamW beta1 (0.9)", 0},
-        {"beta2", 0, ARG_FLOAT, &o->beta2, "AdamW beta2 (0.99)", 0},
-        {"eps", 0, ARG_FLOAT, &o->eps, "AdamW epsilon (1e-8)", 0},
-        {"weight-decay", 0, ARG_FLOAT, &o->weight_decay, "decoupled weight decay on matrices (0.1)", 0},
-        {"grad-clip", 0, ARG_FLOAT, &o->grad_clip, "global gradient-norm clip, 0 = off (1.0)", 0},
-        {"seed", 0, ARG_U64, &o->seed, "seed of init and batch sampling (1337)", 0},
-        {"val-fraction", 0, ARG_FLOAT, &o->val_fraction, "held-out tail of the data (0.1)", 0},
-        {"eval-every", 0, ARG_INT, &o->eval_every, "validation every N steps, 0 = at the end (250)", 0},
-        {"eval-batches", 0, ARG_INT, &o->eval_batches, "validation batches, 0 = all (0)", 0},
-        {"ckpt-every", 0, ARG_INT, &o->ckpt_every, "checkpoint every N steps, 0 = at the end (500)", 0},
-        {"log-every", 0, ARG_INT, &o->log_every, "progress line every N steps (1)", 0},
-        {"max-bad-steps", 0, ARG_INT, &o->max_bad_steps, "consecutive non-finite steps before stopping (5)", 0},
-        {"sample-every", 0, ARG_INT, &o->sample_every, "score a generated sample every N steps, 0 = off (100)", 0},
-        {"sample-tokens", 0, ARG_INT, &o->sample_tokens, "tokens per sample (420)", 0},
-        {"gate-threshold", 0, ARG_FLOAT, &o->gate_threshold, "coherence score a sample must reach (30)", 0},
-        {"gate-patience", 0, ARG_INT, &o->gate_patience, "failing samples in a row that halt training (5)", 0},
-        {"words", 0, ARG_STR, &o->words_path, "English word list for the gate (wamerican's)", 0},
-        {"out-dir", 'o', ARG_STR, &o->out_dir, "directory for ckpt.bin, best.bin, log.jsonl, created with its parents (out)", 0},
-        {"resume", 0, ARG_STR, &o->resume_path, "continue exactly from a checkpoint", 0},
-        {"threads", 't', ARG_INT, threads, "OpenMP threads, 0 = all cores (0)", 0},
-        {"matmul", 0, ARG_STR, matmul, "matmul engine: builtin | blas (builtin)", 0},
-        {"precision", 0, ARG_STR, precision, "matmul operands: fp32 | bf16 (AVX512-BF16, fp32 master weights) (fp32)", 0},
-        {"attention", 0, ARG_STR, attention, "flash (fused, O(T) memory) | explicit (T x T) (flash)", 0},
-        {"quiet", 'q', ARG_FLAG, &o->quiet, "no progress lines", 0},
-        {"stop-at", 0, ARG_INT, &o->stop_at, "stop after step N as if interrupted (resumable)", 0},
-        {"inject-nan-step", 0, ARG_INT, &o->inject_nan_step, "testing: poison gradients from this step", 0},
-        {"inject-nan-count", 0, ARG_INT, &o->inject_nan_count, "testing: for this many steps", 0},
+typedef struct {
+    model_flags mf;
+    int threads;
+    const char *matmul, *attention, *precision;
+} engine_flags;
+
+/* --help text of the table's rows: the help and the default */
+static char g_help[64][200];
+
+/* Builds the flag specs: the option table (with the model flags after --tokenizer), then
+ * the flags of the engine. Returns their number. */
+static int build_specs(andrea_train_options *o, engine_flags *e, arg_spec *specs, int cap) {
+    static const arg_type TYPE[] = {[ANDREA_OPT_INT] = ARG_INT,  [ANDREA_OPT_FLOAT] = ARG_FLOAT,
+                                    [ANDREA_OPT_U64] = ARG_U64,  [ANDREA_OPT_STR] = ARG_STR,
+                                    [ANDREA_OPT_FLAG] = ARG_FLAG};
+    arg_spec model[] = {MODEL_FLAG_SPECS(e->mf)};
+    arg_spec engine[] = {
+        {"threads", 't', ARG_INT, &e->threads, "OpenMP threads, 0 = all cores (0)", 0},
+        {"matmul", 0, ARG_STR, &e->matmul, "matmul engine: builtin | blas (builtin)", 0},
+        {"precision", 0, ARG_STR, &e->precision,
+         "matmul operands: fp32 | bf16 (AVX512-BF16, fp32 master weights) (fp32)", 0},
+        {"attention", 0, ARG_STR, &e->attention,
+         "flash (fused, O(T) memory) | explicit (T x T) (flash)", 0},
     };
-    int n = (int)(sizeof specs / sizeof specs[0]);
-    int r = args_parse("train", argc, argv, specs, n, NULL, 0, NULL);
-    if (r == 1 && !quiet_usage) args_usage("train", SYNOPSIS, specs, n);
-    if (specs_out) {
-        memcpy(specs_out, specs, sizeof specs);
-        *n_out = n;
+    int n_table, n = 0;
+    const andrea_train_option *t = andrea_train_option_table(&n_table);
+    for (int i = 0; i < n_table && n < cap; i++) {
+        char def[64];
+        andrea_train_option_default_text(&t[i], def, sizeof def);
+        if (def[0] && t[i].type != ANDREA_OPT_FLAG)
+            snprintf(g_help[i], sizeof g_help[i], "%s (%s)", t[i].help, def);
+        else
+            snprintf(g_help[i], sizeof g_help[i], "%s", t[i].help);
+        specs[n++] = (arg_spec){t[i].flag, t[i].short_flag, TYPE[t[i].type],
+                                andrea_train_option_field(o, &t[i]), g_help[i], 0};
+        if (strcmp(t[i].flag, "tokenizer") == 0)
+            for (size_t k = 0; k < sizeof model / sizeof model[0] && n < cap; k++) specs[n++] = model[k];
     }
-    return r;
+    for (size_t k = 0; k < sizeof engine / sizeof engine[0] && n < cap; k++) specs[n++] = engine[k];
+    return n;
+}
+
+/* ---- the progress sink ------------------------------------------------------------------ */
+
+static volatile sig_atomic_t g_signal = 0;
+static void on_signal(int sig) { g_signal = sig; }
+static int should_stop(void *user) { return g_signal != 0; }
+
+static void format_eta(double s, char *buf, size_t n) {
+    long t = (long)(s + 0.5);
+    if (t >= 3600) snprintf(buf, n, "%ldh%02ldm", t / 3600, (t / 60) % 60);
+    else if (t >= 60) snprintf(buf, n, "%ldm%02lds", t / 60, t % 60);
+    else snprintf(buf, n, "%lds", t);
+}
+
+static void on_start(void *user, const andrea_train_start *s) {
+    const andrea_config *c = s->cfg;
+    const andrea_train_options *o = s->opts;
+    if (s->preset_vocab != c->vocab)
+        printf("note: vocab set to %d by the %s tokenizer (the preset said %d)\n", c->vocab,
+               s->tokenizer, s->preset_vocab);
+    printf("model: L=%d NH=%d C=%d T=%d V=%d norm=%s act=%s bias=%d tied=%d | %.3fM params\n",
+           c->n_layer, c->n_head, c->d_model, c->ctx, c->vocab, andrea_norm_name(c->norm),
+           andrea_act_name(c->act), c->bias, c->tied, s->n_params / 1e6);
+    printf("data: %s (%s tokenizer, V=%d): %lld train, %lld validation\n", s->data, s->tokenizer,
+           c->vocab, (long long)s->n_train, (long long)s->n_val);
+    char line[512];
+    andrea_train_options_describe(o, line, sizeof line);
+    printf("train: %s\n", line);
+    if (o->resume_path) printf("resuming '%s' at step %lld\n", o->resume_path, (long long)s->start_step);
+    printf("mfu: %.2f MFLOP per token; sgemm peak here %.1f GFLOP/s\n", s->flops_per_token / 1e6,
+           s->peak_gflops);
+    fflush(stdout);
+}
+
+static void on_step(void *user, const andrea_train_step *s) {
+    const andrea_train_options *o = user;
+    if (o->log_every <= 0 || (s->step % o->log_every != 0 && s->step != s->max_steps)) return;
+    char eta[32];
+    format_eta(s->eta_s, eta, sizeof eta);
+    printf("step %5d/%d | loss %.4f | smooth %.4f | lr %.2e | gnorm %.3f | %.1f ms | "
+           "%.0f tok/s | MFU %.0f%% | ETA %s\n", s->step, s->max_steps, s->loss, s->loss_smooth,
+           s->lr, s->grad_norm, s->ms, s->tok_per_s, 100.0 * s->mfu, eta);
+    fflush(stdout);
+}
+
+static void on_eval(void *user, int step, int max_steps, double val_loss, int best) {
+    printf("step %5d/%d | val loss %.4f%s\n", step, max_steps, val_loss, best ? " (best)" : "");
+    fflush(stdout);
+}
+
+static void on_sample(void *user, const andrea_train_sample *s) {
+    printf("step %5d/%d | sample score %.1f (bigram %.1f trigram %.1f english %.1f chars %.1f)%s\n",
+           s->step, s->max_steps, s->score, s->bigram, s->trigram, s->english, s->chardiv,
+           s->pass ? "" : " FAIL");
+    fflush(stdout);
+}
+
+/* a warning: printed even with --quiet */
+static void on_skip(void *user, const andrea_train_skip *s) {
+    fprintf(stderr, "warning: step %d: non-finite %s (%g); update skipped (%d of %d allowed in "
+            "a row)\n", s->step, isfinite(s->loss) ? "gradient norm" : "loss",
+            isfinite(s->loss) ? s->grad_norm : s->loss, s->bad_steps, s->max_bad_steps);
+}
+
+static void on_done(void *user, const andrea_train_done *d) {
+    if (d->reason == ANDREA_STOP_DONE) {
+        printf("done: %lld steps in %.1f s; best val loss %.4f; checkpoints in '%s'\n",
+               (long long)d->steps, d->seconds, d->best_val_loss, d->out_dir);
+    } else {
+        if (g_signal) printf("stopped by signal %d", (int)g_signal);
+        else printf("stopped by --stop-at");
+        printf(" at step %lld; checkpoint saved to '%s' (resume with --resume %s)\n",
+               (long long)d->steps, d->ckpt_path, d->ckpt_path);
+    }
+    fflush(stdout);
+}
+
+/* ---- the command --------------------------------------------------------------------------- */
+
+static int engine_apply(const engine_flags *e, andrea_train_options *o) {
+    int backend = strcmp(e->matmul, "blas") == 0      ? ANDREA_MATMUL_BLAS
+                  : strcmp(e->matmul, "builtin") == 0 ? ANDREA_MATMUL_BUILTIN
+                                                      : -1;
+    if (backend < 0 || andrea_set_matmul_backend(backend)) {
+        fprintf(stderr, "andrea train: --matmul '%s': %s\n", e->matmul,
+                backend < 0 ? "expected builtin or blas" : andrea_error());
+        return -1;
+    }
+    int prec = strcmp(e->precision, "bf16") == 0   ? ANDREA_PRECISION_BF16
+               : strcmp(e->precision, "fp32") == 0 ? ANDREA_PRECISION_FP32
+                                                   : -1;
+    if (prec < 0 || andrea_set_matmul_precision(prec)) {
+        fprintf(stderr, "andrea train: --precision '%s': %s\n", e->precision,
+                prec < 0 ? "expected fp32 or bf16" : andrea_error());
+        return -1;
+    }
+    if (strcmp(e->attention, "flash") == 0) o->attention = ANDREA_ATTN_FLASH;
+    else if (strcmp(e->attention, "explicit") == 0) o->attention = ANDREA_ATTN_EXPLICIT;
+    else {
+        fprintf(stderr, "andrea train: --attention '%s': expected flash or explicit\n", e->attention);
+        return -1;
+    }
+    return 0;
+}
+
+static int parse(int argc, char **argv, andrea_train_options *o, engine_flags *e, arg_spec *specs,
+                 int *n) {
+    memset(e, 0, sizeof *e);
+    e->matmul = "builtin";
+    e->attention = "flash";
+    e->precision = "fp32";
+    *n = build_specs(o, e, specs, 64);
+    return args_parse("train", argc, argv, specs, *n, NULL, 0, NULL);
+}
+
+static int run(andrea_config *cfg, andrea_train_options *o) {
+    andrea_train_sink sink = {on_start, on_step, on_eval, on_sample, on_skip, on_done, o};
+    if (o->quiet) sink = (andrea_train_sink){NULL, NULL, NULL, NULL, on_skip, NULL, o};
+    o->sink = &sink;
+    o->should_stop = should_stop;
+    struct sigaction sa, old_int, old_term;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    g_signal = 0;
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+    int rc = andrea_train(cfg, o);
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    return rc;
 }
 
 int cmd_train(int argc, char **argv) {
     andrea_train_options o;
-    model_flags mf;
-    int threads = 0;
-    const char *matmul = "builtin", *attention = "flash", *precision = "fp32";
-    memset(&mf, 0, sizeof mf);
+    engine_flags e;
+    arg_spec specs[64];
+    int n_specs;
     andrea_train_options_default(&o);
     /* pass 1: find --resume (and report flag errors once) */
-    int r = parse(argc, argv, &o, &mf, &threads, &matmul, &attention, &precision, NULL, NULL, 0);
+    int r = parse(argc, argv, &o, &e, specs, &n_specs);
+    if (r == 1) args_usage("train", SYNOPSIS, specs, n_specs);
     if (r) return r == 1 ? 0 : 2;
     andrea_config cfg;
     memset(&cfg, 0, sizeof cfg);
@@ -84,45 +213,18 @@ int cmd_train(int argc, char **argv) {
         }
     }
     /* pass 2: flags given now override the defaults or the checkpoint's options */
-    arg_spec specs[64];
-    int n_specs = 0;
-    memset(&mf, 0, sizeof mf);
     andrea_config saved = cfg;
-    parse(argc, argv, &o, &mf, &threads, &matmul, &attention, &precision, specs, &n_specs, 1);
-    if (o.resume_path && !model_flags_any(specs, n_specs)) {
-        cfg = saved;
-    } else if (model_flags_apply("train", &mf, specs, n_specs, "baby", &cfg)) {
-        return 2;
-    }
-    int backend = strcmp(matmul, "blas") == 0      ? ANDREA_MATMUL_BLAS
-                  : strcmp(matmul, "builtin") == 0 ? ANDREA_MATMUL_BUILTIN
-                                                   : -1;
-    if (backend < 0 || andrea_set_matmul_backend(backend)) {
-        fprintf(stderr, "andrea train: --matmul '%s': %s\n", matmul,
-                backend < 0 ? "expected builtin or blas" : andrea_error());
-        return 2;
-    }
-    int prec = strcmp(precision, "bf16") == 0   ? ANDREA_PRECISION_BF16
-               : strcmp(precision, "fp32") == 0 ? ANDREA_PRECISION_FP32
-                                                : -1;
-    if (prec < 0 || andrea_set_matmul_precision(prec)) {
-        fprintf(stderr, "andrea train: --precision '%s': %s\n", precision,
-                prec < 0 ? "expected fp32 or bf16" : andrea_error());
-        return 2;
-    }
-    if (strcmp(attention, "flash") == 0) o.attention = ANDREA_ATTN_FLASH;
-    else if (strcmp(attention, "explicit") == 0) o.attention = ANDREA_ATTN_EXPLICIT;
-    else {
-        fprintf(stderr, "andrea train: --attention '%s': expected flash or explicit\n", attention);
-        return 2;
-    }
-    int nt = cli_set_threads(threads);
+    parse(argc, argv, &o, &e, specs, &n_specs);
+    if (o.resume_path && !model_flags_any(specs, n_specs)) cfg = saved;
+    else if (model_flags_apply("train", &e.mf, specs, n_specs, "baby", &cfg)) return 2;
+    if (engine_apply(&e, &o)) return 2;
+    int nt = cli_set_threads(e.threads);
     if (!o.quiet) printf("threads: %d\n", nt);
-    int rc = andrea_train(&cfg, &o);
+    int rc = run(&cfg, &o);
     if (rc == ANDREA_TRAIN_INTERRUPTED) return 130;
     if (rc) {
         fprintf(stderr, "andrea train: %s\n", andrea_error());
-        return 1;
+        return rc == ANDREA_TRAIN_BAD_OPTIONS ? 2 : 1;
     }
     return 0;
 }

@@ -1,0 +1,52 @@
+/* evaluate.c - validation: the mean loss over consecutive windows of held-out tokens. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "model/model.h"
+#include "train/data.h"
+#include "train/train_run.h"
+#include "util/error.h"
+
+int andrea_eval_tokens(andrea_model *m, const int32_t *tokens, int64_t n, int B, int T,
+                       int max_batches, double *mean_loss, int64_t *n_tokens) {
+    andrea_clear_error(); /* a stale message must not turn a NaN loss into a failure */
+    andrea_dataset d = {(int32_t *)tokens, n, 0, 0}; /* borrowed: all of it is "validation" */
+    int64_t nw = andrea_dataset_val_windows(&d, T);
+    if (nw == 0)
+        return andrea_set_error("evaluation needs at least %d tokens, got %lld", T + 1,
+                                (long long)n);
+    int32_t *x = malloc(sizeof(int32_t) * (size_t)B * T * 2);
+    if (!x) return andrea_set_error("out of memory");
+    int32_t *y = x + (size_t)B * T;
+    double total = 0.0;
+    int64_t count = 0;
+    int batches = 0;
+    for (int64_t w = 0; w < nw && (max_batches <= 0 || batches < max_batches); w += B, batches++) {
+        andrea_dataset_val_batch(&d, w, B, T, x, y);
+        andrea_clear_error();
+        float loss = andrea_model_forward(m, x, y, B, T);
+        if (isnan(loss) && andrea_error()[0]) { /* a failed call, not a NaN model */
+            free(x);
+            return -1;
+        }
+        total += (double)loss * m->n_valid;
+        count += m->n_valid;
+    }
+    free(x);
+    *mean_loss = total / (double)count;
+    if (n_tokens) *n_tokens = count;
+    return 0;
+}
+
+int andrea_run_has_validation(const andrea_train_run *r) {
+    int64_t n;
+    const int32_t *v = r->src->validation(r->src, &n);
+    andrea_dataset d = {(int32_t *)v, n, 0, 0};
+    return v && andrea_dataset_val_windows(&d, r->o.seq) > 0;
+}
+
+int andrea_run_validate(andrea_train_run *r, double *val_loss) {
+    int64_t n;
+    const int32_t *v = r->src->validation(r->src, &n);
+    return andrea_eval_tokens(r->m, v, n, r->o.batch, r->o.seq, r->o.eval_batches, val_loss, NULL);
+}

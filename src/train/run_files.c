@@ -1,0 +1,68 @@
+/*
+ * run_files.c - what a run leaves in its output directory: ckpt.bin (the full state, to
+ * resume from), best.bin (weights of the best validation loss) and log.jsonl (appended to
+ * when resuming). Checkpoints are written atomically by andrea_checkpoint_save.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "train/train_run.h"
+#include "util/error.h"
+
+/* mkdir -p: the parents too (`-o runs/shakespeare/small` on a fresh checkout). */
+static int make_dir(const char *path) {
+    char partial[4096];
+    size_t len = strlen(path);
+    if (len >= sizeof partial)
+        return andrea_set_error("output directory '%s': path too long", path);
+    memcpy(partial, path, len + 1);
+    for (size_t i = 1; i < len; i++) {
+        if (partial[i] != '/') continue;
+        partial[i] = '\0';
+        if (mkdir(partial, 0777) != 0 && errno != EEXIST)
+            return andrea_set_error("cannot create output directory '%s': %s (at '%s')", path,
+                                    strerror(errno), partial);
+        partial[i] = '/';
+    }
+    if (mkdir(path, 0777) == 0 || errno == EEXIST) {
+        struct stat sb;
+        if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) return 0;
+        return andrea_set_error("output directory '%s' exists and is not a directory", path);
+    }
+    return andrea_set_error("cannot create output directory '%s': %s", path, strerror(errno));
+}
+
+static char *join(const char *dir, const char *name) {
+    size_t n = strlen(dir) + strlen(name) + 2;
+    char *p = malloc(n);
+    if (p) snprintf(p, n, "%s/%s", dir, name);
+    return p;
+}
+
+int andrea_run_open_files(andrea_train_run *r) {
+    if (make_dir(r->o.out_dir)) return -1;
+    r->ckpt_path = join(r->o.out_dir, "ckpt.bin");
+    r->best_path = join(r->o.out_dir, "best.bin");
+    char *log_path = join(r->o.out_dir, "log.jsonl");
+    if (!r->ckpt_path || !r->best_path || !log_path) {
+        free(log_path);
+        return andrea_set_error("out of memory");
+    }
+    r->log = fopen(log_path, r->o.resume_path ? "a" : "w");
+    if (!r->log) andrea_set_error("cannot write log '%s': %s", log_path, strerror(errno));
+    free(log_path);
+    if (!r->log) return -1;
+    andrea_jsonl_sink(r->log, &r->jsonl);
+    return 0;
+}
+
+int andrea_run_save(andrea_train_run *r, int full) {
+    /* the batch source's position as of now */
+    r->st->batch_pos_len = (uint32_t)r->src->save(r->src, r->st->batch_pos, ANDREA_CKPT_POS_MAX);
+    return andrea_checkpoint_save(full ? r->ckpt_path : r->best_path, r->m,
+                                  full ? r->adam_m : NULL, full ? r->adam_v : NULL, r->st,
+                                  r->tok_blob.data, r->tok_blob.len);
+}

@@ -1,0 +1,133 @@
+/*
+ * run_setup.c - everything a run needs before its first step: the effective options,
+ * the tokenizer, the batch source, the model and its AdamW moments, either fresh or
+ * restored exactly from a checkpoint (with the tokenizer and data the run started with).
+ */
+#define _XOPEN_SOURCE 700 /* realpath */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/model.h"
+#include "train/run_options.h"
+#include "train/train_run.h"
+#include "util/bigalloc.h"
+#include "util/error.h"
+
+/* Loads the checkpoint to resume: model, moments, state, tokenizer. */
+static int load_resume(andrea_train_run *r) {
+    const char *path = r->o.resume_path;
+    void *blob = NULL;
+    uint64_t blen = 0;
+    r->m = andrea_checkpoint_load(path, &r->adam_m, &r->adam_v, r->st, &blob, &blen);
+    if (!r->m) return -1;
+    r->tok = andrea_checkpoint_tokenizer(path, r->st, blob, blen);
+    free(blob);
+    if (!r->tok) return -1;
+    if (!r->adam_m)
+        return andrea_set_error("checkpoint '%s' holds weights only (no AdamW state); resume "
+                                "from a full checkpoint such as ckpt.bin", path);
+    if (memcmp(&r->m->cfg, &r->cfg, sizeof r->cfg) != 0)
+        return andrea_set_error("the model flags given conflict with checkpoint '%s'; drop them "
+                                "when resuming", path);
+    return 0;
+}
+
+/* The options as the run uses them: seq resolved, the data path from a resume. */
+static int effective_options(andrea_train_run *r) {
+    andrea_train_options *o = &r->o;
+    if (o->seq == 0) o->seq = r->cfg.ctx < 64 ? r->cfg.ctx : 64;
+    if (!o->data_path && o->resume_path) {
+        if (!r->st->data_path[0]) {
+            andrea_set_error("checkpoint '%s' (format version %u) does not record its training "
+                             "data: give it with --data", o->resume_path, r->st->version);
+            return ANDREA_TRAIN_BAD_OPTIONS;
+        }
+        o->data_path = r->st->data_path;
+    }
+    return andrea_train_options_validate(&r->cfg, o);
+}
+
+static int fresh_model(andrea_train_run *r) {
+    r->m = andrea_model_create(&r->cfg, r->o.seed);
+    if (!r->m) return -1;
+    size_t n = (size_t)r->m->layout.total;
+    r->adam_m = andrea_big_calloc(n * sizeof(float));
+    r->adam_v = andrea_big_calloc(n * sizeof(float));
+    if (!r->adam_m || !r->adam_v) return andrea_set_error("out of memory allocating AdamW state");
+    r->st->best_val_loss = INFINITY;
+    r->st->smooth_loss = NAN;
+    r->st->step = 0;
+    return 0;
+}
+
+int andrea_run_setup(andrea_train_run *r, const andrea_config *cfg, const andrea_train_options *o) {
+    memset(r, 0, sizeof *r);
+    r->o = *o;
+    r->cfg = *cfg;
+    r->preset_vocab = cfg->vocab;
+    r->st = calloc(1, sizeof *r->st);
+    if (!r->st) return andrea_set_error("out of memory");
+    if (andrea_config_validate(&r->cfg)) return ANDREA_TRAIN_BAD_OPTIONS;
+    /* a checkpoint that cannot be read is a failure, not a usage error */
+    if (r->o.resume_path && load_resume(r)) return -1;
+    int rc = effective_options(r);
+    if (rc) return rc;
+    r->src = andrea_corpus_source_open(r->o.data_path, r->o.tokenizer, &r->tok, r->o.val_fraction,
+                                       r->o.seq, r->o.seed);
+    if (!r->src) return -1;
+    if (r->o.resume_path) {
+        char from[600];
+        snprintf(from, sizeof from, "checkpoint '%s'", r->o.resume_path);
+        if (r->src->restore(r->src, r->st->batch_pos, r->st->batch_pos_len, from)) return -1;
+    } else {
+        int32_t v = andrea_tokenizer_vocab_size(r->tok);
+        r->cfg.vocab = v; /* the tokenizer decides the vocabulary */
+        if (fresh_model(r)) return -1;
+    }
+    if (andrea_tokenizer_serialize(r->tok, &r->tok_blob)) return -1;
+    /* what every checkpoint records besides the tensors */
+    r->st->tokenizer_kind = (uint32_t)andrea_tokenizer_kind(r->tok);
+    r->st->tokenizer_checksum = andrea_tokenizer_checksum(r->tok);
+    andrea_train_options_to_state(&r->o, r->st);
+    /* recorded absolute, so a resume from another directory finds the data */
+    char *abs = realpath(r->o.data_path, NULL);
+    if (abs && strlen(abs) < sizeof r->st->data_path) strcpy(r->st->data_path, abs);
+    free(abs);
+    size_t bt = (size_t)r->o.batch * r->o.seq;
+    r->x = malloc(sizeof(int32_t) * bt * 2);
+    if (!r->x) return andrea_set_error("out of memory");
+    r->y = r->x + bt;
+    if (andrea_step_prepare(r) || andrea_run_open_files(r) || andrea_run_gate_open(r)) return -1;
+    return 0;
+}
+
+void andrea_run_start_report(andrea_train_run *r, andrea_train_start *s, char *data, size_t n) {
+    r->src->describe(r->src, data, n);
+    memset(s, 0, sizeof *s);
+    s->cfg = &r->cfg;
+    s->n_params = andrea_step_num_params(r);
+    s->preset_vocab = r->o.resume_path ? r->cfg.vocab : r->preset_vocab;
+    s->data = data;
+    r->src->sizes(r->src, &s->n_train, &s->n_val);
+    s->tokenizer = andrea_tokenizer_kind_name(andrea_tokenizer_kind(r->tok));
+    s->opts = &r->o;
+    s->start_step = r->st->step;
+}
+
+void andrea_run_free(andrea_train_run *r) {
+    andrea_kv_free(r->kv);
+    andrea_gate_free(r->gate);
+    if (r->log) fclose(r->log);
+    free(r->x);
+    free(r->ckpt_path);
+    free(r->best_path);
+    free(r->adam_m);
+    free(r->adam_v);
+    andrea_model_free(r->m);
+    if (r->src) r->src->free(r->src);
+    andrea_bytes_free(&r->tok_blob);
+    andrea_tokenizer_free(r->tok);
+    free(r->st);
+    memset(r, 0, sizeof *r);
+}

@@ -1,0 +1,56 @@
+/*
+ * step.c - one optimisation step, and every call the trainer makes into the model and
+ * its kernels for it: zero the gradients, forward and backward over grad_accum
+ * micro-batches (each scaled by 1/grad_accum, so the gradient is that of the mean loss),
+ * the global gradient norm, and AdamW per tensor with the clipping folded into its
+ * gradient scale. A backend that runs elsewhere (a GPU) replaces this file's insides.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "kernels/kernels.h"
+#include "model/model.h"
+#include "train/train_run.h"
+#include "util/error.h"
+
+int64_t andrea_step_num_params(const andrea_train_run *r) { return r->m->layout.total; }
+
+int andrea_step_prepare(andrea_train_run *r) {
+    andrea_model_set_flash_attention(r->m, r->o.attention != ANDREA_ATTN_EXPLICIT);
+    andrea_model_zero_grad(r->m); /* allocates the gradients */
+    return r->m->grads ? 0 : -1;
+}
+
+int andrea_step_grads(andrea_train_run *r, int step, float *loss, float *grad_norm) {
+    andrea_model *m = r->m;
+    const andrea_train_options *o = &r->o;
+    int B = o->batch, T = o->seq;
+    andrea_model_zero_grad(m);
+    double loss_sum = 0.0;
+    for (int micro = 0; micro < o->grad_accum; micro++) {
+        if (r->src->next(r->src, B, T, r->x, r->y)) return -1;
+        andrea_clear_error(); /* so that a NaN loss is told apart from a failed call */
+        float l = andrea_model_forward(m, r->x, r->y, B, T);
+        if (isnan(l) && andrea_error()[0]) return -1;
+        loss_sum += l;
+        if (andrea_model_backward_scaled(m, 1.0f / o->grad_accum)) return -1;
+    }
+    *loss = (float)(loss_sum / o->grad_accum);
+    if (o->inject_nan_step >= 0 && step >= o->inject_nan_step &&
+        step < o->inject_nan_step + o->inject_nan_count)
+        m->grads[0] = NAN;
+    *grad_norm = (float)sqrt(andrea_grad_sum_squares(m->grads, (size_t)m->layout.total));
+    return 0;
+}
+
+void andrea_step_update(andrea_train_run *r, int step, float lr, float grad_norm) {
+    andrea_model *m = r->m;
+    const andrea_train_options *o = &r->o;
+    float gscale = o->grad_clip > 0 && grad_norm > o->grad_clip ? o->grad_clip / grad_norm : 1.0f;
+    for (int i = 0; i < m->layout.n; i++) {
+        const andrea_tensor_info *t = &m->layout.t[i];
+        andrea_adamw_update(m->params + t->offset, m->grads + t->offset, r->adam_m + t->offset,
+                            r->adam_v + t->offset, (size_t)t->size, lr, o->beta1, o->beta2,
+                            o->eps, t->decay ? o->weight_decay : 0.0f, step + 1, gscale);
+    }
+}

@@ -1,0 +1,77 @@
+/*
+ * train_run.h - one training run's state, shared by the trainer's parts:
+ *   run_setup.c    fresh start or resume: model, AdamW moments, tokenizer, batch source
+ *   step.c         one optimisation step (every call into the model and its kernels)
+ *   evaluate.c     validation loss
+ *   sample_gate.c  a generated sample scored by the coherence gate
+ *   jsonl_sink.c   log.jsonl
+ *   run_files.c    output directory, checkpoints (periodic, best, on stop)
+ *   trainer.c      the loop over them
+ */
+#ifndef ANDREA_TRAIN_TRAIN_RUN_H
+#define ANDREA_TRAIN_TRAIN_RUN_H
+
+#include <stdio.h>
+
+#include "andrea.h"
+#include "andrea_gate.h"
+#include "andrea_tokenizer.h"
+#include "train/batch_source.h"
+#include "train/checkpoint.h"
+
+typedef struct {
+    andrea_train_options o;   /* effective: seq resolved, data path from the checkpoint */
+    andrea_config cfg;
+    int32_t preset_vocab;     /* the vocabulary cfg had before the tokenizer set it */
+    andrea_model *m;
+    float *adam_m, *adam_v;   /* AdamW moments, (n_params) each */
+    andrea_tokenizer *tok;
+    andrea_bytes tok_blob;    /* serialized tok, embedded in every checkpoint */
+    andrea_batch_source *src;
+    andrea_ckpt_state *st;    /* what a checkpoint records besides the tensors */
+    int32_t *x, *y;           /* (B, T) batch buffers */
+    andrea_gate *gate;        /* NULL when sampling is off */
+    andrea_kv *kv;
+    char *ckpt_path, *best_path;
+    FILE *log;                /* log.jsonl */
+    andrea_train_sink jsonl;  /* writes log */
+} andrea_train_run;
+
+/* Reports to the JSONL sink, then to the caller's. */
+#define ANDREA_REPORT(run, cb, ...)                                                      \
+    do {                                                                                 \
+        if ((run)->jsonl.cb) (run)->jsonl.cb((run)->jsonl.user, __VA_ARGS__);            \
+        if ((run)->o.sink && (run)->o.sink->cb) (run)->o.sink->cb((run)->o.sink->user, __VA_ARGS__); \
+    } while (0)
+
+/* run_setup.c: 0, -1 or ANDREA_TRAIN_BAD_OPTIONS (andrea_error() says why). */
+int andrea_run_setup(andrea_train_run *r, const andrea_config *cfg, const andrea_train_options *o);
+void andrea_run_free(andrea_train_run *r);
+void andrea_run_start_report(andrea_train_run *r, andrea_train_start *s, char *data, size_t n);
+
+/* step.c */
+int andrea_step_prepare(andrea_train_run *r);
+/* Gradients of one step (grad_accum micro-batches): its mean loss and global grad norm.
+ * step is 0-based. 0 or -1. */
+int andrea_step_grads(andrea_train_run *r, int step, float *loss, float *grad_norm);
+/* AdamW at lr, the gradient clipped to o.grad_clip through its norm. */
+void andrea_step_update(andrea_train_run *r, int step, float lr, float grad_norm);
+int64_t andrea_step_num_params(const andrea_train_run *r);
+
+/* evaluate.c: validation loss over the source's held-out tokens; 0 or -1. has_val: is
+ * there a validation split to evaluate at all. */
+int andrea_run_has_validation(const andrea_train_run *r);
+int andrea_run_validate(andrea_train_run *r, double *val_loss);
+
+/* sample_gate.c: generates and scores a sample at step (1-based), reports it; 0 or -1. */
+int andrea_run_sample(andrea_train_run *r, int step, andrea_gate_result *gr);
+int andrea_run_gate_open(andrea_train_run *r);
+
+/* jsonl_sink.c */
+void andrea_jsonl_sink(FILE *log, andrea_train_sink *out);
+
+/* run_files.c */
+int andrea_run_open_files(andrea_train_run *r);
+int andrea_run_save(andrea_train_run *r, int full); /* full: ckpt.bin with moments; else best.bin */
+
+#endif
