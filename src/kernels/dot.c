@@ -107,3 +107,16 @@ float andrea_dot_i8(const int8_t *w, const float *x, int K) {
 #endif
     return dot_i8_plain(w, x, K);
 }
+
+void andrea_matvec_rows(float *out, const float *x, const void *w, int fmt, const float *scale,
+                        const float *bias, int K, int N) {
+    /* threads only pay off once there is real work (a fork/join costs microseconds) */
+#pragma omp parallel for schedule(static) if ((long)N * K >= (1L << 16))
+    for (int n = 0; n < N; n++) {
+        long row = (long)n * K;
+        float s = fmt == ANDREA_QUANT_BF16   ? andrea_dot_bf16((const uint16_t *)w + row, x, K)
+                  : fmt == ANDREA_QUANT_INT8 ? andrea_dot_i8((const int8_t *)w + row, x, K) * scale[n]
+                                             : andrea_dot_f32((const float *)w + row, x, K);
+        out[n] = s + (bias ? bias[n] : 0.0f);
+    }
+}

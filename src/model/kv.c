@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/kernels.h"
+#include "backend/backend.h"
 #include "model/model.h"
 #include "util/bigalloc.h"
 #include "util/error.h"
@@ -69,46 +69,18 @@ int andrea_kv_pos(const andrea_kv *kv) { return kv->pos; }
 
 static void norm1(const andrea_model *m, andrea_kv *kv, float *out, const float *inp,
                   const float *w, const float *b) {
-    if (m->cfg.norm == ANDREA_NORM_LAYER)
-        andrea_layernorm_forward(out, &kv->stat_mean, &kv->stat_rstd, inp, w, b, 1, m->cfg.d_model,
-                          m->cfg.norm_eps);
-    else
-        andrea_rmsnorm_forward(out, &kv->stat_rstd, inp, w, 1, m->cfg.d_model, m->cfg.norm_eps);
+    m->be->ops.norm_forward(m->be, m->cfg.norm, out, &kv->stat_mean, &kv->stat_rstd, inp, w, b,
+                            1, m->cfg.d_model, m->cfg.norm_eps);
 }
 
 /* Layer attention for the position pos: its key and value go into the layer's cache rows
  * kc, vc, then each head's query attends over positions 0..pos; out in kv->atty. */
-static void attend(andrea_kv *kv, const andrea_config *c, float *kc, float *vc, int pos) {
-    int C = c->d_model, NH = c->n_head, HS = C / NH;
-    float scale = 1.0f / sqrtf((float)HS);
+static void attend(const andrea_model *m, andrea_kv *kv, const andrea_config *c, float *kc,
+                   float *vc, int pos) {
+    int C = c->d_model, NH = c->n_head;
     memcpy(kc + (long)pos * C, kv->qkv + C, sizeof(float) * (size_t)C);
     memcpy(vc + (long)pos * C, kv->qkv + 2 * C, sizeof(float) * (size_t)C);
-    /* heads in parallel once the context is long enough to pay for the threads */
-#pragma omp parallel for schedule(static) if ((long)(pos + 1) * C >= (1L << 15))
-    for (int h = 0; h < NH; h++) {
-        const float *q = kv->qkv + h * HS;
-        float *att = kv->att + (long)h * c->ctx;
-        float maxv = -INFINITY;
-        for (int j = 0; j <= pos; j++) {
-            const float *kj = kc + (long)j * C + h * HS;
-            float s = attn_dot(q, kj, HS) * scale;
-            att[j] = s;
-            if (s > maxv) maxv = s;
-        }
-        float sum = 0.0f;
-        for (int j = 0; j <= pos; j++) {
-            att[j] = expf(att[j] - maxv);
-            sum += att[j];
-        }
-        float inv = 1.0f / sum;
-        float *o = kv->atty + h * HS;
-        for (int d = 0; d < HS; d++) o[d] = 0.0f;
-        for (int j = 0; j <= pos; j++) {
-            const float *vj = vc + (long)j * C + h * HS;
-            float a = att[j] * inv;
-            for (int d = 0; d < HS; d++) o[d] += a * vj[d];
-        }
-    }
+    m->be->ops.attention_decode(m->be, kv->atty, kv->att, c->ctx, kv->qkv, kc, vc, pos, C, NH);
 }
 
 const float *andrea_kv_step(andrea_model *m, andrea_kv *kv, int32_t token) {
@@ -133,12 +105,12 @@ const float *andrea_kv_step(andrea_model *m, andrea_kv *kv, int32_t token) {
         float *kc = kv->k + (long)l * c->ctx * C, *vc = kv->v + (long)l * c->ctx * C;
         PROF(PROF_NORM, norm1(m, kv, kv->xn, kv->x, w->ln1w, w->ln1b));
         PROF(PROF_MATMUL, andrea_matvec(m, kv->qkv, kv->xn, w->wqkv, w->bqkv, C, 3 * C));
-        PROF(PROF_ATTENTION, attend(kv, c, kc, vc, pos));
+        PROF(PROF_ATTENTION, attend(m, kv, c, kc, vc, pos));
         PROF(PROF_MATMUL, andrea_matvec(m, kv->tmp, kv->atty, w->wo, w->bo, C, C));
         for (int k = 0; k < C; k++) kv->x[k] += kv->tmp[k];
         PROF(PROF_NORM, norm1(m, kv, kv->xn, kv->x, w->ln2w, w->ln2b));
         PROF(PROF_MATMUL, andrea_matvec(m, kv->h, kv->xn, w->wfc, w->bfc, C, 4 * C));
-        andrea_activation_forward(kv->hact, kv->h, (size_t)4 * C, c->act);
+        m->be->ops.activation_forward(m->be, kv->hact, kv->h, (size_t)4 * C, c->act);
         PROF(PROF_MATMUL, andrea_matvec(m, kv->tmp, kv->hact, w->wproj, w->bproj, 4 * C, C));
         for (int k = 0; k < C; k++) kv->x[k] += kv->tmp[k];
     }

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "andrea.h"
+#include "backend/backend.h"
 
 typedef enum { GROUP_EMBED, GROUP_ATTN, GROUP_MLP, GROUP_HEAD, GROUP_NORM } andrea_tensor_group;
 
@@ -71,6 +72,7 @@ typedef struct {
 
 struct andrea_model {
     andrea_config cfg;
+    const andrea_backend *be; /* where every operation runs (src/backend/backend.h) */
     andrea_layout layout;
     float *params;       /* one allocation: layout.total floats */
     float *grads;        /* allocated on first zero_grad/backward */

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "kernels/fastmath.h"
-#include "kernels/kernels.h"
+#include "backend/backend.h"
 #include "model/model.h"
 #include "util/bigalloc.h"
 #include "util/error.h"
@@ -90,22 +90,15 @@ int andrea_model_fake_quantize(andrea_model *m, int kind) {
     return andrea_model_quantize(m, ANDREA_QUANT_NONE);
 }
 
-/* out(N) = w(N, K) x(K) + bias, w read in the model's quantised format. */
+/* out(N) = w(N, K) x(K) + bias, w read in the model's quantised format, on its backend. */
 void andrea_matvec(const andrea_model *m, float *out, const float *x, const float *w,
                    const float *bias, int K, int N) {
-    if (m->quant == ANDREA_QUANT_NONE) {
-        andrea_matmul_forward(out, x, w, bias, 1, K, N);
-        return;
-    }
     int64_t base = w - m->params;
-    int64_t srow = m->quant == ANDREA_QUANT_INT8 ? scale_index(m, base) : 0;
-#pragma omp parallel for schedule(static) if ((long)N * K >= (1L << 16))
-    for (int n = 0; n < N; n++) {
-        int64_t row = base + (int64_t)n * K;
-        float s = m->quant == ANDREA_QUANT_BF16 ? andrea_dot_bf16(m->q16 + row, x, K)
-                                                : andrea_dot_i8(m->q8 + row, x, K) * m->qscale[srow + n];
-        out[n] = s + (bias ? bias[n] : 0.0f);
-    }
+    const void *wq = m->quant == ANDREA_QUANT_BF16   ? (const void *)(m->q16 + base)
+                     : m->quant == ANDREA_QUANT_INT8 ? (const void *)(m->q8 + base)
+                                                     : (const void *)w;
+    const float *scale = m->quant == ANDREA_QUANT_INT8 ? m->qscale + scale_index(m, base) : NULL;
+    m->be->ops.matvec(m->be, out, x, wq, m->quant, scale, bias, K, N);
 }
 
 int andrea_quant_parse(const char *s, int *out) {
