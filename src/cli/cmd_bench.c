@@ -214,6 +214,7 @@ int cmd_bench(int argc, char **argv) {
     /* The reference product measured again, after training: a peak measured while other
      * work had the cores is too low (MFU over 100% was printed), and the better of two
      * moments is less likely to be that. */
+    double rss = (double)andrea_perf_peak_rss(); /* before the product's buffers below */
     double peak = bf16 ? g_bf16 : (g_ours > g_blas ? g_ours : g_blas);
     double again = andrea_perf_gemm_gflops(bf16 ? be : g_ours >= g_blas ? andrea_backend_find("cpu") : be_blas,
                                            1024, 0.5);
@@ -221,7 +222,6 @@ int cmd_bench(int argc, char **argv) {
     double mfu = 100.0 * gflops / peak;
     andrea_memory mem = andrea_config_memory(&cfg, batch, seq);
     double est = (double)(mem.weights + mem.grads + mem.optimizer + mem.activations);
-    double rss = (double)andrea_perf_peak_rss();
     printf("train B=%d T=%d %s: %.1f ms/step | %.0f tok/s | %.1f GFLOP/s | MFU %.1f%% of the best "
            "%s (%.1f GFLOP/s) | peak RSS %.0f MiB = %.2f x (weights+grads+adam+activations %.0f MiB)\n",
            batch, seq, be_name, s * 1e3, tok_s, gflops, mfu > 100.0 ? 100.0 : mfu,
