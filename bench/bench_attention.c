@@ -60,11 +60,11 @@ typedef struct {
 static double run_once(int path, const shape *s, float *out, float *att, float *lse,
                        float *dqkv, const float *dout, const float *qkv) {
     memset(dqkv, 0, (size_t)s->B * s->T * 3 * s->C * sizeof(float));
-    andrea_attention_flash_set_isa(path == 2 ? 0 : -1);
+    andrea_cpu_engine e = {ANDREA_MATMUL_BUILTIN, ANDREA_PRECISION_FP32, path == 2 ? 0 : -1};
     double t0 = now_ms();
     if (path) {
-        andrea_attention_flash_forward(out, lse, qkv, s->B, s->T, s->C, s->NH);
-        andrea_attention_flash_backward(dqkv, dout, qkv, out, lse, s->B, s->T, s->C, s->NH);
+        andrea_attention_flash_forward(&e, out, lse, qkv, s->B, s->T, s->C, s->NH);
+        andrea_attention_flash_backward(&e, dqkv, dout, qkv, out, lse, s->B, s->T, s->C, s->NH);
     } else {
         andrea_attention_forward(out, att, NULL, qkv, s->B, s->T, s->C, s->NH);
         andrea_attention_backward(dqkv, dout, qkv, att, s->B, s->T, s->C, s->NH);
@@ -82,7 +82,7 @@ int main(int argc, char **argv) {
     static const int threads[] = {1, 2};
     const char *wait = getenv("OMP_WAIT_POLICY");
     static const char *isa_names[] = {"baseline", "AVX2+FMA", "AVX-512"};
-    int isa = andrea_attention_flash_set_isa(-1);
+    int isa = andrea_cpu_isa(-1);
     printf("# attention forward+backward, explicit (T x T matrix) vs flash (fused), median of %d;"
            " flash ISA: %s\n", reps, isa_names[isa]);
     printf("# reproduce: OMP_WAIT_POLICY=%s %s %d   (build: cmake -S . -B build && cmake --build build -j2)\n",
@@ -137,7 +137,6 @@ int main(int argc, char **argv) {
         }
         free(qkv); free(dout); free(dqkv); free(out); free(outf); free(outb); free(att); free(lse);
     }
-    andrea_attention_flash_set_isa(-1);
     free(tx);
     free(tf);
     free(tb);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "andrea.h"
+#include "backend/backend.h"
 #include "kernels/kernels.h"
 #include "util/perf.h"
 
@@ -30,19 +31,14 @@ static const shape shapes[] = {
 enum { BUILTIN, BF16, BLAS, N_ENGINES };
 static const char *names[N_ENGINES] = {"built-in fp32", "built-in bf16", "OpenBLAS"};
 
-static int select_engine(int e) {
-    andrea_set_matmul_precision(ANDREA_PRECISION_FP32);
-    andrea_set_matmul_backend(ANDREA_MATMUL_BUILTIN);
-    if (e == BF16) return andrea_set_matmul_precision(ANDREA_PRECISION_BF16);
-    if (e == BLAS) return andrea_set_matmul_backend(ANDREA_MATMUL_BLAS);
-    return 0;
-}
+static const andrea_backend *g_be[N_ENGINES]; /* NULL: not available here */
 
 int main(int argc, char **argv) {
     int reps = argc > 1 ? atoi(argv[1]) : 5;
     if (reps < 1) reps = 1;
     int have[N_ENGINES];
-    for (int e = 0; e < N_ENGINES; e++) have[e] = select_engine(e) == 0;
+    static const char *const backend_names[N_ENGINES] = {"cpu", "cpu-bf16", "cpu-blas"};
+    for (int e = 0; e < N_ENGINES; e++) have[e] = (g_be[e] = andrea_backend_find(backend_names[e])) != NULL;
     printf("| shape | M | K | N | engine | forward | dinp | dw |\n|---|---|---|---|---|---|---|---|\n");
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
         const shape *sh = &shapes[s];
@@ -60,13 +56,13 @@ int main(int argc, char **argv) {
         for (int r = 0; r < reps + 1; r++) /* the first round warms up, untimed */
             for (int e = 0; e < N_ENGINES; e++) {
                 if (!have[e]) continue;
-                select_engine(e);
+                const andrea_backend *be = g_be[e];
                 double t0 = andrea_now();
-                andrea_matmul_forward(out, inp, w, NULL, sh->M, sh->K, sh->N);
+                be->ops.matmul_forward(be, out, inp, w, NULL, sh->M, sh->K, sh->N);
                 double t1 = andrea_now();
-                andrea_matmul_backward(dinp, NULL, NULL, dout, inp, w, sh->M, sh->K, sh->N);
+                be->ops.matmul_backward(be, dinp, NULL, NULL, dout, inp, w, sh->M, sh->K, sh->N);
                 double t2 = andrea_now();
-                andrea_matmul_backward(NULL, dw, NULL, dout, inp, w, sh->M, sh->K, sh->N);
+                be->ops.matmul_backward(be, NULL, dw, NULL, dout, inp, w, sh->M, sh->K, sh->N);
                 double t3 = andrea_now(), dt[3] = {t1 - t0, t2 - t1, t3 - t2};
                 for (int p = 0; p < 3 && r > 0; p++)
                     if (flop / dt[p] > best[e][p]) best[e][p] = flop / dt[p];
@@ -77,6 +73,5 @@ int main(int argc, char **argv) {
                        sh->N, names[e], best[e][0] * 1e-9, best[e][1] * 1e-9, best[e][2] * 1e-9);
         free(inp), free(w), free(out), free(dout), free(dinp), free(dw);
     }
-    select_engine(BUILTIN);
     return 0;
 }

@@ -72,17 +72,32 @@ const char *andrea_act_name(int act);
 int andrea_norm_parse(const char *s, int *out);
 int andrea_act_parse(const char *s, int *out);
 
-/* ---- matmul backend ---------------------------------------------------------------- */
+/* ---- backends ---------------------------------------------------------------------- */
 
+/* Where a model's operations run (src/backend): "cpu" (the default: built-in kernels,
+ * fp32, the best instruction set here) and its variants "cpu-avx512", "cpu-avx2",
+ * "cpu-baseline" (tiles capped at that ISA), "cpu-blas" (large products through the
+ * BLAS of the build) and "cpu-bf16" (bf16 operands, fp32 accumulation, AVX512-BF16).
+ * Only those this machine and build can run are listed. The objects are static: never
+ * freed. */
+typedef struct andrea_backend andrea_backend;
+int andrea_backend_count(void);
+const andrea_backend *andrea_backend_get(int i); /* 0 <= i < count, else NULL */
+/* NULL (with andrea_error() naming the ones available) when unknown or not runnable
+ * here; NULL or "" gives the default. */
+const andrea_backend *andrea_backend_find(const char *name);
+const char *andrea_backend_name(const andrea_backend *be);
+const char *andrea_backend_description(const andrea_backend *be);
+
+/* Deprecated (the trainer's last use: until andrea_train_options names a backend):
+ * the process-wide choice of the backend that models created afterwards start with,
+ * builtin/BLAS x fp32/bf16 = "cpu", "cpu-blas", "cpu-bf16" (BLAS wins over bf16).
+ * -1 (with andrea_error()) when BLAS was not compiled in or the CPU lacks AVX512-BF16.
+ * Use andrea_model_set_backend(). */
 enum { ANDREA_MATMUL_BUILTIN = 0, ANDREA_MATMUL_BLAS = 1 };
-/* Which engine runs the large matmuls: our kernels (default) or the BLAS found at
- * build time. Returns -1 (with andrea_error()) when BLAS was not compiled in. */
+enum { ANDREA_PRECISION_FP32 = 0, ANDREA_PRECISION_BF16 = 1 };
 int andrea_set_matmul_backend(int backend);
 int andrea_matmul_backend(void);
-/* Mixed precision: with ANDREA_PRECISION_BF16 the large matmuls take bf16 operands and
- * accumulate in fp32 (AVX512-BF16, twice the fp32 rate); weights, gradients and AdamW
- * state stay fp32. -1 (with andrea_error()) when the CPU lacks AVX512-BF16. */
-enum { ANDREA_PRECISION_FP32 = 0, ANDREA_PRECISION_BF16 = 1 };
 int andrea_set_matmul_precision(int precision);
 int andrea_matmul_precision(void);
 
@@ -94,6 +109,10 @@ typedef struct andrea_model andrea_model;
 andrea_model *andrea_model_create(const andrea_config *cfg, uint64_t seed);
 void andrea_model_free(andrea_model *m);
 const andrea_config *andrea_model_config(const andrea_model *m);
+/* Runs m's operations on the backend of that name (NULL: the default), from the next
+ * call on. 0, or -1 with andrea_error() (unknown, or not runnable here; m unchanged). */
+int andrea_model_set_backend(andrea_model *m, const char *name);
+const andrea_backend *andrea_model_backend(const andrea_model *m);
 
 /* Parameter count of a config, and its split into groups. */
 typedef struct {
@@ -161,6 +180,15 @@ typedef struct {
     int64_t weights, grads, optimizer, activations;
 } andrea_memory;
 andrea_memory andrea_config_memory(const andrea_config *cfg, int B, int T);
+
+/* The optimiser's two passes, on the model's backend (src/model/optim.c): the squared
+ * norm of the gradients (the same for every thread count), and one AdamW step of every
+ * tensor (decay applied to the tensors whose decay flag is set, andrea_tensor_info),
+ * with the gradients scaled by gscale (clipping) and t >= 1 for bias correction.
+ * adam_m and adam_v: num_params floats each, zero before the first step. */
+double andrea_model_grad_sum_squares(andrea_model *m);
+void andrea_model_adamw_step(andrea_model *m, float *adam_m, float *adam_v, float lr, float b1,
+                             float b2, float eps, float wd, int t, float gscale);
 
 /* Weight-only quantisation for generation: KV-cached decoding then reads bf16
  * (half the bytes) or int8 with a per-row scale (a quarter). The fp32 weights

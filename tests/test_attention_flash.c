@@ -31,7 +31,8 @@
 
 #define EPS ((double)FLT_EPSILON)
 
-static int g_isa; /* the instruction set under test (andrea_attention_flash_set_isa) */
+static int g_isa; /* the instruction set under test (the engine's ISA cap) */
+static andrea_cpu_engine g_eng = {ANDREA_MATMUL_BUILTIN, ANDREA_PRECISION_FP32, -1};
 
 /* ---- helpers ------------------------------------------------------------------------- */
 
@@ -77,9 +78,9 @@ static void run_flash_threads(int n, float *out, float *lse, float *d, const flo
     int saved = omp_get_max_threads();
     omp_set_num_threads(n);
     size_t nqkv = (size_t)B * T * 3 * C;
-    andrea_attention_flash_forward(out, lse, qkv, B, T, C, NH);
+    andrea_attention_flash_forward(&g_eng, out, lse, qkv, B, T, C, NH);
     memcpy(d, d0, nqkv * sizeof(float));
-    andrea_attention_flash_backward(d, dout, qkv, out, lse, B, T, C, NH);
+    andrea_attention_flash_backward(&g_eng, d, dout, qkv, out, lse, B, T, C, NH);
     omp_set_num_threads(saved);
 }
 #endif
@@ -101,7 +102,7 @@ static void test_flash(int B, int T, int C, int NH, float q_gain) {
     float *out = tu_falloc(nout), *lse = tu_falloc(nlse);
     fill(out, nout, NAN); /* the forward must overwrite, not accumulate */
     fill(lse, nlse, NAN);
-    andrea_attention_flash_forward(out, lse, qkv, B, T, C, NH);
+    andrea_attention_flash_forward(&g_eng, out, lse, qkv, B, T, C, NH);
     float *eout = tu_falloc(nout), *eatt = tu_falloc(natt);
     andrea_attention_forward(eout, eatt, NULL, qkv, B, T, C, NH);
     float *rout = tu_falloc(nout), *ratt = tu_falloc(natt);
@@ -154,7 +155,7 @@ static void test_flash(int B, int T, int C, int NH, float q_gain) {
     /* backward: gradients pre-filled with nonzero values (+= contract) */
     float *dout = tu_normal_array(nout), *d0 = tu_normal_array(nqkv);
     float *d = tu_dup(d0, nqkv), *ed = tu_dup(d0, nqkv), *rd = tu_dup(d0, nqkv);
-    andrea_attention_flash_backward(d, dout, qkv, out, lse, B, T, C, NH);
+    andrea_attention_flash_backward(&g_eng, d, dout, qkv, out, lse, B, T, C, NH);
     andrea_attention_backward(ed, dout, qkv, eatt, B, T, C, NH);
     andrea_ref_attention_backward(rd, dout, qkv, ratt, B, T, C, NH);
     /* Each of p (recomputed from lse: the forward's rel), dP (a dot of HS), D (a dot of
@@ -204,10 +205,11 @@ int main(void) {
      * 64-channel chunk (200 = 3 x 64 + 8). */
     static const int CNH_odd[][2] = {{36, 3}, {120, 3}, {200, 1}};
     static const int Ts_odd[] = {1, 33, 130};
-    int best = andrea_attention_flash_set_isa(-1);
+    int best = andrea_cpu_isa(-1);
     for (g_isa = 0; g_isa <= best; g_isa++) {
-        if (andrea_attention_flash_set_isa(g_isa) != g_isa) {
-            fprintf(stderr, "andrea_attention_flash_set_isa(%d) did not take\n", g_isa);
+        g_eng.isa = g_isa;
+        if (andrea_cpu_isa(g_isa) != g_isa) {
+            fprintf(stderr, "andrea_cpu_isa(%d) did not take\n", g_isa);
             tu_failures++;
         }
         for (int b = 1; b <= 2; b++)
@@ -218,7 +220,6 @@ int main(void) {
         /* Peaked rows: scores of tens, most exps underflow, the max moves between blocks. */
         for (int t = 3; t < 8; t++) test_flash(2, Ts[t], 64, 4, 6.0f);
     }
-    andrea_attention_flash_set_isa(-1);
     printf("test_attention_flash: instruction sets 0..%d checked\n", best);
     return tu_finish("test_attention_flash");
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "andrea.h"
+#include "backend/backend.h"
 #include "kernels/kernels.h"
 #include "test_util.h"
 
@@ -34,10 +35,11 @@ static void check(int M, int K, int N) {
     for (size_t i = 0; i < mk; i++) ri[i] = bf16_round(inp[i]);
     for (size_t i = 0; i < nk; i++) rw[i] = bf16_round(w[i]);
     for (size_t i = 0; i < mn; i++) rd[i] = bf16_round(dout[i]);
-    CHECK(andrea_set_matmul_precision(ANDREA_PRECISION_BF16) == 0);
-    andrea_matmul_forward(out, inp, w, NULL, M, K, N);
-    andrea_matmul_backward(dinp, dw, NULL, dout, inp, w, M, K, N);
-    andrea_set_matmul_precision(ANDREA_PRECISION_FP32);
+    const andrea_backend *be = andrea_backend_find("cpu-bf16");
+    CHECK(be != NULL);
+    if (!be) return;
+    be->ops.matmul_forward(be, out, inp, w, NULL, M, K, N);
+    be->ops.matmul_backward(be, dinp, dw, NULL, dout, inp, w, M, K, N);
     andrea_ref_matmul_forward(ref, ri, rw, NULL, M, K, N);
     andrea_ref_matmul_backward(dinp_r, dw_r, NULL, rd, ri, rw, M, K, N);
     /* products of bf16 values are exact in fp32; what remains is fp32 summation of up to
@@ -53,7 +55,8 @@ static void check(int M, int K, int N) {
 int main(void) {
     if (!andrea_bf16_supported()) {
         printf("skip: no AVX512-BF16 on this CPU\n");
-        CHECK(andrea_set_matmul_precision(ANDREA_PRECISION_BF16) != 0); /* a clear error */
+        CHECK(andrea_backend_find("cpu-bf16") == NULL); /* a clear error */
+        CHECK(andrea_set_matmul_precision(ANDREA_PRECISION_BF16) != 0);
         return tu_failures ? 1 : 77;
     }
     check(64, 128, 384);

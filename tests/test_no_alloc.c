@@ -123,7 +123,7 @@ static void check_steady(const char *preset, int precision, int threads, int fla
 #ifdef _OPENMP
     omp_set_num_threads(threads);
 #endif
-    andrea_set_matmul_precision(precision);
+    CHECK(andrea_model_set_backend(m, precision == ANDREA_PRECISION_BF16 ? "cpu-bf16" : "cpu") == 0);
     int B = 2, T = 64;
     int64_t n = m->layout.total;
     float *am = calloc((size_t)n, sizeof(float)), *av = calloc((size_t)n, sizeof(float));
@@ -157,7 +157,6 @@ static void check_steady(const char *preset, int precision, int threads, int fla
         CHECK(during == 0);
         andrea_kv_free(kv);
     }
-    andrea_set_matmul_precision(ANDREA_PRECISION_FP32);
     free(am), free(av), free(x);
     andrea_model_free(m);
 }

@@ -2,6 +2,7 @@
 #include "model_flags.h"
 
 #include <stdio.h>
+#include <string.h>
 
 static const char *ARCH_FLAGS[] = {"preset", "n-layer", "n-head", "d-model", "ctx", "vocab",
                                    "norm", "act", "bias", "tied", "norm-eps", "init-std"};
@@ -44,4 +45,28 @@ int model_flags_apply(const char *cmd, const model_flags *mf, const arg_spec *sp
         return -1;
     }
     return 0;
+}
+
+void model_flags_reproduce(const char *preset, const andrea_config *cfg, char *buf, size_t n) {
+    andrea_config base;
+    size_t len = (size_t)snprintf(buf, n, "--preset %s", preset);
+    if (andrea_config_preset(preset, &base)) return;
+#define APPEND(...)                                                                 \
+    if (len < n) len += (size_t)snprintf(buf + len, n - len, __VA_ARGS__)
+#define INT_FLAG(flag, field)                                                       \
+    if (cfg->field != base.field) APPEND(" --" flag " %d", (int)cfg->field)
+    INT_FLAG("n-layer", n_layer);
+    INT_FLAG("n-head", n_head);
+    INT_FLAG("d-model", d_model);
+    INT_FLAG("ctx", ctx);
+    INT_FLAG("vocab", vocab);
+    if (cfg->norm != base.norm) APPEND(" --norm %s", andrea_norm_name(cfg->norm));
+    if (cfg->act != base.act) APPEND(" --act %s", andrea_act_name(cfg->act));
+    INT_FLAG("bias", bias);
+    INT_FLAG("tied", tied);
+    /* %.9g: every float32 prints back to itself */
+    if (cfg->norm_eps != base.norm_eps) APPEND(" --norm-eps %.9g", (double)cfg->norm_eps);
+    if (cfg->init_std != base.init_std) APPEND(" --init-std %.9g", (double)cfg->init_std);
+#undef INT_FLAG
+#undef APPEND
 }

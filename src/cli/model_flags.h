@@ -2,6 +2,8 @@
 #ifndef ANDREA_CLI_MODEL_FLAGS_H
 #define ANDREA_CLI_MODEL_FLAGS_H
 
+#include <stddef.h>
+
 #include "andrea.h"
 #include "args.h"
 
@@ -31,6 +33,9 @@ typedef struct {
  * that were seen. Prints a one-line error and returns -1 on failure. */
 int model_flags_apply(const char *cmd, const model_flags *mf, const arg_spec *specs, int n_specs,
                       const char *default_preset, andrea_config *cfg);
+/* "--preset NAME" and every architecture flag whose value in cfg differs from the
+ * preset's, so that the line rebuilds cfg exactly (reproduce: lines). */
+void model_flags_reproduce(const char *preset, const andrea_config *cfg, char *buf, size_t n);
 /* Any architecture flag given? */
 int model_flags_any(const arg_spec *specs, int n_specs);
 

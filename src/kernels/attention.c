@@ -111,6 +111,38 @@ void andrea_attention_backward(float *dqkv, const float *dout, const float *qkv,
     }
 }
 
+void andrea_attention_decode(float *out, float *att, int ld, const float *q, const float *kc,
+                             const float *vc, int pos, int C, int NH) {
+    int HS = C / NH;
+    float scale = 1.0f / sqrtf((float)HS);
+    /* heads in parallel once the context is long enough to pay for the threads */
+#pragma omp parallel for schedule(static) if ((long)(pos + 1) * C >= (1L << 15))
+    for (int h = 0; h < NH; h++) {
+        const float *qh = q + h * HS;
+        float *a = att + (long)h * ld;
+        float maxv = -INFINITY;
+        for (int j = 0; j <= pos; j++) {
+            const float *kj = kc + (long)j * C + h * HS;
+            float s = attn_dot(qh, kj, HS) * scale;
+            a[j] = s;
+            if (s > maxv) maxv = s;
+        }
+        float sum = 0.0f;
+        for (int j = 0; j <= pos; j++) {
+            a[j] = expf(a[j] - maxv);
+            sum += a[j];
+        }
+        float inv = 1.0f / sum;
+        float *o = out + h * HS;
+        for (int d = 0; d < HS; d++) o[d] = 0.0f;
+        for (int j = 0; j <= pos; j++) {
+            const float *vj = vc + (long)j * C + h * HS;
+            float w = a[j] * inv;
+            for (int d = 0; d < HS; d++) o[d] += w * vj[d];
+        }
+    }
+}
+
 void andrea_softmax_row(float *x, int n) {
     float maxv = -INFINITY;
     for (int i = 0; i < n; i++)

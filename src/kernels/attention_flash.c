@@ -316,42 +316,34 @@ DEFINE_FLASH(avx2, __attribute__((target("avx2,fma"))), 8, 0, tile_4x2v_avx2)
 #endif
 DEFINE_FLASH(generic, , 4, 0, tile_4x2v_generic) /* SSE2 on x86-64, NEON on arm64 */
 
-static int g_isa_cap = -1; /* andrea_attention_flash_set_isa */
-
-static int flash_isa(void) { /* 2 AVX-512, 1 AVX2+FMA, 0 baseline */
-    int isa = 0;
 #ifdef FLASH_X86_DISPATCH
-    if (__builtin_cpu_supports("avx512f"))
-        isa = 2;
-    else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-        isa = 1;
+/* 2 AVX-512, 1 AVX2+FMA, 0 baseline: the best the CPU has under the engine's cap */
+static int flash_isa(const andrea_cpu_engine *e) { return andrea_cpu_isa(e ? e->isa : -1); }
 #endif
-    return g_isa_cap >= 0 && g_isa_cap < isa ? g_isa_cap : isa;
-}
 
-int andrea_attention_flash_set_isa(int cap) {
-    g_isa_cap = cap;
-    return flash_isa();
-}
-
-void andrea_attention_flash_forward(float *out, float *lse, const float *qkv, int B, int T, int C,
-                             int NH) {
+void andrea_attention_flash_forward(const andrea_cpu_engine *e, float *out, float *lse,
+                                    const float *qkv, int B, int T, int C, int NH) {
     flash_fwd_fn fn = flash_forward_generic;
 #ifdef FLASH_X86_DISPATCH
-    int isa = flash_isa();
+    int isa = flash_isa(e);
     fn = isa == 2 ? flash_forward_avx512 : isa == 1 ? flash_forward_avx2 : fn;
+#else
+    (void)e;
 #endif
 #pragma omp parallel for collapse(2) schedule(static)
     for (int b = 0; b < B; b++)
         for (int h = 0; h < NH; h++) fn(out, lse, qkv, b, h, T, C, NH);
 }
 
-void andrea_attention_flash_backward(float *dqkv, const float *dout, const float *qkv,
-                              const float *out, const float *lse, int B, int T, int C, int NH) {
+void andrea_attention_flash_backward(const andrea_cpu_engine *e, float *dqkv, const float *dout,
+                                     const float *qkv, const float *out, const float *lse, int B,
+                                     int T, int C, int NH) {
     flash_bwd_fn fn = flash_backward_generic;
 #ifdef FLASH_X86_DISPATCH
-    int isa = flash_isa();
+    int isa = flash_isa(e);
     fn = isa == 2 ? flash_backward_avx512 : isa == 1 ? flash_backward_avx2 : fn;
+#else
+    (void)e;
 #endif
 #pragma omp parallel for collapse(2) schedule(static)
     for (int b = 0; b < B; b++)

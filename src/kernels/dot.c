@@ -107,3 +107,20 @@ float andrea_dot_i8(const int8_t *w, const float *x, int K) {
 #endif
     return dot_i8_plain(w, x, K);
 }
+
+void andrea_matvec_rows(float *out, const float *x, const void *w, int fmt, const float *scale,
+                        const float *bias, int K, int N, int n) {
+    /* threads only pay off once there is real work (a fork/join costs microseconds) */
+#pragma omp parallel for schedule(static) if ((long)N * K * n >= (1L << 16))
+    for (int r = 0; r < N; r++) {
+        long row = (long)r * K;
+        for (int i = 0; i < n; i++) { /* the row stays in L1 for the n inputs */
+            const float *xi = x + (long)i * K;
+            float s = fmt == ANDREA_QUANT_BF16 ? andrea_dot_bf16((const uint16_t *)w + row, xi, K)
+                      : fmt == ANDREA_QUANT_INT8
+                          ? andrea_dot_i8((const int8_t *)w + row, xi, K) * scale[r]
+                          : andrea_dot_f32((const float *)w + row, xi, K);
+            out[(long)i * N + r] = s + (bias ? bias[r] : 0.0f);
+        }
+    }
+}

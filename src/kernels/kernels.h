@@ -19,7 +19,43 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "andrea.h" /* ANDREA_ACT_*, ANDREA_NORM_*, ANDREA_QUANT_*, ANDREA_MATMUL_*, ANDREA_PRECISION_* */
+
+/* ---- the CPU's settings --------------------------------------------------------- */
+
+/* How the CPU kernels run, passed to each call instead of read from globals, so two
+ * models in one process can run differently (src/backend/cpu.c holds one per variant).
+ * NULL anywhere an engine is taken means the default: built-in fp32, the best ISA. */
+typedef struct {
+    int engine;    /* ANDREA_MATMUL_BUILTIN or ANDREA_MATMUL_BLAS (large products only) */
+    int precision; /* ANDREA_PRECISION_FP32 or _BF16 (bf16 operands, large products only) */
+    int isa;       /* cap on the tiles' instruction set: 0 baseline, 1 AVX2+FMA,
+                    * 2 AVX-512; < 0: the best the CPU has */
+} andrea_cpu_engine;
+
+enum { ANDREA_ISA_BASELINE = 0, ANDREA_ISA_AVX2 = 1, ANDREA_ISA_AVX512 = 2 };
+
+/* The instruction set a cap gives on this CPU (what the tiles will run). */
+int andrea_cpu_isa(int cap);
+/* 1 when this build has BLAS compiled in. */
+int andrea_blas_available(void);
+
 /* ---- matmul ------------------------------------------------------------------ */
+
+/* The products under an engine (e NULL: the default). The andrea_matmul_* functions
+ * below are these with the default engine. */
+void andrea_mm_forward(const andrea_cpu_engine *e, float *out, const float *inp, const float *w,
+                       const float *bias, int M, int K, int N);
+void andrea_mm_forward_residual(const andrea_cpu_engine *e, float *out, const float *inp,
+                                const float *w, const float *bias, const float *resid, int M,
+                                int K, int N);
+void andrea_mm_forward_act(const andrea_cpu_engine *e, float *pre, float *post, const float *inp,
+                           const float *w, const float *bias, int M, int K, int N, int act);
+void andrea_mm_backward(const andrea_cpu_engine *e, float *dinp, float *dw, float *dbias,
+                        const float *dout, const float *inp, const float *w, int M, int K, int N);
+void andrea_mm_backward_act(const andrea_cpu_engine *e, float *dpre, float *dw, float *dbias,
+                            const float *dout, const float *post, const float *w, const float *pre,
+                            int M, int K, int N, int act);
 
 /* out(M, N) = inp(M, K) @ w(N, K)^T + bias(N).  bias may be NULL. */
 void andrea_matmul_forward(float *out, const float *inp, const float *w, const float *bias,
@@ -63,16 +99,15 @@ int andrea_gemm_bf16(float *c, int ldc, const float *a, long a_rs, long a_cs, co
               long b_cs, int M, int K, int N);
 int andrea_bf16_supported(void);
 
-/* Caps the matmul tile's instruction set (0 baseline, 1 AVX2+FMA, 2 or < 0: the best
- * the CPU has) so tests can run every variant on one machine. Global; not while running. */
-int andrea_matmul_set_isa(int cap);
-
 /* The general engine under both: C(M, N) (+)= A(M, K) @ B(K, N), where
  * A(m, k) = a[m * a_rs + k * a_cs] and B(k, n) = b[k * b_rs + n * b_cs] (any strides:
  * transposes are read in place), C row-major with row stride ldc. accumulate = 0
  * overwrites. */
 void andrea_gemm_nn(float *c, int ldc, const float *a, long a_rs, long a_cs, const float *b, long b_rs,
              long b_cs, int M, int K, int N, int accumulate);
+/* The same with the tile capped at isa (andrea_cpu_engine.isa). */
+void andrea_gemm_nn_isa(int isa, float *c, int ldc, const float *a, long a_rs, long a_cs,
+                        const float *b, long b_rs, long b_cs, int M, int K, int N, int accumulate);
 
 /* The products' thread split: thread t of nt gets units [u t / nt, u (t+1) / nt) of the
  * u = ceil(total / unit) units, as [*lo, *hi): slabs of whole tiles, fixed by nt alone. */
@@ -111,6 +146,14 @@ float andrea_dot_f32(const float *w, const float *x, int K);
 float andrea_dot_bf16(const uint16_t *w, const float *x, int K);
 float andrea_dot_i8(const int8_t *w, const float *x, int K);
 
+/* Decoding's product for n inputs: out(n, N) = x(n, K) w(N, K)^T + bias, w's rows in format
+ * fmt (ANDREA_QUANT_NONE: float, _BF16: uint16_t, _INT8: int8_t times scale[r]). Each weight
+ * row is read once for all n inputs (batched decoding: n sequences for the price of about
+ * one read of the weights); every output is one dot in k order, the same for any n (the
+ * fp32 rows are andrea_matmul_forward's at M = 1, to the bit). */
+void andrea_matvec_rows(float *out, const float *x, const void *w, int fmt, const float *scale,
+                        const float *bias, int K, int N, int n);
+
 /* ---- normalisation --------------------------------------------------------------- */
 
 /* LayerNorm over the last dim: out = (x - mean) * rstd * w + b, rstd = 1/sqrt(var + eps),
@@ -125,6 +168,13 @@ void andrea_rmsnorm_forward(float *out, float *rstd, const float *inp, const flo
                      int N, int C, float eps);
 void andrea_rmsnorm_backward(float *dinp, float *dw, const float *dout, const float *inp,
                       const float *w, const float *rstd, int N, int C);
+
+/* The one norm dispatch: kind is an andrea_norm; RMSNorm ignores mean and b. */
+void andrea_norm_forward(int kind, float *out, float *mean, float *rstd, const float *inp,
+                         const float *w, const float *b, int N, int C, float eps);
+void andrea_norm_backward(int kind, float *dinp, float *dw, float *db, const float *dout,
+                          const float *inp, const float *w, const float *mean, const float *rstd,
+                          int N, int C);
 
 /* ---- activations (act is an andrea_act) -------------------------------------------- */
 
@@ -159,6 +209,12 @@ static inline float attn_dot(const float *q, const float *k, int HS) {
     for (int d = 0; d < HS; d++) s += q[d] * k[d];
     return s;
 }
+/* Decoding: one new position pos attends over the cached keys kc and values vc (pos + 1
+ * rows of C each, head h in channels h*HS..); q (C) is its query, out (C) its output,
+ * att (NH, ld) scratch for one row of probabilities per head. The same scores
+ * (attn_dot, one multiply by the scale) and softmax as andrea_attention_forward's row pos. */
+void andrea_attention_decode(float *out, float *att, int ld, const float *q, const float *kc,
+                             const float *vc, int pos, int C, int NH);
 /* dqkv (B, T, 3C) += gradient through the attention, given dout (B, T, C). */
 void andrea_attention_backward(float *dqkv, const float *dout, const float *qkv, const float *att,
                         int B, int T, int C, int NH);
@@ -217,6 +273,26 @@ void andrea_ref_crossentropy_backward(float *probs_to_dlogits, const int32_t *ta
                                float dloss);
 void andrea_ref_adamw_update(float *p, const float *g, float *m, float *v, size_t n, float lr,
                       float b1, float b2, float eps, float wd, int t, float gscale);
+/* The fused products as the reference composes them: ref matmul, then ref activation or
+ * the residual added in double. */
+void andrea_ref_matmul_forward_act(float *pre, float *post, const float *inp, const float *w,
+                                   const float *bias, int M, int K, int N, int act);
+void andrea_ref_matmul_backward_act(float *dpre, float *dw, float *dbias, const float *dout,
+                                    const float *post, const float *w, const float *pre, int M,
+                                    int K, int N, int act);
+void andrea_ref_matmul_forward_residual(float *out, const float *inp, const float *w,
+                                        const float *bias, const float *resid, int M, int K,
+                                        int N);
+/* out(n, N) = x(n, K) w(N, K)^T + bias with w decoded from fmt (as andrea_matvec_rows), in
+ * double. */
+void andrea_ref_matvec_rows(float *out, const float *x, const void *w, int fmt,
+                            const float *scale, const float *bias, int K, int N, int n);
+/* sum g_i^2 in long double. */
+double andrea_ref_sum_squares(const float *g, size_t n);
+void andrea_ref_attention_decode(float *out, const float *q, const float *kc, const float *vc,
+                                 int pos, int C, int NH);
+/* Flash's forward as the reference sees it: out as ref attention, lse per row. */
+void andrea_ref_attention_lse(float *lse, const float *qkv, int B, int T, int C, int NH);
 
 /* ---- fused causal attention (kernels/attention_flash.c) ------------------------------ */
 
@@ -228,17 +304,15 @@ void andrea_ref_adamw_update(float *p, const float *g, float *m, float *v, size_
  * recomputes att[i][j] = exp(s_ij - lse_i) from q and k. O(T) memory, no heap
  * (fixed ~48 KiB stack tiles per thread). Agrees with andrea_attention_forward/backward
  * to float rounding, not bitwise (different summation order). */
-void andrea_attention_flash_forward(float *out, float *lse, const float *qkv, int B, int T, int C,
-                             int NH);
+void andrea_attention_flash_forward(const andrea_cpu_engine *e, float *out, float *lse,
+                                    const float *qkv, int B, int T, int C, int NH);
 /* dqkv (B, T, 3C) += gradient, given dout (B, T, C) and the forward's out and lse. */
-void andrea_attention_flash_backward(float *dqkv, const float *dout, const float *qkv,
-                              const float *out, const float *lse, int B, int T, int C, int NH);
+void andrea_attention_flash_backward(const andrea_cpu_engine *e, float *dqkv, const float *dout,
+                                     const float *qkv, const float *out, const float *lse, int B,
+                                     int T, int C, int NH);
 /* The flash kernels are compiled for AVX-512, AVX2+FMA and the baseline and pick
- * the CPU's best at each call (x86-64; elsewhere the baseline). Results differ
- * between these in the last bits (FMA), never between runs or thread counts.
- * andrea_attention_flash_set_isa(cap) caps the choice at cap (0 baseline, 1 AVX2+FMA,
- * 2 AVX-512; < 0 removes the cap) so tests and benchmarks can run each one, and
- * returns the level now in use. A global setting: not while kernels run. */
-int andrea_attention_flash_set_isa(int cap);
+ * the best the CPU has under the engine's cap e->isa (x86-64; elsewhere the baseline),
+ * so tests and benchmarks can run each one. Results differ between these in the last
+ * bits (FMA), never between runs or thread counts. */
 
 #endif /* ANDREA_KERNELS_H */

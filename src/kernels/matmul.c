@@ -31,47 +31,25 @@
 #include <omp.h>
 #endif
 
-static int g_backend = ANDREA_MATMUL_BUILTIN;
+static const andrea_cpu_engine DEFAULT_ENGINE = {ANDREA_MATMUL_BUILTIN, ANDREA_PRECISION_FP32, -1};
 
-int andrea_set_matmul_backend(int backend) {
-    if (backend == ANDREA_MATMUL_BUILTIN) return g_backend = backend, 0;
+int andrea_blas_available(void) {
 #ifdef ANDREA_HAVE_BLAS
-    if (backend == ANDREA_MATMUL_BLAS) return g_backend = backend, 0;
-#endif
-    return andrea_set_error("matmul backend %d is not available in this build (BLAS: %s)", backend,
-#ifdef ANDREA_HAVE_BLAS
-                            "yes"
+    return 1;
 #else
-                            "no; install libopenblas-dev and rebuild"
+    return 0;
 #endif
-    );
 }
-
-int andrea_matmul_backend(void) { return g_backend; }
-
-static int g_precision = ANDREA_PRECISION_FP32;
-
-int andrea_set_matmul_precision(int precision) {
-    if (precision == ANDREA_PRECISION_FP32) return g_precision = precision, 0;
-    if (precision == ANDREA_PRECISION_BF16) {
-        if (!andrea_bf16_supported())
-            return andrea_set_error("bf16 precision needs a CPU with AVX512-BF16 (this one has none)");
-        return g_precision = precision, 0;
-    }
-    return andrea_set_error("unknown matmul precision %d", precision);
-}
-
-int andrea_matmul_precision(void) { return g_precision; }
 
 /* bf16 serves the products big enough to be matmul-bound, like BLAS. */
-static int use_bf16(long M, long K, long N) {
-    return g_precision == ANDREA_PRECISION_BF16 && M > 4 && M * K * N >= (1L << 18);
+static int use_bf16(const andrea_cpu_engine *e, long M, long K, long N) {
+    return e->precision == ANDREA_PRECISION_BF16 && M > 4 && M * K * N >= (1L << 18);
 }
 
 /* BLAS pays off only on big products; small ones stay on our kernels. OpenBLAS has
  * its own thread pool: keep it the size of ours (-t), so results depend on -t only. */
-static int use_blas(long M, long K, long N) {
-    if (g_backend != ANDREA_MATMUL_BLAS || M <= 4 || M * K * N < (1L << 18)) return 0;
+static int use_blas(const andrea_cpu_engine *e, long M, long K, long N) {
+    if (e->engine != ANDREA_MATMUL_BLAS || M <= 4 || M * K * N < (1L << 18)) return 0;
 #if defined(ANDREA_HAVE_BLAS) && defined(_OPENMP)
     openblas_set_num_threads(omp_get_max_threads());
 #endif
@@ -123,21 +101,27 @@ static void tile_generic(float *c, int ldc, const float *a, long a_rs, long a_cs
             tile4_generic(c + (long)r * ldc + j, ldc, a + r * a_rs, a_rs, a_cs, bp + j, NR, kc);
 }
 
-static int g_isa_cap = -1; /* tests: cap the tile at 0 baseline, 1 AVX2, 2 AVX-512 */
-
-int andrea_matmul_set_isa(int cap) {
-    g_isa_cap = cap;
-    return cap;
+int andrea_cpu_isa(int cap) {
+    int isa = ANDREA_ISA_BASELINE;
+#ifdef HAVE_X86_DISPATCH
+    if (__builtin_cpu_supports("avx512f"))
+        isa = ANDREA_ISA_AVX512;
+    else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        isa = ANDREA_ISA_AVX2;
+    /* AVX-512 without AVX2+FMA does not exist; a cap of 1 on such a CPU is the baseline */
+    if (cap == ANDREA_ISA_AVX2 && !(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")))
+        return ANDREA_ISA_BASELINE;
+#endif
+    return cap >= 0 && cap < isa ? cap : isa;
 }
 
-static tile_fn pick_tile(void) {
+static tile_fn pick_tile(int cap) { /* a cached feature lookup: cheap, and no shared state */
 #ifdef HAVE_X86_DISPATCH
-    if (g_isa_cap == 0) return tile_generic;
-    if (g_isa_cap == 1 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-        return tile_avx2;
-    if (g_isa_cap == 1) return tile_generic;
-    if (__builtin_cpu_supports("avx512f")) return tile_avx512;
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return tile_avx2;
+    int isa = andrea_cpu_isa(cap);
+    if (isa == ANDREA_ISA_AVX512) return tile_avx512;
+    if (isa == ANDREA_ISA_AVX2) return tile_avx2;
+#else
+    (void)cap;
 #endif
     return tile_generic;
 }
@@ -150,6 +134,7 @@ typedef struct {
     long a_rs, a_cs, b_rs, b_cs;
     int K, accumulate;
     const matmul_epilogue *epi;
+    tile_fn tile;
 } gemm_job;
 
 /* The epilogue on C[m:m+mr, n:n+nr], finished (all of k summed). */
@@ -310,7 +295,6 @@ static void gemm_run(const gemm_job *j, int M, int N) {
             for (int m = 0; m < M; m++) epilogue_apply(j->epi, j->c, j->ldc, m, 0, 1, N);
         return;
     }
-    tile_fn tile = pick_tile(); /* a cached feature lookup: cheap, and no shared state */
     /* Each thread takes a slab of rows or of columns (gemm_split) and packs only the B it
      * needs, once per k block. Each C element is summed in k order by one thread. */
 #pragma omp parallel if ((long)M * N * j->K >= (1L << 16))
@@ -321,19 +305,28 @@ static void gemm_run(const gemm_job *j, int M, int N) {
 #endif
         int m0, m1, n0, n1;
         gemm_split(M, j->K, N, j->a_cs != 1, MR, NR, NC, t, nt, &m0, &m1, &n0, &n1);
-        if (m0 < m1 && n0 < n1) gemm_part(tile, j, m0, m1, n0, n1);
+        if (m0 < m1 && n0 < n1) gemm_part(j->tile, j, m0, m1, n0, n1);
     }
+}
+
+void andrea_gemm_nn_isa(int isa, float *c, int ldc, const float *a, long a_rs, long a_cs,
+                        const float *b, long b_rs, long b_cs, int M, int K, int N, int accumulate) {
+    gemm_job j = {c, ldc, a, b, a_rs, a_cs, b_rs, b_cs, K, accumulate, NULL, pick_tile(isa)};
+    gemm_run(&j, M, N);
 }
 
 void andrea_gemm_nn(float *c, int ldc, const float *a, long a_rs, long a_cs, const float *b, long b_rs,
              long b_cs, int M, int K, int N, int accumulate) {
-    gemm_job j = {c, ldc, a, b, a_rs, a_cs, b_rs, b_cs, K, accumulate, NULL};
-    gemm_run(&j, M, N);
+    andrea_gemm_nn_isa(-1, c, ldc, a, a_rs, a_cs, b, b_rs, b_cs, M, K, N, accumulate);
 }
 
 /* A few rows: dot products straight from w, no packing (generation, tiny batches). */
 static void matmul_forward_rows(float *out, const float *inp, const float *w, const float *bias,
                                 int M, int K, int N) {
+    if (M == 1) { /* decoding's matvec: the one loop of dot.c */
+        andrea_matvec_rows(out, inp, w, ANDREA_QUANT_NONE, NULL, bias, K, N, 1);
+        return;
+    }
     /* threads only pay off once there is real work (a fork/join costs microseconds) */
 #pragma omp parallel for schedule(static) if ((long)M * N * K >= (1L << 16))
     for (int n = 0; n < N; n++) {
@@ -361,10 +354,12 @@ static void init_rows(float *out, const float *resid, const float *bias, int M, 
 }
 
 /* out = resid + inp @ w^T + bias (resid NULL: none), then the epilogue. */
-static void forward_epi(float *out, const float *inp, const float *w, const float *bias,
-                        const float *resid, int M, int K, int N, const matmul_epilogue *epi) {
+static void forward_epi(const andrea_cpu_engine *e, float *out, const float *inp, const float *w,
+                        const float *bias, const float *resid, int M, int K, int N,
+                        const matmul_epilogue *epi) {
+    if (!e) e = &DEFAULT_ENGINE;
 #ifdef ANDREA_HAVE_BLAS
-    if (use_blas(M, K, N)) {
+    if (use_blas(e, M, K, N)) {
         init_rows(out, resid, bias, M, N);
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1.0f, inp, K, w, K, 1.0f,
                     out, N);
@@ -379,36 +374,39 @@ static void forward_epi(float *out, const float *inp, const float *w, const floa
     }
     init_rows(out, resid, bias, M, N);
     /* B = w^T, read in place: B(k, n) = w[n K + k] */
-    if (use_bf16(M, K, N) && andrea_gemm_bf16(out, N, inp, K, 1, w, 1, K, M, K, N) == 0) {
+    if (use_bf16(e, M, K, N) && andrea_gemm_bf16(out, N, inp, K, 1, w, 1, K, M, K, N) == 0) {
         epilogue_apply_all(epi, out, M, N);
         return;
     }
-    gemm_job j = {out, N, inp, w, K, 1, 1, K, K, 1, epi};
+    gemm_job j = {out, N, inp, w, K, 1, 1, K, K, 1, epi, pick_tile(e->isa)};
     gemm_run(&j, M, N);
 }
 
-void andrea_matmul_forward(float *out, const float *inp, const float *w, const float *bias, int M,
-                    int K, int N) {
-    forward_epi(out, inp, w, bias, NULL, M, K, N, NULL);
+void andrea_mm_forward(const andrea_cpu_engine *e, float *out, const float *inp, const float *w,
+                       const float *bias, int M, int K, int N) {
+    forward_epi(e, out, inp, w, bias, NULL, M, K, N, NULL);
 }
 
-void andrea_matmul_forward_residual(float *out, const float *inp, const float *w, const float *bias,
-                             const float *resid, int M, int K, int N) {
-    forward_epi(out, inp, w, bias, resid, M, K, N, NULL);
+void andrea_mm_forward_residual(const andrea_cpu_engine *e, float *out, const float *inp,
+                                const float *w, const float *bias, const float *resid, int M,
+                                int K, int N) {
+    forward_epi(e, out, inp, w, bias, resid, M, K, N, NULL);
 }
 
-void andrea_matmul_forward_act(float *pre, float *post, const float *inp, const float *w,
-                        const float *bias, int M, int K, int N, int act) {
-    matmul_epilogue e = {act, post, NULL, N};
-    forward_epi(pre, inp, w, bias, NULL, M, K, N, &e);
+void andrea_mm_forward_act(const andrea_cpu_engine *e, float *pre, float *post, const float *inp,
+                           const float *w, const float *bias, int M, int K, int N, int act) {
+    matmul_epilogue ep = {act, post, NULL, N};
+    forward_epi(e, pre, inp, w, bias, NULL, M, K, N, &ep);
 }
 
 /* dinp (+)= dout @ w, then the epilogue; dw += dout^T @ inp; dbias += column sums. */
-static void backward_epi(float *dinp, int accumulate, float *dw, float *dbias, const float *dout,
-                         const float *inp, const float *w, int M, int K, int N,
-                         const matmul_epilogue *epi) {
+static void backward_epi(const andrea_cpu_engine *e, float *dinp, int accumulate, float *dw,
+                         float *dbias, const float *dout, const float *inp, const float *w, int M,
+                         int K, int N, const matmul_epilogue *epi) {
+    if (!e) e = &DEFAULT_ENGINE;
     /* which engine, decided once (use_blas also sizes OpenBLAS's thread pool) */
-    int blas = use_blas(M, K, N), bf16 = !blas && use_bf16(M, K, N);
+    int blas = use_blas(e, M, K, N), bf16 = !blas && use_bf16(e, M, K, N);
+    tile_fn tile = pick_tile(e->isa);
     if (dinp && !accumulate && (blas || bf16)) /* those engines only accumulate */
         for (int m = 0; m < M; m++) memset(dinp + (long)m * K, 0, sizeof(float) * (size_t)K);
 #ifdef ANDREA_HAVE_BLAS
@@ -433,10 +431,13 @@ static void backward_epi(float *dinp, int accumulate, float *dw, float *dbias, c
         accumulate = 1; /* zeroed above: a fallback to fp32 adds to the zeros */
     }
     if (dinp) { /* (M,N) @ (N,K) */
-        gemm_job j = {dinp, K, dout, w, N, 1, K, 1, N, accumulate, epi};
+        gemm_job j = {dinp, K, dout, w, N, 1, K, 1, N, accumulate, epi, tile};
         gemm_run(&j, M, K);
     }
-    if (dw) andrea_gemm_nn(dw, K, dout, 1, N, inp, K, 1, N, M, K, 1); /* (N,M) @ (M,K) */
+    if (dw) { /* (N,M) @ (M,K) */
+        gemm_job j = {dw, K, dout, inp, 1, N, K, 1, M, 1, NULL, tile};
+        gemm_run(&j, N, K);
+    }
     if (dbias) {
 #pragma omp parallel for schedule(static)
         for (int n0 = 0; n0 < N; n0 += 64) {
@@ -449,14 +450,42 @@ static void backward_epi(float *dinp, int accumulate, float *dw, float *dbias, c
     }
 }
 
-void andrea_matmul_backward(float *dinp, float *dw, float *dbias, const float *dout, const float *inp,
-                     const float *w, int M, int K, int N) {
-    backward_epi(dinp, 1, dw, dbias, dout, inp, w, M, K, N, NULL);
+void andrea_mm_backward(const andrea_cpu_engine *e, float *dinp, float *dw, float *dbias,
+                        const float *dout, const float *inp, const float *w, int M, int K, int N) {
+    backward_epi(e, dinp, 1, dw, dbias, dout, inp, w, M, K, N, NULL);
+}
+
+void andrea_mm_backward_act(const andrea_cpu_engine *e, float *dpre, float *dw, float *dbias,
+                            const float *dout, const float *post, const float *w, const float *pre,
+                            int M, int K, int N, int act) {
+    matmul_epilogue ep = {act, NULL, pre, K};
+    backward_epi(e, dpre, 0, dw, dbias, dout, post, w, M, K, N, &ep);
+}
+
+/* ---- the default engine (tests, benchmarks, the sgemm measurement) ---------------------- */
+
+void andrea_matmul_forward(float *out, const float *inp, const float *w, const float *bias, int M,
+                           int K, int N) {
+    forward_epi(NULL, out, inp, w, bias, NULL, M, K, N, NULL);
+}
+
+void andrea_matmul_forward_residual(float *out, const float *inp, const float *w,
+                                    const float *bias, const float *resid, int M, int K, int N) {
+    forward_epi(NULL, out, inp, w, bias, resid, M, K, N, NULL);
+}
+
+void andrea_matmul_forward_act(float *pre, float *post, const float *inp, const float *w,
+                               const float *bias, int M, int K, int N, int act) {
+    andrea_mm_forward_act(NULL, pre, post, inp, w, bias, M, K, N, act);
+}
+
+void andrea_matmul_backward(float *dinp, float *dw, float *dbias, const float *dout,
+                            const float *inp, const float *w, int M, int K, int N) {
+    backward_epi(NULL, dinp, 1, dw, dbias, dout, inp, w, M, K, N, NULL);
 }
 
 void andrea_matmul_backward_act(float *dpre, float *dw, float *dbias, const float *dout,
-                         const float *post, const float *w, const float *pre, int M, int K, int N,
-                         int act) {
-    matmul_epilogue e = {act, NULL, pre, K};
-    backward_epi(dpre, 0, dw, dbias, dout, post, w, M, K, N, &e);
+                                const float *post, const float *w, const float *pre, int M, int K,
+                                int N, int act) {
+    andrea_mm_backward_act(NULL, dpre, dw, dbias, dout, post, w, pre, M, K, N, act);
 }

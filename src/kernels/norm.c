@@ -114,3 +114,20 @@ void andrea_rmsnorm_backward(float *dinp, float *dw, const float *dout, const fl
         }
     }
 }
+
+void andrea_norm_forward(int kind, float *out, float *mean, float *rstd, const float *inp,
+                         const float *w, const float *b, int N, int C, float eps) {
+    if (kind == ANDREA_NORM_LAYER)
+        andrea_layernorm_forward(out, mean, rstd, inp, w, b, N, C, eps);
+    else
+        andrea_rmsnorm_forward(out, rstd, inp, w, N, C, eps);
+}
+
+void andrea_norm_backward(int kind, float *dinp, float *dw, float *db, const float *dout,
+                          const float *inp, const float *w, const float *mean, const float *rstd,
+                          int N, int C) {
+    if (kind == ANDREA_NORM_LAYER)
+        andrea_layernorm_backward(dinp, dw, db, dout, inp, w, mean, rstd, N, C);
+    else
+        andrea_rmsnorm_backward(dinp, dw, dout, inp, w, rstd, N, C);
+}

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 
 #include "andrea.h"
+#include "kernels/fastmath.h"
 
 /* ---- matmul ------------------------------------------------------------------ */
 
@@ -349,4 +350,104 @@ void andrea_ref_adamw_update(float *p, const float *g, float *m, float *v, size_
         m[i] = (float)mi;
         v[i] = (float)vi;
     }
+}
+
+/* ---- fused products, decoding, sums (the backend harness's references) ---------------- */
+
+void andrea_ref_matmul_forward_act(float *pre, float *post, const float *inp, const float *w,
+                                   const float *bias, int M, int K, int N, int act) {
+    andrea_ref_matmul_forward(pre, inp, w, bias, M, K, N);
+    /* the activation of the float pre-activation, as the kernel stores and reads it */
+    andrea_ref_activation_forward(post, pre, (size_t)M * N, act);
+}
+
+void andrea_ref_matmul_backward_act(float *dpre, float *dw, float *dbias, const float *dout,
+                                    const float *post, const float *w, const float *pre, int M,
+                                    int K, int N, int act) {
+    for (int m = 0; m < M; m++)
+        for (int k = 0; k < K; k++) {
+            double s = 0.0;
+            for (int n = 0; n < N; n++) s += (double)dout[(size_t)m * N + n] * w[(size_t)n * K + k];
+            dpre[(size_t)m * K + k] = (float)(act_df(pre[(size_t)m * K + k], act) * s);
+        }
+    andrea_ref_matmul_backward(NULL, dw, dbias, dout, post, w, M, K, N);
+}
+
+void andrea_ref_matmul_forward_residual(float *out, const float *inp, const float *w,
+                                        const float *bias, const float *resid, int M, int K,
+                                        int N) {
+    for (int m = 0; m < M; m++)
+        for (int n = 0; n < N; n++) {
+            double s = (double)resid[(size_t)m * N + n] + (bias ? (double)bias[n] : 0.0);
+            for (int k = 0; k < K; k++) s += (double)inp[(size_t)m * K + k] * w[(size_t)n * K + k];
+            out[(size_t)m * N + n] = (float)s;
+        }
+}
+
+void andrea_ref_matvec_rows(float *out, const float *x, const void *w, int fmt,
+                            const float *scale, const float *bias, int K, int N, int n) {
+    for (int j = 0; j < n; j++)
+        for (int r = 0; r < N; r++) {
+            double s = 0.0;
+            for (int k = 0; k < K; k++) {
+                size_t i = (size_t)r * K + k;
+                double wv = fmt == ANDREA_QUANT_BF16
+                                ? (double)andrea_bf16_to_f32(((const uint16_t *)w)[i])
+                            : fmt == ANDREA_QUANT_INT8 ? (double)((const int8_t *)w)[i] * scale[r]
+                                                       : (double)((const float *)w)[i];
+                s += wv * x[(size_t)j * K + k];
+            }
+            out[(size_t)j * N + r] = (float)(s + (bias ? bias[r] : 0.0));
+        }
+}
+
+double andrea_ref_sum_squares(const float *g, size_t n) {
+    long double s = 0.0L;
+    for (size_t i = 0; i < n; i++) s += (long double)g[i] * g[i];
+    return (double)s;
+}
+
+void andrea_ref_attention_decode(float *out, const float *q, const float *kc, const float *vc,
+                                 int pos, int C, int NH) {
+    int HS = C / NH;
+    double scale = (double)(1.0f / sqrtf((float)HS));
+    double *s = malloc((size_t)(pos + 1) * sizeof(double));
+    assert(s);
+    for (int h = 0; h < NH; h++) {
+        double mx = -INFINITY, sum = 0.0;
+        for (int j = 0; j <= pos; j++) {
+            double d = 0.0;
+            for (int c = 0; c < HS; c++) d += (double)q[h * HS + c] * kc[(size_t)j * C + h * HS + c];
+            s[j] = d * scale;
+            if (s[j] > mx) mx = s[j];
+        }
+        for (int j = 0; j <= pos; j++) sum += exp(s[j] - mx);
+        for (int c = 0; c < HS; c++) {
+            double acc = 0.0;
+            for (int j = 0; j <= pos; j++) acc += exp(s[j] - mx) / sum * vc[(size_t)j * C + h * HS + c];
+            out[h * HS + c] = (float)acc;
+        }
+    }
+    free(s);
+}
+
+void andrea_ref_attention_lse(float *lse, const float *qkv, int B, int T, int C, int NH) {
+    int HS = C / NH;
+    double scale = (double)(1.0f / sqrtf((float)HS));
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < NH; h++)
+            for (int i = 0; i < T; i++) {
+                const float *q = qkv + ((size_t)b * T + i) * 3 * C + h * HS;
+                double mx = -INFINITY, sum = 0.0;
+                for (int pass = 0; pass < 2; pass++)
+                    for (int j = 0; j <= i; j++) {
+                        const float *k = qkv + ((size_t)b * T + j) * 3 * C + C + h * HS;
+                        double d = 0.0;
+                        for (int c = 0; c < HS; c++) d += (double)q[c] * k[c];
+                        d *= scale;
+                        if (pass == 0 && d > mx) mx = d;
+                        if (pass == 1) sum += exp(d - mx);
+                    }
+                lse[((size_t)b * NH + h) * T + i] = (float)(mx + log(sum));
+            }
 }

@@ -115,7 +115,7 @@ int andrea_attention_inspect(andrea_model *m, const int32_t *tokens, int T, unsi
         memcpy(out->qkv + (size_t)l * T * C3, qkv, sizeof(float) * (size_t)T * C3);
         memcpy(out->atty + (size_t)l * T * C, f_atty, sizeof(float) * (size_t)T * C);
 
-        andrea_attention_forward(atty, att, preatt, qkv, 1, T, C, NH);
+        m->be->ops.attention_forward(m->be, atty, att, preatt, qkv, 1, T, C, NH);
         for (size_t k = 0; k < per_layer; k++)
             if (!same_bits(att[k], f_att[k])) out->prob_mismatches++;
         for (size_t k = 0; k < (size_t)T * C; k++)
@@ -155,7 +155,7 @@ int andrea_attention_inspect(andrea_model *m, const int32_t *tokens, int T, unsi
         }
         /* the output projection, with the kernel and weights the forward used */
         const andrea_layer_view *w = &m->p.h[l];
-        andrea_matmul_forward(out->proj + (size_t)l * T * C, f_atty, w->wo, w->bo, T, C, C);
+        m->be->ops.matmul_forward(m->be, out->proj + (size_t)l * T * C, f_atty, w->wo, w->bo, T, C, C);
     }
     free(att);
     free(preatt);

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/kernels.h"
+#include "backend/backend.h"
 #include "model/kv.h"
 #include "model/model.h"
 #include "util/bigalloc.h"
@@ -59,10 +59,8 @@ int andrea_kv_pos(const andrea_kv *kv) { return kv->pos; }
 
 void andrea_kv_norm(const andrea_model *m, float *out, float *mean, float *rstd,
                     const float *inp, const float *w, const float *b, int n) {
-    if (m->cfg.norm == ANDREA_NORM_LAYER)
-        andrea_layernorm_forward(out, mean, rstd, inp, w, b, n, m->cfg.d_model, m->cfg.norm_eps);
-    else
-        andrea_rmsnorm_forward(out, rstd, inp, w, n, m->cfg.d_model, m->cfg.norm_eps);
+    m->be->ops.norm_forward(m->be, m->cfg.norm, out, mean, rstd, inp, w, b, n, m->cfg.d_model,
+                            m->cfg.norm_eps);
 }
 
 static void norm1(const andrea_model *m, andrea_kv *kv, float *out, const float *inp,
@@ -70,42 +68,17 @@ static void norm1(const andrea_model *m, andrea_kv *kv, float *out, const float 
     andrea_kv_norm(m, out, &kv->stat_mean, &kv->stat_rstd, inp, w, b, 1);
 }
 
-void andrea_kv_attend(const andrea_config *c, const float *qkv, float *kc, float *vc, int pos,
+void andrea_kv_attend(const andrea_model *m, const float *qkv, float *kc, float *vc, int pos,
                       float *att_scratch, float *out) {
-    int C = c->d_model, NH = c->n_head, HS = C / NH;
-    float scale = 1.0f / sqrtf((float)HS);
+    const andrea_config *c = &m->cfg;
+    int C = c->d_model;
     memcpy(kc + (long)pos * C, qkv + C, sizeof(float) * (size_t)C);
     memcpy(vc + (long)pos * C, qkv + 2 * C, sizeof(float) * (size_t)C);
-    /* heads in parallel once the context is long enough to pay for the threads */
-#pragma omp parallel for schedule(static) if ((long)(pos + 1) * C >= (1L << 15))
-    for (int h = 0; h < NH; h++) {
-        const float *q = qkv + h * HS;
-        float *att = att_scratch + (long)h * c->ctx;
-        float maxv = -INFINITY;
-        for (int j = 0; j <= pos; j++) {
-            const float *kj = kc + (long)j * C + h * HS;
-            float s = attn_dot(q, kj, HS) * scale;
-            att[j] = s;
-            if (s > maxv) maxv = s;
-        }
-        float sum = 0.0f;
-        for (int j = 0; j <= pos; j++) {
-            att[j] = expf(att[j] - maxv);
-            sum += att[j];
-        }
-        float inv = 1.0f / sum;
-        float *o = out + h * HS;
-        for (int d = 0; d < HS; d++) o[d] = 0.0f;
-        for (int j = 0; j <= pos; j++) {
-            const float *vj = vc + (long)j * C + h * HS;
-            float a = att[j] * inv;
-            for (int d = 0; d < HS; d++) o[d] += a * vj[d];
-        }
-    }
+    m->be->ops.attention_decode(m->be, out, att_scratch, c->ctx, qkv, kc, vc, pos, C, c->n_head);
 }
 
-static void attend(andrea_kv *kv, const andrea_config *c, float *kc, float *vc, int pos) {
-    andrea_kv_attend(c, kv->qkv, kc, vc, pos, kv->att, kv->atty);
+static void attend(const andrea_model *m, andrea_kv *kv, float *kc, float *vc, int pos) {
+    andrea_kv_attend(m, kv->qkv, kc, vc, pos, kv->att, kv->atty);
 }
 
 const float *andrea_kv_step(const andrea_model *m, andrea_kv *kv, int32_t token) {
@@ -130,12 +103,12 @@ const float *andrea_kv_step(const andrea_model *m, andrea_kv *kv, int32_t token)
         float *kc = kv->k + (long)l * c->ctx * C, *vc = kv->v + (long)l * c->ctx * C;
         PROF(PROF_NORM, norm1(m, kv, kv->xn, kv->x, w->ln1w, w->ln1b));
         PROF(PROF_MATMUL, andrea_matvec(m, kv->qkv, kv->xn, w->wqkv, w->bqkv, C, 3 * C));
-        PROF(PROF_ATTENTION, attend(kv, c, kc, vc, pos));
+        PROF(PROF_ATTENTION, attend(m, kv, kc, vc, pos));
         PROF(PROF_MATMUL, andrea_matvec(m, kv->tmp, kv->atty, w->wo, w->bo, C, C));
         for (int k = 0; k < C; k++) kv->x[k] += kv->tmp[k];
         PROF(PROF_NORM, norm1(m, kv, kv->xn, kv->x, w->ln2w, w->ln2b));
         PROF(PROF_MATMUL, andrea_matvec(m, kv->h, kv->xn, w->wfc, w->bfc, C, 4 * C));
-        andrea_activation_forward(kv->hact, kv->h, (size_t)4 * C, c->act);
+        m->be->ops.activation_forward(m->be, kv->hact, kv->h, (size_t)4 * C, c->act);
         PROF(PROF_MATMUL, andrea_matvec(m, kv->tmp, kv->hact, w->wproj, w->bproj, 4 * C, C));
         for (int k = 0; k < C; k++) kv->x[k] += kv->tmp[k];
     }

@@ -26,7 +26,7 @@ void andrea_kv_norm(const andrea_model *m, float *out, float *mean, float *rstd,
 /* Layer attention for position pos of one sequence: its key and value (from qkv, 3C) go
  * into the layer's cache rows kc, vc (ctx, C), then each head's query attends over
  * positions 0..pos. att_scratch (NH, ctx); out (C). */
-void andrea_kv_attend(const andrea_config *c, const float *qkv, float *kc, float *vc, int pos,
+void andrea_kv_attend(const andrea_model *m, const float *qkv, float *kc, float *vc, int pos,
                       float *att_scratch, float *out);
 
 #endif

@@ -97,19 +97,19 @@ static void block_step(const andrea_model *m, andrea_kv_batch *b, andrea_kv *con
     int C = c->d_model;
     size_t nC = (size_t)n * C;
     PROF(PROF_NORM, andrea_kv_norm(m, b->xn, b->mean, b->rstd, b->x, w->ln1w, w->ln1b, n));
-    PROF(PROF_MATMUL, andrea_matvec_rows(m, b->qkv, b->xn, w->wqkv, w->bqkv, C, 3 * C, n));
+    PROF(PROF_MATMUL, andrea_matvec_batch(m, b->qkv, b->xn, w->wqkv, w->bqkv, C, 3 * C, n));
     for (int s = 0; s < n; s++) {
         float *kc = kvs[s]->k + (long)l * c->ctx * C, *vc = kvs[s]->v + (long)l * c->ctx * C;
         PROF(PROF_ATTENTION,
-             andrea_kv_attend(c, b->qkv + (long)s * 3 * C, kc, vc, kvs[s]->pos,
+             andrea_kv_attend(m, b->qkv + (long)s * 3 * C, kc, vc, kvs[s]->pos,
                               b->att + (long)s * c->n_head * c->ctx, b->atty + (long)s * C));
     }
-    PROF(PROF_MATMUL, andrea_matvec_rows(m, b->tmp, b->atty, w->wo, w->bo, C, C, n));
+    PROF(PROF_MATMUL, andrea_matvec_batch(m, b->tmp, b->atty, w->wo, w->bo, C, C, n));
     add_rows(b->x, b->tmp, nC);
     PROF(PROF_NORM, andrea_kv_norm(m, b->xn, b->mean, b->rstd, b->x, w->ln2w, w->ln2b, n));
-    PROF(PROF_MATMUL, andrea_matvec_rows(m, b->h, b->xn, w->wfc, w->bfc, C, 4 * C, n));
+    PROF(PROF_MATMUL, andrea_matvec_batch(m, b->h, b->xn, w->wfc, w->bfc, C, 4 * C, n));
     andrea_activation_forward(b->hact, b->h, nC * 4, c->act);
-    PROF(PROF_MATMUL, andrea_matvec_rows(m, b->tmp, b->hact, w->wproj, w->bproj, 4 * C, C, n));
+    PROF(PROF_MATMUL, andrea_matvec_batch(m, b->tmp, b->hact, w->wproj, w->bproj, 4 * C, C, n));
     add_rows(b->x, b->tmp, nC);
 }
 
@@ -127,7 +127,7 @@ const float *andrea_kv_batch_step(const andrea_model *m, andrea_kv_batch *b,
     }
     for (int l = 0; l < c->n_layer; l++) block_step(m, b, kvs, n, l);
     PROF(PROF_NORM, andrea_kv_norm(m, b->xn, b->mean, b->rstd, b->x, p->lnfw, p->lnfb, n));
-    PROF(PROF_MATMUL, andrea_matvec_rows(m, b->logits, b->xn, p->lm_head, NULL, C, V, n));
+    PROF(PROF_MATMUL, andrea_matvec_batch(m, b->logits, b->xn, p->lm_head, NULL, C, V, n));
     for (int s = 0; s < n; s++) {
         memcpy(kvs[s]->logits, b->logits + (long)s * V, sizeof(float) * (size_t)V);
         kvs[s]->pos++;

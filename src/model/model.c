@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/kernels.h"
+#include "backend/backend.h"
 #include "util/bigalloc.h"
 #include "util/profile.h"
 #include "model/model.h"
@@ -57,6 +57,7 @@ andrea_model *andrea_model_alloc(const andrea_config *cfg) {
     andrea_model *m = calloc(1, sizeof *m);
     if (!m) return andrea_set_error("out of memory allocating the model"), NULL;
     m->cfg = *cfg;
+    m->be = andrea_backend_default();
     if (andrea_layout_build(cfg, &m->layout)) {
         free(m);
         return NULL;
@@ -205,19 +206,15 @@ static int ensure_acts(andrea_context *c, int B, int T) {
 
 static void norm_forward(const andrea_model *m, float *out, float *mean, float *rstd,
                          const float *inp, const float *w, const float *b, int N) {
-    if (m->cfg.norm == ANDREA_NORM_LAYER)
-        andrea_layernorm_forward(out, mean, rstd, inp, w, b, N, m->cfg.d_model, m->cfg.norm_eps);
-    else
-        andrea_rmsnorm_forward(out, rstd, inp, w, N, m->cfg.d_model, m->cfg.norm_eps);
+    m->be->ops.norm_forward(m->be, m->cfg.norm, out, mean, rstd, inp, w, b, N, m->cfg.d_model,
+                            m->cfg.norm_eps);
 }
 
 static void norm_backward(const andrea_model *m, float *dinp, float *dw, float *db,
                           const float *dout, const float *inp, const float *w, const float *mean,
                           const float *rstd, int N) {
-    if (m->cfg.norm == ANDREA_NORM_LAYER)
-        andrea_layernorm_backward(dinp, dw, db, dout, inp, w, mean, rstd, N, m->cfg.d_model);
-    else
-        andrea_rmsnorm_backward(dinp, dw, dout, inp, w, rstd, N, m->cfg.d_model);
+    m->be->ops.norm_backward(m->be, m->cfg.norm, dinp, dw, db, dout, inp, w, mean, rstd, N,
+                             m->cfg.d_model);
 }
 
 float andrea_context_forward(const andrea_model *m, andrea_context *ctx, const int32_t *inputs,
@@ -264,24 +261,24 @@ float andrea_context_forward(const andrea_model *m, andrea_context *ctx, const i
         float *att = a->att + (long)l * B * NH * T * (ctx->flash ? 1 : T);
         PROF(PROF_NORM, norm_forward(m, ln1, a->ln1_mean + (long)l * BT, a->ln1_rstd + (long)l * BT,
                                      resid, w->ln1w, w->ln1b, BT));
-        PROF(PROF_MATMUL, andrea_matmul_forward(qkv, ln1, w->wqkv, w->bqkv, BT, C, 3 * C));
+        PROF(PROF_MATMUL, m->be->ops.matmul_forward(m->be, qkv, ln1, w->wqkv, w->bqkv, BT, C, 3 * C));
         if (ctx->flash) /* att holds the log-sum-exp of each row */
-            PROF(PROF_ATTENTION, andrea_attention_flash_forward(atty, att, qkv, B, T, C, NH));
+            PROF(PROF_ATTENTION, m->be->ops.attention_flash_forward(m->be, atty, att, qkv, B, T, C, NH));
         else
-            PROF(PROF_ATTENTION, andrea_attention_forward(atty, att, NULL, qkv, B, T, C, NH));
+            PROF(PROF_ATTENTION, m->be->ops.attention_forward(m->be, atty, att, NULL, qkv, B, T, C, NH));
         /* res2 = resid + atty @ wo^T + bo: the residual add fused into the product */
-        PROF(PROF_MATMUL, andrea_matmul_forward_residual(res2, atty, w->wo, w->bo, resid, BT, C, C));
+        PROF(PROF_MATMUL, m->be->ops.matmul_forward_residual(m->be, res2, atty, w->wo, w->bo, resid, BT, C, C));
         PROF(PROF_NORM, norm_forward(m, ln2, a->ln2_mean + (long)l * BT, a->ln2_rstd + (long)l * BT,
                                      res2, w->ln2w, w->ln2b, BT));
         /* fch_act = act(fch) is applied tile by tile inside the matmul (one pass fewer) */
         PROF(PROF_MATMUL,
-             andrea_matmul_forward_act(fch, fch_act, ln2, w->wfc, w->bfc, BT, C, 4 * C, c->act));
+             m->be->ops.matmul_forward_act(m->be, fch, fch_act, ln2, w->wfc, w->bfc, BT, C, 4 * C, c->act));
         PROF(PROF_MATMUL,
-             andrea_matmul_forward_residual(res3, fch_act, w->wproj, w->bproj, res2, BT, 4 * C, C));
+             m->be->ops.matmul_forward_residual(m->be, res3, fch_act, w->wproj, w->bproj, res2, BT, 4 * C, C));
         resid = res3;
     }
     PROF(PROF_NORM, norm_forward(m, a->lnf, a->lnf_mean, a->lnf_rstd, resid, p->lnfw, p->lnfb, BT));
-    PROF(PROF_MATMUL, andrea_matmul_forward(a->logits, a->lnf, p->lm_head, NULL, BT, C, V));
+    PROF(PROF_MATMUL, m->be->ops.matmul_forward(m->be, a->logits, a->lnf, p->lm_head, NULL, BT, C, V));
 
     ctx->B = B;
     ctx->T = T;
@@ -292,7 +289,7 @@ float andrea_context_forward(const andrea_model *m, andrea_context *ctx, const i
     }
     memcpy(ctx->targets, targets, sizeof(int32_t) * (size_t)BT);
     PROF(PROF_CROSSENTROPY,
-         ctx->loss = andrea_crossentropy_forward(a->logits, a->losses, targets, BT, V, &ctx->n_valid));
+         ctx->loss = m->be->ops.crossentropy_forward(m->be, a->logits, a->losses, targets, BT, V, &ctx->n_valid));
     return ctx->loss;
 }
 
@@ -327,12 +324,12 @@ int andrea_context_backward(andrea_model *m, andrea_context *ctx, float scale) {
     size_t BTC = (size_t)BT * C;
 
     float dloss = ctx->n_valid ? scale / (float)ctx->n_valid : 0.0f;
-    PROF(PROF_CROSSENTROPY, andrea_crossentropy_backward(a->logits, ctx->targets, BT, V, dloss));
+    PROF(PROF_CROSSENTROPY, m->be->ops.crossentropy_backward(m->be, a->logits, ctx->targets, BT, V, dloss));
     ctx->has_targets = 0; /* the probabilities are now gradients */
 
     PROF(PROF_ZERO, memset(a->dln, 0, sizeof(float) * BTC));
     PROF(PROF_MATMUL,
-         andrea_matmul_backward(a->dln, g->lm_head, NULL, a->logits, a->lnf, p->lm_head, BT, C, V));
+         m->be->ops.matmul_backward(m->be, a->dln, g->lm_head, NULL, a->logits, a->lnf, p->lm_head, BT, C, V));
     PROF(PROF_ZERO, memset(a->dres, 0, sizeof(float) * BTC));
     const float *last = L > 0 ? a->res3 + (long)(L - 1) * BTC : a->encoded;
     PROF(PROF_NORM, norm_backward(m, a->dres, g->lnfw, g->lnfb, a->dln, last, p->lnfw, a->lnf_mean,
@@ -349,27 +346,27 @@ int andrea_context_backward(andrea_model *m, andrea_context *ctx, float scale) {
 
         /* res3 = res2 + MLP(Norm(res2)): dres is d res3 and flows straight to res2 too */
         /* dfch = act'(fch) * (dres @ wproj), the activation's backward fused in */
-        PROF(PROF_MATMUL, andrea_matmul_backward_act(a->dfch, dw->wproj, dw->bproj, a->dres, fch_act,
+        PROF(PROF_MATMUL, m->be->ops.matmul_backward_act(m->be, a->dfch, dw->wproj, dw->bproj, a->dres, fch_act,
                                               w->wproj, fch, BT, 4 * C, C, c->act));
         PROF(PROF_ZERO, memset(a->dln, 0, sizeof(float) * BTC));
         PROF(PROF_MATMUL,
-             andrea_matmul_backward(a->dln, dw->wfc, dw->bfc, a->dfch, ln2, w->wfc, BT, C, 4 * C));
+             m->be->ops.matmul_backward(m->be, a->dln, dw->wfc, dw->bfc, a->dfch, ln2, w->wfc, BT, C, 4 * C));
         PROF(PROF_NORM, norm_backward(m, a->dres, dw->ln2w, dw->ln2b, a->dln, res2, w->ln2w,
                                       a->ln2_mean + (long)l * BT, a->ln2_rstd + (long)l * BT, BT));
 
         /* res2 = resid + Attn(Norm(resid)): dres is now d res2 */
         PROF(PROF_ZERO, memset(a->datty, 0, sizeof(float) * BTC));
         PROF(PROF_MATMUL,
-             andrea_matmul_backward(a->datty, dw->wo, dw->bo, a->dres, atty, w->wo, BT, C, C));
+             m->be->ops.matmul_backward(m->be, a->datty, dw->wo, dw->bo, a->dres, atty, w->wo, BT, C, C));
         PROF(PROF_ZERO, memset(a->dqkv, 0, sizeof(float) * 3 * BTC));
         if (ctx->flash)
             PROF(PROF_ATTENTION,
-                 andrea_attention_flash_backward(a->dqkv, a->datty, qkv, atty, att, B, T, C, NH));
+                 m->be->ops.attention_flash_backward(m->be, a->dqkv, a->datty, qkv, atty, att, B, T, C, NH));
         else
-            PROF(PROF_ATTENTION, andrea_attention_backward(a->dqkv, a->datty, qkv, att, B, T, C, NH));
+            PROF(PROF_ATTENTION, m->be->ops.attention_backward(m->be, a->dqkv, a->datty, qkv, att, B, T, C, NH));
         PROF(PROF_ZERO, memset(a->dln, 0, sizeof(float) * BTC));
         PROF(PROF_MATMUL,
-             andrea_matmul_backward(a->dln, dw->wqkv, dw->bqkv, a->dqkv, ln1, w->wqkv, BT, C, 3 * C));
+             m->be->ops.matmul_backward(m->be, a->dln, dw->wqkv, dw->bqkv, a->dqkv, ln1, w->wqkv, BT, C, 3 * C));
         PROF(PROF_NORM, norm_backward(m, a->dres, dw->ln1w, dw->ln1b, a->dln, resid, w->ln1w,
                                       a->ln1_mean + (long)l * BT, a->ln1_rstd + (long)l * BT, BT));
     }

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "andrea.h"
+#include "backend/backend.h"
 
 typedef enum { GROUP_EMBED, GROUP_ATTN, GROUP_MLP, GROUP_HEAD, GROUP_NORM } andrea_tensor_group;
 
@@ -88,6 +89,7 @@ struct andrea_context {
 
 struct andrea_model {
     andrea_config cfg;
+    const andrea_backend *be; /* where every operation runs (src/backend/backend.h) */
     andrea_layout layout;
     float *params;       /* one allocation: layout.total floats; read-only to forward passes */
     float *grads;        /* allocated on first zero_grad/backward */
@@ -109,8 +111,8 @@ int andrea_context_backward(andrea_model *m, andrea_context *ctx, float scale);
 void andrea_matvec(const andrea_model *m, float *out, const float *x, const float *w,
                    const float *bias, int K, int N);
 /* The same for n inputs x (n, K) -> out (n, N), each weight row read once for all n. */
-void andrea_matvec_rows(const andrea_model *m, float *out, const float *x, const float *w,
-                        const float *bias, int K, int N, int n);
+void andrea_matvec_batch(const andrea_model *m, float *out, const float *x, const float *w,
+                         const float *bias, int K, int N, int n);
 /* One row (K floats) of a weight matrix as the quantised format stores it (embeddings). */
 void andrea_dequant_row(const andrea_model *m, float *out, const float *w_row, int K);
 

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "kernels/fastmath.h"
-#include "kernels/kernels.h"
+#include "backend/backend.h"
 #include "model/model.h"
 #include "util/bigalloc.h"
 #include "util/error.h"
@@ -90,22 +90,21 @@ int andrea_model_fake_quantize(andrea_model *m, int kind) {
     return andrea_model_quantize(m, ANDREA_QUANT_NONE);
 }
 
-/* out(N) = w(N, K) x(K) + bias, w read in the model's quantised format. */
+/* out(n, N) = x(n, K) w(N, K)^T + bias, w read in the model's quantised format, on its
+ * backend. */
+void andrea_matvec_batch(const andrea_model *m, float *out, const float *x, const float *w,
+                         const float *bias, int K, int N, int n) {
+    int64_t base = w - m->params;
+    const void *wq = m->quant == ANDREA_QUANT_BF16   ? (const void *)(m->q16 + base)
+                     : m->quant == ANDREA_QUANT_INT8 ? (const void *)(m->q8 + base)
+                                                     : (const void *)w;
+    const float *scale = m->quant == ANDREA_QUANT_INT8 ? m->qscale + scale_index(m, base) : NULL;
+    m->be->ops.matvec(m->be, out, x, wq, m->quant, scale, bias, K, N, n);
+}
+
 void andrea_matvec(const andrea_model *m, float *out, const float *x, const float *w,
                    const float *bias, int K, int N) {
-    if (m->quant == ANDREA_QUANT_NONE) {
-        andrea_matmul_forward(out, x, w, bias, 1, K, N);
-        return;
-    }
-    int64_t base = w - m->params;
-    int64_t srow = m->quant == ANDREA_QUANT_INT8 ? scale_index(m, base) : 0;
-#pragma omp parallel for schedule(static) if ((long)N * K >= (1L << 16))
-    for (int n = 0; n < N; n++) {
-        int64_t row = base + (int64_t)n * K;
-        float s = m->quant == ANDREA_QUANT_BF16 ? andrea_dot_bf16(m->q16 + row, x, K)
-                                                : andrea_dot_i8(m->q8 + row, x, K) * m->qscale[srow + n];
-        out[n] = s + (bias ? bias[n] : 0.0f);
-    }
+    andrea_matvec_batch(m, out, x, w, bias, K, N, 1);
 }
 
 int andrea_quant_parse(const char *s, int *out) {
@@ -123,27 +122,4 @@ void andrea_dequant_row(const andrea_model *m, float *out, const float *w_row, i
         for (int k = 0; k < K; k++) out[k] = (float)m->q8[row + k] * m->qscale[scale_index(m, row)];
     else
         memcpy(out, w_row, sizeof(float) * (size_t)K);
-}
-
-/* out(n, N) = x(n, K) w(N, K)^T + bias for n inputs at once: each weight row is read once
- * for all n (what batched decoding gains; decoding is bound by reading the weights), and
- * each row of out gets exactly the arithmetic andrea_matvec gives its input alone: the same
- * dot product per (row, input) as the M <= 4 product path and the quantised formats. */
-void andrea_matvec_rows(const andrea_model *m, float *out, const float *x, const float *w,
-                        const float *bias, int K, int N, int n) {
-    int64_t base = w - m->params;
-    int64_t srow = m->quant == ANDREA_QUANT_INT8 ? scale_index(m, base) : 0;
-#pragma omp parallel for schedule(static) if ((long)N * K * n >= (1L << 16))
-    for (int r = 0; r < N; r++) {
-        int64_t row = base + (int64_t)r * K;
-        for (int s = 0; s < n; s++) {
-            const float *xs = x + (long)s * K;
-            float d;
-            if (m->quant == ANDREA_QUANT_BF16) d = andrea_dot_bf16(m->q16 + row, xs, K);
-            else if (m->quant == ANDREA_QUANT_INT8)
-                d = andrea_dot_i8(m->q8 + row, xs, K) * m->qscale[srow + r];
-            else d = andrea_dot_f32(w + (long)r * K, xs, K);
-            out[(long)s * N + r] = d + (bias ? bias[r] : 0.0f);
-        }
-    }
 }

@@ -29,8 +29,8 @@ int andrea_eval_tokens(andrea_model *m, const int32_t *tokens, int64_t n, int B,
             free(x);
             return -1;
         }
-        total += (double)loss * m->n_valid;
-        count += m->n_valid;
+        total += (double)loss * m->ctx->n_valid;
+        count += m->ctx->n_valid;
     }
     free(x);
     *mean_loss = total / (double)count;

@@ -9,7 +9,10 @@
 #include "andrea.h"
 
 double andrea_now(void); /* monotonic seconds */
-/* Best GFLOP/s of an n x n x n sgemm over ~seconds (our kernels, or BLAS if blas=1). */
+/* Best GFLOP/s of one n x n x n product over ~seconds (at least 5 of them) on a backend's
+ * matmul_forward: a lower bound on its peak, low when other work kept the cores busy. */
+double andrea_perf_gemm_gflops(const andrea_backend *be, int n, double seconds);
+/* The same on "cpu" (blas = 0) or "cpu-blas" (blas = 1; 0 when BLAS is not compiled in). */
 double andrea_perf_sgemm_gflops(int n, double seconds, int blas);
 /* Best memcpy bandwidth in GB/s (bytes read + written) on a buffer of `bytes`, all
  * threads copying their slice. */

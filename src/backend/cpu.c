@@ -1,0 +1,170 @@
+/*
+ * cpu.c - the "cpu" backend: today's kernels (src/kernels), each operation
+ * forwarding to its kernel with the instance's engine (andrea_cpu_engine: BLAS or
+ * built-in, fp32 or bf16 operands, the ISA cap). Memory is host memory.
+ *
+ * Variants, one instance each, same operations, different settings:
+ *   cpu           built-in products, fp32, the best ISA the CPU has (the default)
+ *   cpu-avx512, cpu-avx2, cpu-baseline   the tiles capped at that ISA (the matmul and
+ *                 flash attention tiles; decoding's dot products always use the best)
+ *   cpu-blas      large products through the BLAS compiled in (cmake/optional.cmake)
+ *   cpu-bf16      large products with bf16 operands (AVX512-BF16 CPUs)
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/backend.h"
+#include "util/bigalloc.h"
+
+#define E(be) (&(be)->cpu)
+
+static void *cpu_alloc(be_t be, size_t bytes) {
+    (void)be;
+    return andrea_big_alloc(bytes ? bytes : 1);
+}
+static void cpu_free(be_t be, void *p) {
+    (void)be;
+    free(p);
+}
+static void cpu_copy(be_t be, void *dst, const void *src, size_t bytes) {
+    (void)be;
+    if (bytes) memcpy(dst, src, bytes);
+}
+
+static void cpu_matmul_forward(be_t be, float *out, const float *inp, const float *w,
+                               const float *bias, int M, int K, int N) {
+    andrea_mm_forward(E(be), out, inp, w, bias, M, K, N);
+}
+static void cpu_matmul_forward_residual(be_t be, float *out, const float *inp, const float *w,
+                                        const float *bias, const float *resid, int M, int K,
+                                        int N) {
+    andrea_mm_forward_residual(E(be), out, inp, w, bias, resid, M, K, N);
+}
+static void cpu_matmul_forward_act(be_t be, float *pre, float *post, const float *inp,
+                                   const float *w, const float *bias, int M, int K, int N,
+                                   int act) {
+    andrea_mm_forward_act(E(be), pre, post, inp, w, bias, M, K, N, act);
+}
+static void cpu_matmul_backward(be_t be, float *dinp, float *dw, float *dbias, const float *dout,
+                                const float *inp, const float *w, int M, int K, int N) {
+    andrea_mm_backward(E(be), dinp, dw, dbias, dout, inp, w, M, K, N);
+}
+static void cpu_matmul_backward_act(be_t be, float *dpre, float *dw, float *dbias,
+                                    const float *dout, const float *post, const float *w,
+                                    const float *pre, int M, int K, int N, int act) {
+    andrea_mm_backward_act(E(be), dpre, dw, dbias, dout, post, w, pre, M, K, N, act);
+}
+static void cpu_matvec(be_t be, float *out, const float *x, const void *w, int fmt,
+                       const float *scale, const float *bias, int K, int N, int n) {
+    (void)be;
+    andrea_matvec_rows(out, x, w, fmt, scale, bias, K, N, n);
+}
+
+static void cpu_norm_forward(be_t be, int kind, float *out, float *mean, float *rstd,
+                             const float *inp, const float *w, const float *b, int N, int C,
+                             float eps) {
+    (void)be;
+    andrea_norm_forward(kind, out, mean, rstd, inp, w, b, N, C, eps);
+}
+static void cpu_norm_backward(be_t be, int kind, float *dinp, float *dw, float *db,
+                              const float *dout, const float *inp, const float *w,
+                              const float *mean, const float *rstd, int N, int C) {
+    (void)be;
+    andrea_norm_backward(kind, dinp, dw, db, dout, inp, w, mean, rstd, N, C);
+}
+static void cpu_activation_forward(be_t be, float *out, const float *inp, size_t n, int act) {
+    (void)be;
+    andrea_activation_forward(out, inp, n, act);
+}
+
+static void cpu_attention_forward(be_t be, float *out, float *att, float *preatt,
+                                  const float *qkv, int B, int T, int C, int NH) {
+    (void)be;
+    andrea_attention_forward(out, att, preatt, qkv, B, T, C, NH);
+}
+static void cpu_attention_backward(be_t be, float *dqkv, const float *dout, const float *qkv,
+                                   const float *att, int B, int T, int C, int NH) {
+    (void)be;
+    andrea_attention_backward(dqkv, dout, qkv, att, B, T, C, NH);
+}
+static void cpu_attention_flash_forward(be_t be, float *out, float *lse, const float *qkv, int B,
+                                        int T, int C, int NH) {
+    andrea_attention_flash_forward(E(be), out, lse, qkv, B, T, C, NH);
+}
+static void cpu_attention_flash_backward(be_t be, float *dqkv, const float *dout,
+                                         const float *qkv, const float *out, const float *lse,
+                                         int B, int T, int C, int NH) {
+    andrea_attention_flash_backward(E(be), dqkv, dout, qkv, out, lse, B, T, C, NH);
+}
+static void cpu_attention_decode(be_t be, float *out, float *att, int ld, const float *q,
+                                 const float *kc, const float *vc, int pos, int C, int NH) {
+    (void)be;
+    andrea_attention_decode(out, att, ld, q, kc, vc, pos, C, NH);
+}
+
+static float cpu_crossentropy_forward(be_t be, float *logits_to_probs, float *losses,
+                                      const int32_t *targets, int N, int V, int *n_valid) {
+    (void)be;
+    return andrea_crossentropy_forward(logits_to_probs, losses, targets, N, V, n_valid);
+}
+static void cpu_crossentropy_backward(be_t be, float *probs_to_dlogits, const int32_t *targets,
+                                      int N, int V, float dloss) {
+    (void)be;
+    andrea_crossentropy_backward(probs_to_dlogits, targets, N, V, dloss);
+}
+static void cpu_adamw_update(be_t be, float *p, const float *g, float *m, float *v, size_t n,
+                             float lr, float b1, float b2, float eps, float wd, int t,
+                             float gscale) {
+    (void)be;
+    andrea_adamw_update(p, g, m, v, n, lr, b1, b2, eps, wd, t, gscale);
+}
+static double cpu_sum_squares(be_t be, const float *g, size_t n) {
+    (void)be;
+    return andrea_grad_sum_squares(g, n);
+}
+
+/* ---- which variants this machine and build can run ---------------------------------- */
+
+static int always(be_t be) {
+    (void)be;
+    return 1;
+}
+static int has_isa(be_t be) { return andrea_cpu_isa(be->cpu.isa) == be->cpu.isa; }
+static int has_blas(be_t be) {
+    (void)be;
+    return andrea_blas_available();
+}
+static int has_bf16(be_t be) {
+    (void)be;
+    return andrea_bf16_supported();
+}
+
+#define CPU_OPS                                                                               \
+    {                                                                                         \
+        cpu_alloc, cpu_free, cpu_copy, cpu_copy, cpu_matmul_forward,                          \
+            cpu_matmul_forward_residual, cpu_matmul_forward_act, cpu_matmul_backward,          \
+            cpu_matmul_backward_act, cpu_matvec, cpu_norm_forward, cpu_norm_backward,          \
+            cpu_activation_forward, cpu_attention_forward, cpu_attention_backward,             \
+            cpu_attention_flash_forward, cpu_attention_flash_backward, cpu_attention_decode,   \
+            cpu_crossentropy_forward, cpu_crossentropy_backward, cpu_adamw_update,             \
+            cpu_sum_squares                                                                   \
+    }
+
+const andrea_backend andrea_backend_cpu = {
+    "cpu", "CPU, built-in kernels, fp32, the best ISA here", CPU_OPS,
+    {ANDREA_MATMUL_BUILTIN, ANDREA_PRECISION_FP32, -1}, always};
+const andrea_backend andrea_backend_cpu_avx512 = {
+    "cpu-avx512", "CPU, built-in kernels, fp32, AVX-512 tiles", CPU_OPS,
+    {ANDREA_MATMUL_BUILTIN, ANDREA_PRECISION_FP32, ANDREA_ISA_AVX512}, has_isa};
+const andrea_backend andrea_backend_cpu_avx2 = {
+    "cpu-avx2", "CPU, built-in kernels, fp32, AVX2+FMA tiles", CPU_OPS,
+    {ANDREA_MATMUL_BUILTIN, ANDREA_PRECISION_FP32, ANDREA_ISA_AVX2}, has_isa};
+const andrea_backend andrea_backend_cpu_baseline = {
+    "cpu-baseline", "CPU, built-in kernels, fp32, baseline vectors (SSE2/NEON)", CPU_OPS,
+    {ANDREA_MATMUL_BUILTIN, ANDREA_PRECISION_FP32, ANDREA_ISA_BASELINE}, always};
+const andrea_backend andrea_backend_cpu_blas = {
+    "cpu-blas", "CPU, large products through BLAS (OpenBLAS), fp32", CPU_OPS,
+    {ANDREA_MATMUL_BLAS, ANDREA_PRECISION_FP32, -1}, has_blas};
+const andrea_backend andrea_backend_cpu_bf16 = {
+    "cpu-bf16", "CPU, large products with bf16 operands, fp32 accumulation (AVX512-BF16)",
+    CPU_OPS, {ANDREA_MATMUL_BUILTIN, ANDREA_PRECISION_BF16, -1}, has_bf16};

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# `andrea bench`: its reproduce: line rebuilds the model that was measured (every
+# architecture flag that differs from the preset, not just --preset), and --backend
+# picks where the model runs, with one-line errors for what cannot run here.
+. "$(dirname "$0")/lib.sh"
+A="$ANDREA_BIN"
+T="$ANDREA_TMP"
+QUICK=(--steps 1 --warmup 0 --generate 4 --batch 1 --seq 16 -t 1)
+
+"$A" bench --n-layer 4 --d-model 64 --n-head 2 --ctx 32 --norm layernorm "${QUICK[@]}" > "$T/a.txt" 2>&1 \
+    || fail "bench of a custom model failed: $(cat "$T/a.txt")"
+repro=$(grep '^reproduce: ' "$T/a.txt" | sed 's/^reproduce: andrea //')
+want="bench --preset andrea-12m --n-layer 4 --n-head 2 --d-model 64 --ctx 32 --norm layernorm --batch 1"
+case "$repro" in
+    "$want"*) pass "reproduce line names every override: $repro" ;;
+    *) fail "reproduce line '$repro' does not start with '$want'" ;;
+esac
+# running the line measures the same model again
+# shellcheck disable=SC2086
+"$A" $repro > "$T/b.txt" 2>&1 || fail "the reproduce line did not run: $(cat "$T/b.txt")"
+if [ "$(grep '^model: ' "$T/a.txt")" = "$(grep '^model: ' "$T/b.txt")" ] && \
+   [ "$(grep '^reproduce: ' "$T/a.txt")" = "$(grep '^reproduce: ' "$T/b.txt")" ]; then
+    pass "the reproduce line rebuilds the same model: $(grep '^model: ' "$T/b.txt")"
+else
+    fail "model lines differ: '$(grep '^model: ' "$T/a.txt")' vs '$(grep '^model: ' "$T/b.txt")'"
+fi
+# a preset alone reproduces as the preset alone
+"$A" bench --preset tiny "${QUICK[@]}" > "$T/c.txt" 2>&1 || fail "bench --preset tiny failed"
+grep -q '^reproduce: andrea bench --preset tiny --batch' "$T/c.txt" \
+    && pass "no overrides: --preset tiny alone" || fail "tiny: $(grep '^reproduce' "$T/c.txt")"
+# MFU is a share of a measured peak: never printed above 100%
+mfu=$(grep -o 'MFU [0-9.]*%' "$T/a.txt" "$T/b.txt" "$T/c.txt" | sed 's/.*MFU \([0-9.]*\)%/\1/' | sort -g | tail -1)
+awk -v m="$mfu" 'BEGIN { exit !(m <= 100) }' && pass "MFU <= 100% (highest $mfu%)" || fail "MFU $mfu% > 100%"
+
+"$A" bench --list-backends > "$T/list.txt" || fail "--list-backends failed"
+grep -q '^cpu ' "$T/list.txt" && grep -q '^cpu-baseline ' "$T/list.txt" \
+    && pass "backends listed: $(cut -d' ' -f1 "$T/list.txt" | tr '\n' ' ')" || fail "list: $(cat "$T/list.txt")"
+"$A" bench --preset tiny --backend cpu-baseline "${QUICK[@]}" > "$T/d.txt" 2>&1 \
+    && grep -q 'backend cpu-baseline' "$T/d.txt" && pass "--backend cpu-baseline runs" \
+    || fail "--backend cpu-baseline: $(cat "$T/d.txt")"
+expect_error "unknown backend" "unknown backend 'gpu9' (available here: cpu" "$A" bench --backend gpu9
+expect_error "backend with matmul" "--backend replaces --matmul" "$A" bench --backend cpu --matmul blas
+expect_error "bad matmul" "--matmul 'fast': expected builtin or blas" "$A" bench --matmul fast
+finish
