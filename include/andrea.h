@@ -89,17 +89,6 @@ const andrea_backend *andrea_backend_find(const char *name);
 const char *andrea_backend_name(const andrea_backend *be);
 const char *andrea_backend_description(const andrea_backend *be);
 
-/* Deprecated (the trainer's last use: until andrea_train_options names a backend):
- * the process-wide choice of the backend that models created afterwards start with,
- * builtin/BLAS x fp32/bf16 = "cpu", "cpu-blas", "cpu-bf16" (BLAS wins over bf16).
- * -1 (with andrea_error()) when BLAS was not compiled in or the CPU lacks AVX512-BF16.
- * Use andrea_model_set_backend(). */
-enum { ANDREA_MATMUL_BUILTIN = 0, ANDREA_MATMUL_BLAS = 1 };
-enum { ANDREA_PRECISION_FP32 = 0, ANDREA_PRECISION_BF16 = 1 };
-int andrea_set_matmul_backend(int backend);
-int andrea_matmul_backend(void);
-int andrea_set_matmul_precision(int precision);
-int andrea_matmul_precision(void);
 
 /* ---- model ----------------------------------------------------------------- */
 
@@ -344,6 +333,7 @@ typedef struct {
     /* testing: poison the gradients of steps [inject_nan_step, +inject_nan_count) */
     int inject_nan_step, inject_nan_count;
     /* hooks (not options: no flag, not saved) */
+    const char *backend;     /* where the model runs (andrea_backend_find); NULL: "cpu" */
     const andrea_train_sink *sink; /* progress reports; NULL: only log.jsonl */
     int (*should_stop)(void *user); /* polled once per step: non-zero stops the run like
                                      * --stop-at (checkpoint saved); e.g. set by a signal */

@@ -91,8 +91,7 @@ struct andrea_backend {
     int (*available)(be_t be); /* 1 when this machine and build can run it */
 };
 
-/* The backend new models start with: "cpu" (or what the deprecated
- * andrea_set_matmul_backend/_precision chose). */
+/* The backend new models start with: "cpu". */
 const andrea_backend *andrea_backend_default(void);
 
 /* The CPU backend's variants (cpu.c), for the registry. */

@@ -52,34 +52,4 @@ const char *andrea_backend_description(const andrea_backend *be) {
     return be ? be->description : NULL;
 }
 
-/* ---- deprecated: the process-wide choice for models created afterwards ------------------ */
-
-static int g_engine = ANDREA_MATMUL_BUILTIN, g_precision = ANDREA_PRECISION_FP32;
-
-const andrea_backend *andrea_backend_default(void) {
-    /* BLAS took precedence over bf16 in each product when both were set */
-    if (g_engine == ANDREA_MATMUL_BLAS) return &andrea_backend_cpu_blas;
-    if (g_precision == ANDREA_PRECISION_BF16) return &andrea_backend_cpu_bf16;
-    return &andrea_backend_cpu;
-}
-
-int andrea_set_matmul_backend(int backend) {
-    if (backend == ANDREA_MATMUL_BUILTIN || (backend == ANDREA_MATMUL_BLAS && andrea_blas_available()))
-        return g_engine = backend, 0;
-    return andrea_set_error("matmul backend %d is not available in this build (BLAS: %s)", backend,
-                            andrea_blas_available() ? "yes" : "no; install libopenblas-dev and rebuild");
-}
-
-int andrea_matmul_backend(void) { return g_engine; }
-
-int andrea_set_matmul_precision(int precision) {
-    if (precision == ANDREA_PRECISION_FP32) return g_precision = precision, 0;
-    if (precision == ANDREA_PRECISION_BF16) {
-        if (!andrea_bf16_supported())
-            return andrea_set_error("bf16 precision needs a CPU with AVX512-BF16 (this one has none)");
-        return g_precision = precision, 0;
-    }
-    return andrea_set_error("unknown matmul precision %d", precision);
-}
-
-int andrea_matmul_precision(void) { return g_precision; }
+const andrea_backend *andrea_backend_default(void) { return &andrea_backend_cpu; }

@@ -14,6 +14,7 @@
 #include "commands.h"
 #include "kernels/kernels.h"
 #include "model/model.h"
+#include "backend_flags.h"
 #include "model_flags.h"
 #include "threads.h"
 #include "util/perf.h"
@@ -84,39 +85,6 @@ static int cmp_double(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-/* The backend's name from --backend, or from the older --matmul / --precision. */
-static const char *backend_from_flags(const char *backend, const char *matmul,
-                                      const char *precision) {
-    if (backend) {
-        if (matmul || precision) {
-            fprintf(stderr, "andrea bench: --backend replaces --matmul and --precision; give it alone\n");
-            return NULL;
-        }
-        return backend;
-    }
-    if (matmul && strcmp(matmul, "builtin") != 0 && strcmp(matmul, "blas") != 0) {
-        fprintf(stderr, "andrea bench: --matmul '%s': expected builtin or blas\n", matmul);
-        return NULL;
-    }
-    if (precision && strcmp(precision, "fp32") != 0 && strcmp(precision, "bf16") != 0) {
-        fprintf(stderr, "andrea bench: --precision '%s': expected fp32 or bf16\n", precision);
-        return NULL;
-    }
-    int blas = matmul && strcmp(matmul, "blas") == 0;
-    int bf16 = precision && strcmp(precision, "bf16") == 0;
-    if (blas && bf16) {
-        fprintf(stderr, "andrea bench: --matmul blas and --precision bf16 do not combine\n");
-        return NULL;
-    }
-    return blas ? "cpu-blas" : bf16 ? "cpu-bf16" : "cpu";
-}
-
-static void list_backends(void) {
-    for (int i = 0; i < andrea_backend_count(); i++) {
-        const andrea_backend *be = andrea_backend_get(i);
-        printf("%-14s %s\n", andrea_backend_name(be), andrea_backend_description(be));
-    }
-}
 
 int cmd_bench(int argc, char **argv) {
     model_flags mf;
@@ -151,7 +119,7 @@ int cmd_bench(int argc, char **argv) {
     }
     if (r) return 2;
     if (list) {
-        list_backends();
+        backend_list();
         return 0;
     }
     andrea_config cfg;
@@ -161,7 +129,7 @@ int cmd_bench(int argc, char **argv) {
         fprintf(stderr, "andrea bench: need --batch >= 1, --seq <= ctx %d, --steps >= 1\n", cfg.ctx);
         return 2;
     }
-    const char *be_name = backend_from_flags(backend, matmul, precision);
+    const char *be_name = backend_from_flags("bench", backend, matmul, precision);
     if (!be_name) return 2;
     const andrea_backend *be = andrea_backend_find(be_name);
     if (!be) {

@@ -15,6 +15,7 @@
 #include "andrea.h"
 #include "andrea_tokenizer.h"
 #include "args.h"
+#include "backend_flags.h"
 #include "commands.h"
 #include "sampler_flags.h"
 #include "threads.h"
@@ -45,7 +46,7 @@ int cmd_chat(int argc, char **argv) {
     const char *model_path = NULL, *stop = NULL;
     int n_predict = 256, threads = 0;
     uint64_t seed = 0;
-    const char *quant = "f32";
+    const char *quant = "f32", *backend = NULL;
     int qkind = ANDREA_QUANT_NONE;
     andrea_sampler s;
     andrea_sampler_default(&s);
@@ -55,6 +56,7 @@ int cmd_chat(int argc, char **argv) {
         SAMPLER_FLAG_SPECS(s),
         {"stop", 0, ARG_STR, &stop, "also end a reply at this text (not printed)", 0},
         {"quant", 0, ARG_STR, &quant, "weights for decoding: f32 | bf16 | int8 (f32)", 0},
+        {"backend", 0, ARG_STR, &backend, "where the model runs: cpu, cpu-blas, ... (cpu)", 0},
         {"seed", 0, ARG_U64, &seed, "sampling seed (default: from the clock, printed)", 0},
         {"threads", 't', ARG_INT, &threads, "OpenMP threads, 0 = all cores (0)", 0},
     };
@@ -65,12 +67,13 @@ int cmd_chat(int argc, char **argv) {
         return 0;
     }
     if (r) return 2;
+    if (backend_check("chat", backend)) return 2;
     if (gen_flags_check("chat", model_path, n_predict, 1, &s, stop, quant, &qkind,
                         args_seen(specs, n_specs, "seed"), &seed))
         return 2;
     cli_set_threads(threads);
     gen_session gs;
-    if (gen_open("chat", model_path, qkind, &gs)) return 1;
+    if (gen_open("chat", model_path, qkind, backend, &gs)) return 1;
     andrea_model *m = gs.m;
     andrea_tokenizer *tok = gs.tok;
     andrea_kv *kv = gs.kv;

@@ -7,11 +7,12 @@
 #include "andrea_tokenizer.h"
 #include "args.h"
 #include "commands.h"
+#include "backend_flags.h"
 #include "threads.h"
 #include "train/corpus.h"
 
 int cmd_eval(int argc, char **argv) {
-    const char *model_path = NULL, *data_path = NULL, *quant = "f32";
+    const char *model_path = NULL, *data_path = NULL, *quant = "f32", *backend = NULL;
     int qkind = ANDREA_QUANT_NONE;
     int batch = 8, seq = 0, max_batches = 0, threads = 0;
     arg_spec specs[] = {
@@ -21,6 +22,7 @@ int cmd_eval(int argc, char **argv) {
         {"seq", 0, ARG_INT, &seq, "window length T (default: the model's context)", 0},
         {"max-batches", 0, ARG_INT, &max_batches, "stop after N batches, 0 = whole file (0)", 0},
         {"quant", 0, ARG_STR, &quant, "round the weights to f32 | bf16 | int8 first (f32)", 0},
+        {"backend", 0, ARG_STR, &backend, "where the model runs: cpu, cpu-blas, ... (cpu)", 0},
         {"threads", 't', ARG_INT, &threads, "OpenMP threads, 0 = all cores (0)", 0},
     };
     int n_specs = (int)(sizeof specs / sizeof specs[0]);
@@ -38,6 +40,7 @@ int cmd_eval(int argc, char **argv) {
         fprintf(stderr, "andrea eval: --quant: %s\n", andrea_error());
         return 2;
     }
+    if (backend_check("eval", backend)) return 2;
     cli_set_threads(threads);
     andrea_tokenizer *tok = NULL;
     andrea_model *m = andrea_checkpoint_load_with_tokenizer(model_path, &tok);
@@ -45,7 +48,7 @@ int cmd_eval(int argc, char **argv) {
         fprintf(stderr, "andrea eval: %s\n", andrea_error());
         return 1;
     }
-    if (andrea_model_fake_quantize(m, qkind)) {
+    if (andrea_model_set_backend(m, backend) || andrea_model_fake_quantize(m, qkind)) {
         fprintf(stderr, "andrea eval: %s\n", andrea_error());
         andrea_tokenizer_free(tok);
         andrea_model_free(m);

@@ -7,6 +7,7 @@
 #include "andrea.h"
 #include "andrea_tokenizer.h"
 #include "args.h"
+#include "backend_flags.h"
 #include "commands.h"
 #include "sampler_flags.h"
 #include "threads.h"
@@ -21,7 +22,7 @@ int cmd_generate(int argc, char **argv) {
     const char *model_path = NULL, *prompt = "", *stop = NULL, *logprobs_path = NULL;
     int n_predict = 256, threads = 0, context_shift = 0;
     uint64_t seed = 0;
-    const char *quant = "f32";
+    const char *quant = "f32", *backend = NULL;
     int qkind = ANDREA_QUANT_NONE;
     andrea_sampler s;
     andrea_sampler_default(&s);
@@ -35,6 +36,7 @@ int cmd_generate(int argc, char **argv) {
         {"stop", 0, ARG_STR, &stop, "stop when the output contains this text (not printed)", 0},
         {"logprobs", 0, ARG_STR, &logprobs_path, "write each token's log-probability (JSONL) here, - = stderr", 0},
         {"quant", 0, ARG_STR, &quant, "weights for decoding: f32 | bf16 | int8 (f32)", 0},
+        {"backend", 0, ARG_STR, &backend, "where the model runs: cpu, cpu-blas, ... (cpu)", 0},
         {"seed", 0, ARG_U64, &seed, "sampling seed (default: from the clock, printed)", 0},
         {"threads", 't', ARG_INT, &threads, "OpenMP threads, 0 = all cores (0)", 0},
     };
@@ -46,6 +48,7 @@ int cmd_generate(int argc, char **argv) {
         return 0;
     }
     if (r) return 2;
+    if (backend_check("generate", backend)) return 2;
     if (gen_flags_check("generate", model_path, n_predict, 0, &s, stop, quant, &qkind,
                         args_seen(specs, n_specs, "seed"), &seed))
         return 2;
@@ -60,7 +63,7 @@ int cmd_generate(int argc, char **argv) {
         }
     }
     gen_session gs;
-    if (gen_open("generate", model_path, qkind, &gs)) {
+    if (gen_open("generate", model_path, qkind, backend, &gs)) {
         if (lp && lp != stderr) fclose(lp);
         return 1;
     }

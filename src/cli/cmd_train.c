@@ -11,6 +11,7 @@
 
 #include "andrea.h"
 #include "args.h"
+#include "backend_flags.h"
 #include "commands.h"
 #include "model_flags.h"
 #include "threads.h"
@@ -36,9 +37,9 @@ static int build_specs(andrea_train_options *o, engine_flags *e, arg_spec *specs
     arg_spec model[] = {MODEL_FLAG_SPECS(e->mf)};
     arg_spec engine[] = {
         {"threads", 't', ARG_INT, &e->threads, "OpenMP threads, 0 = all cores (0)", 0},
-        {"matmul", 0, ARG_STR, &e->matmul, "matmul engine: builtin | blas (builtin)", 0},
+        {"matmul", 0, ARG_STR, &e->matmul, "builtin | blas: blas is --backend cpu-blas", 0},
         {"precision", 0, ARG_STR, &e->precision,
-         "matmul operands: fp32 | bf16 (AVX512-BF16, fp32 master weights) (fp32)", 0},
+         "fp32 | bf16: bf16 (AVX512-BF16, fp32 master weights) is --backend cpu-bf16", 0},
         {"attention", 0, ARG_STR, &e->attention,
          "flash (fused, O(T) memory) | explicit (T x T) (flash)", 0},
     };
@@ -139,21 +140,9 @@ static void on_done(void *user, const andrea_train_done *d) {
 /* ---- the command --------------------------------------------------------------------------- */
 
 static int engine_apply(const engine_flags *e, andrea_train_options *o) {
-    int backend = strcmp(e->matmul, "blas") == 0      ? ANDREA_MATMUL_BLAS
-                  : strcmp(e->matmul, "builtin") == 0 ? ANDREA_MATMUL_BUILTIN
-                                                      : -1;
-    if (backend < 0 || andrea_set_matmul_backend(backend)) {
-        fprintf(stderr, "andrea train: --matmul '%s': %s\n", e->matmul,
-                backend < 0 ? "expected builtin or blas" : andrea_error());
-        return -1;
-    }
-    int prec = strcmp(e->precision, "bf16") == 0   ? ANDREA_PRECISION_BF16
-               : strcmp(e->precision, "fp32") == 0 ? ANDREA_PRECISION_FP32
-                                                   : -1;
-    if (prec < 0 || andrea_set_matmul_precision(prec)) {
-        fprintf(stderr, "andrea train: --precision '%s': %s\n", e->precision,
-                prec < 0 ? "expected fp32 or bf16" : andrea_error());
-        return -1;
+    if (e->matmul || e->precision) {
+        o->backend = backend_from_flags("train", o->backend, e->matmul, e->precision);
+        if (!o->backend) return -1;
     }
     if (strcmp(e->attention, "flash") == 0) o->attention = ANDREA_ATTN_FLASH;
     else if (strcmp(e->attention, "explicit") == 0) o->attention = ANDREA_ATTN_EXPLICIT;
@@ -167,9 +156,7 @@ static int engine_apply(const engine_flags *e, andrea_train_options *o) {
 static int parse(int argc, char **argv, andrea_train_options *o, engine_flags *e, arg_spec *specs,
                  int *n) {
     memset(e, 0, sizeof *e);
-    e->matmul = "builtin";
     e->attention = "flash";
-    e->precision = "fp32";
     *n = build_specs(o, e, specs, 64);
     return args_parse("train", argc, argv, specs, *n, NULL, 0, NULL);
 }

@@ -30,12 +30,13 @@ int gen_flags_check(const char *cmd, const char *model_path, int n_predict, int 
     return 0;
 }
 
-int gen_open(const char *cmd, const char *path, int qkind, gen_session *g) {
+int gen_open(const char *cmd, const char *path, int qkind, const char *backend, gen_session *g) {
     g->tok = NULL;
     g->kv = NULL;
     g->m = andrea_checkpoint_load_with_tokenizer(path, &g->tok);
     if (g->m) g->kv = andrea_kv_create(g->m);
-    if (!g->m || !g->kv || andrea_model_quantize(g->m, qkind)) {
+    if (!g->m || !g->kv || andrea_model_set_backend(g->m, backend) ||
+        andrea_model_quantize(g->m, qkind)) {
         fprintf(stderr, "andrea %s: %s\n", cmd, andrea_error());
         gen_close(g);
         return -1;

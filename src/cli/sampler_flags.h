@@ -30,7 +30,8 @@ typedef struct {
     andrea_tokenizer *tok;
     andrea_kv *kv;
 } gen_session;
-int gen_open(const char *cmd, const char *path, int qkind, gen_session *g);
+/* backend: the name (NULL: cpu), already checked with backend_check. */
+int gen_open(const char *cmd, const char *path, int qkind, const char *backend, gen_session *g);
 void gen_close(gen_session *g);
 
 static inline int sampler_flags_check(const char *cmd, const andrea_sampler *s) {

@@ -19,9 +19,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "andrea.h" /* ANDREA_ACT_*, ANDREA_NORM_*, ANDREA_QUANT_*, ANDREA_MATMUL_*, ANDREA_PRECISION_* */
+#include "andrea.h" /* ANDREA_ACT_*, ANDREA_NORM_*, ANDREA_QUANT_* */
 
 /* ---- the CPU's settings --------------------------------------------------------- */
+
+enum { ANDREA_MATMUL_BUILTIN = 0, ANDREA_MATMUL_BLAS = 1 };     /* who runs large products */
+enum { ANDREA_PRECISION_FP32 = 0, ANDREA_PRECISION_BF16 = 1 }; /* their operands */
 
 /* How the CPU kernels run, passed to each call instead of read from globals, so two
  * models in one process can run differently (src/backend/cpu.c holds one per variant).

@@ -73,6 +73,10 @@ static const andrea_train_option TABLE[] = {
      "directory for ckpt.bin, best.bin, log.jsonl, created with its parents", NOCK, NULL},
     {"resume", 0, ANDREA_OPT_STR, OPT(resume_path), 0, NULL, "continue exactly from a checkpoint",
      NOCK, NULL},
+    {"backend", 0, ANDREA_OPT_STR, OPT(backend), 0, NULL,
+     "where the model runs (cpu): cpu, cpu-avx512, cpu-avx2, cpu-baseline, cpu-blas, cpu-bf16 "
+     "(this machine's: andrea bench --list-backends); not saved: a resume chooses again",
+     NOCK, NULL},
     {"quiet", 'q', ANDREA_OPT_FLAG, OPT(quiet), 0, NULL, "no progress lines", NOCK, NULL},
     {"stop-at", 0, ANDREA_OPT_INT, OPT(stop_at), 0, NULL,
      "stop after step N as if interrupted (resumable), 0 = off", NOCK, NULL},
@@ -201,6 +205,11 @@ int andrea_train_options_validate(const andrea_config *cfg, const andrea_train_o
         return bad("need 0 <= --lr-min <= --lr and --lr > 0 (got %g, %g)", o->lr_min, o->lr);
     if (!(o->beta1 >= 0 && o->beta1 < 1) || !(o->beta2 >= 0 && o->beta2 < 1) || !(o->eps > 0))
         return bad("need 0 <= --beta1, --beta2 < 1 and --eps > 0");
+    if (!andrea_backend_find(o->backend)) {
+        char why[512]; /* andrea_error() is the buffer bad() writes: copy it first */
+        snprintf(why, sizeof why, "%s", andrea_error());
+        return bad("--backend '%s': %s", o->backend ? o->backend : "", why);
+    }
     if (o->weight_decay < 0 || o->grad_clip < 0 || o->warmup < 0)
         return bad("--weight-decay, --grad-clip and --warmup must be >= 0");
     if (o->max_bad_steps <= 0) return bad("--max-bad-steps must be positive");

@@ -8,7 +8,6 @@
 #include <math.h>
 #include <string.h>
 
-#include "kernels/kernels.h"
 #include "model/model.h"
 #include "train/train_run.h"
 #include "util/error.h"
@@ -16,6 +15,7 @@
 int64_t andrea_step_num_params(const andrea_train_run *r) { return r->m->layout.total; }
 
 int andrea_step_prepare(andrea_train_run *r) {
+    if (andrea_model_set_backend(r->m, r->o.backend)) return -1;
     andrea_model_set_flash_attention(r->m, r->o.attention != ANDREA_ATTN_EXPLICIT);
     andrea_model_zero_grad(r->m); /* allocates the gradients */
     return r->m->grads ? 0 : -1;
@@ -39,7 +39,7 @@ int andrea_step_grads(andrea_train_run *r, int step, float *loss, float *grad_no
     if (o->inject_nan_step >= 0 && step >= o->inject_nan_step &&
         step < o->inject_nan_step + o->inject_nan_count)
         m->grads[0] = NAN;
-    *grad_norm = (float)sqrt(andrea_grad_sum_squares(m->grads, (size_t)m->layout.total));
+    *grad_norm = (float)sqrt(andrea_model_grad_sum_squares(m));
     return 0;
 }
 
@@ -47,10 +47,6 @@ void andrea_step_update(andrea_train_run *r, int step, float lr, float grad_norm
     andrea_model *m = r->m;
     const andrea_train_options *o = &r->o;
     float gscale = o->grad_clip > 0 && grad_norm > o->grad_clip ? o->grad_clip / grad_norm : 1.0f;
-    for (int i = 0; i < m->layout.n; i++) {
-        const andrea_tensor_info *t = &m->layout.t[i];
-        andrea_adamw_update(m->params + t->offset, m->grads + t->offset, r->adam_m + t->offset,
-                            r->adam_v + t->offset, (size_t)t->size, lr, o->beta1, o->beta2,
-                            o->eps, t->decay ? o->weight_decay : 0.0f, step + 1, gscale);
-    }
+    andrea_model_adamw_step(m, r->adam_m, r->adam_v, lr, o->beta1, o->beta2, o->eps,
+                            o->weight_decay, step + 1, gscale);
 }

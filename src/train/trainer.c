@@ -27,8 +27,8 @@ int andrea_train(const andrea_config *cfg, const andrea_train_options *opts) {
     char data[1200];
     andrea_run_start_report(r, &start, data, sizeof data);
     /* MFU is measured against this machine's sgemm, measured now (0.3 s) */
-    start.peak_gflops = o->quiet ? 0.0 : andrea_perf_sgemm_gflops(512, 0.3,
-                                      andrea_matmul_backend() == ANDREA_MATMUL_BLAS);
+    start.peak_gflops = o->quiet ? 0.0 : andrea_perf_gemm_gflops(andrea_model_backend(r->m), 512,
+                                                                 0.3);
     start.flops_per_token = andrea_train_flops_per_token(&r->cfg, o->seq);
     ANDREA_REPORT(r, on_start, &start);
 

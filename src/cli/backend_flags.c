@@ -1,0 +1,47 @@
+/* backend_flags.c - --backend and its older spellings, shared by the commands. */
+#include "backend_flags.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "andrea.h"
+
+const char *backend_from_flags(const char *cmd, const char *backend, const char *matmul,
+                               const char *precision) {
+    if (backend) {
+        if (matmul || precision) {
+            fprintf(stderr, "andrea %s: --backend replaces --matmul and --precision; give it "
+                    "alone\n", cmd);
+            return NULL;
+        }
+        return backend;
+    }
+    if (matmul && strcmp(matmul, "builtin") != 0 && strcmp(matmul, "blas") != 0) {
+        fprintf(stderr, "andrea %s: --matmul '%s': expected builtin or blas\n", cmd, matmul);
+        return NULL;
+    }
+    if (precision && strcmp(precision, "fp32") != 0 && strcmp(precision, "bf16") != 0) {
+        fprintf(stderr, "andrea %s: --precision '%s': expected fp32 or bf16\n", cmd, precision);
+        return NULL;
+    }
+    int blas = matmul && strcmp(matmul, "blas") == 0;
+    int bf16 = precision && strcmp(precision, "bf16") == 0;
+    if (blas && bf16) {
+        fprintf(stderr, "andrea %s: --matmul blas and --precision bf16 do not combine\n", cmd);
+        return NULL;
+    }
+    return blas ? "cpu-blas" : bf16 ? "cpu-bf16" : "cpu";
+}
+
+int backend_check(const char *cmd, const char *name) {
+    if (andrea_backend_find(name)) return 0;
+    fprintf(stderr, "andrea %s: --backend '%s': %s\n", cmd, name ? name : "", andrea_error());
+    return -1;
+}
+
+void backend_list(void) {
+    for (int i = 0; i < andrea_backend_count(); i++) {
+        const andrea_backend *be = andrea_backend_get(i);
+        printf("%-14s %s\n", andrea_backend_name(be), andrea_backend_description(be));
+    }
+}
