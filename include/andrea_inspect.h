@@ -90,9 +90,10 @@ typedef struct {
 
 /* Runs tokens (T <= ctx, batch 1) through m and fills out (which the caller
  * frees with andrea_attn_maps_free, even after a failure). views: bits of
- * ANDREA_VIEW_BIT(); memory is 4 L NH T^2 bytes per view. The model's
- * activations are those of this forward afterwards. 0 or -1 with andrea_error(). */
-int andrea_attention_inspect(andrea_model *m, const int32_t *tokens, int T, unsigned views,
+ * ANDREA_VIEW_BIT(); memory is 4 L NH T^2 bytes per view. The forward runs in a
+ * context of its own (explicit attention), so m is only read: inspections may share
+ * one model across threads. 0 or -1 with andrea_error(). */
+int andrea_attention_inspect(const andrea_model *m, const int32_t *tokens, int T, unsigned views,
                              andrea_attn_maps *out);
 void andrea_attn_maps_free(andrea_attn_maps *maps);
 /* The (T, T) matrix of one view, layer and head; NULL if absent or out of range. */

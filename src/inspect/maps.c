@@ -1,5 +1,5 @@
 /*
- * inspect.c - the attention maps of one forward pass, in four views, taken from
+ * maps.c - the attention maps of one forward pass, in four views, taken from
  * the engine itself: a normal andrea_model_forward, then per layer the same
  * andrea_attention_forward kernel re-run on the q, k, v that forward stored, with its
  * preatt output switched on. Contract and provenance of each view: andrea_inspect.h.
@@ -57,16 +57,16 @@ const float *andrea_attn_map(const andrea_attn_maps *maps, int view, int layer, 
 
 static int same_bits(float a, float b) { return memcmp(&a, &b, sizeof a) == 0; }
 
-int andrea_attention_inspect(andrea_model *m, const int32_t *tokens, int T, unsigned views,
-                             andrea_attn_maps *out) {
-    memset(out, 0, sizeof *out);
+/* The maps of one forward pass in ctx (explicit attention: the T x T matrices kept). */
+static int inspect_in(const andrea_model *m, andrea_context *ctx, const int32_t *tokens, int T,
+                      unsigned views, andrea_attn_maps *out) {
     const andrea_config *c = &m->cfg;
     int L = c->n_layer, NH = c->n_head, C = c->d_model, HS = C / NH;
     if (views & ~ANDREA_VIEWS_ALL) return andrea_set_error("inspect: unknown view bits 0x%x", views);
     if (T < 1 || T > c->ctx)
         return andrea_set_error("inspect: %d tokens do not fit the model's context of %d", T,
                                 c->ctx);
-    float f = andrea_model_forward(m, tokens, NULL, 1, T);
+    float f = andrea_context_forward(m, ctx, tokens, NULL, 1, T);
     if (f != f) return -1; /* NaN: andrea_error() says why */
 
     size_t TT = (size_t)T * T, per_layer = (size_t)NH * TT;
@@ -100,9 +100,9 @@ int andrea_attention_inspect(andrea_model *m, const int32_t *tokens, int T, unsi
     long C3 = 3L * C;
     for (int l = 0; l < L; l++) {
         /* B = 1, so layer l's buffers start at l * T * (3C | C) and l * NH * T * T */
-        const float *qkv = m->ctx->a.qkv + (size_t)l * T * C3;
-        const float *f_atty = m->ctx->a.atty + (size_t)l * T * C;
-        const float *f_att = andrea_model_attention(m, l);
+        const float *qkv = ctx->a.qkv + (size_t)l * T * C3;
+        const float *f_atty = ctx->a.atty + (size_t)l * T * C;
+        const float *f_att = andrea_context_attention(ctx, l);
         if (!f_att) {
             andrea_attn_maps_free(out);
             free(att);
@@ -210,4 +210,17 @@ void andrea_attention_check(const float *A, int T, andrea_attn_check *out) {
     }
     out->ok = out->max_row_error <= out->tolerance && out->upper_nonzero == 0 &&
               out->negative == 0;
+}
+
+/* A context of its own: the model is only read, so any number of inspections (a server's
+ * requests) share one loaded model. */
+int andrea_attention_inspect(const andrea_model *m, const int32_t *tokens, int T, unsigned views,
+                             andrea_attn_maps *out) {
+    memset(out, 0, sizeof *out);
+    andrea_context *ctx = andrea_context_create(m);
+    if (!ctx) return -1;
+    andrea_context_set_flash_attention(ctx, 0);
+    int rc = inspect_in(m, ctx, tokens, T, views, out);
+    andrea_context_free(ctx);
+    return rc;
 }
