@@ -502,10 +502,73 @@ static void test_sum_squares(be_t be, size_t n) {
     free(g);
 }
 
+/* ---- embeddings, the residual stream, zeroing ------------------------------------------- */
+
+/* Forward: one float add per element, exact in double, so the reference's rounding is the
+ * kernel's: bit for bit. Backward: each row sums up to B T terms of N(0, 1); 4 n EPS of
+ * their scale bounds the order-dependent rounding. Token ids repeat (V small) so the
+ * scatter-add meets the same row many times. */
+static void test_embedding(be_t be, int B, int T, int C, int V) {
+    if (!supported(be, (const void *)be->ops.embedding_forward, "embedding")) return;
+    char shape[48];
+    snprintf(shape, sizeof shape, "B=%d T=%d C=%d V=%d", B, T, C, V);
+    size_t BT = (size_t)B * T, nte = (size_t)V * C, npe = (size_t)T * C;
+    int32_t *tok = malloc(sizeof(int32_t) * BT);
+    for (size_t i = 0; i < BT; i++) tok[i] = (int32_t)(tu_rng_u64() % (uint64_t)V);
+    float *wte = tu_normal_array(nte), *wpe = tu_normal_array(npe), *dout = tu_normal_array(BT * C);
+    float *out = zeros(BT * C), *ref = zeros(BT * C);
+    float *dwte = tu_normal_array(nte), *dwpe = tu_normal_array(npe); /* accumulated into */
+    float *rte = tu_dup(dwte, nte), *rpe = tu_dup(dwpe, npe);
+    float *d_te = upf(be, wte, nte), *d_pe = upf(be, wpe, npe), *d_out = upf(be, out, BT * C);
+    be->ops.embedding_forward(be, d_out, tok, d_te, d_pe, B, T, C);
+    downf(be, out, d_out, BT * C);
+    andrea_ref_embedding_forward(ref, tok, wte, wpe, B, T, C);
+    cmp_t c = {0};
+    cmp(&c, "out", out, ref, BT * C, 0.0, 0.0);
+    report(be, "embedding_forward", shape, &c);
+    float *d_dte = upf(be, dwte, nte), *d_dpe = upf(be, dwpe, npe), *d_dout = upf(be, dout, BT * C);
+    be->ops.embedding_backward(be, d_dte, d_dpe, d_dout, tok, B, T, C);
+    downf(be, dwte, d_dte, nte), downf(be, dwpe, d_dpe, npe);
+    andrea_ref_embedding_backward(rte, rpe, dout, tok, B, T, C);
+    cmp_t cb = {0};
+    double tol = 4.0 * (double)BT * EPS * sqrt((double)BT);
+    cmp(&cb, "dwte", dwte, rte, nte, tol, 4 * EPS);
+    cmp(&cb, "dwpe", dwpe, rpe, npe, tol, 4 * EPS);
+    report(be, "embedding_backward", shape, &cb);
+    freed(be, d_te), freed(be, d_pe), freed(be, d_out), freed(be, d_dte), freed(be, d_dpe);
+    freed(be, d_dout);
+    free(tok), free(wte), free(wpe), free(dout), free(out), free(ref), free(dwte), free(dwpe);
+    free(rte), free(rpe);
+}
+
+/* residual: out = a + b, one rounding, bit for bit (also in place, as decoding uses it);
+ * zero: every byte 0. */
+static void test_residual_zero(be_t be, size_t n) {
+    if (!supported(be, (const void *)be->ops.residual_forward, "residual/zero")) return;
+    char shape[32];
+    snprintf(shape, sizeof shape, "n=%zu", n);
+    float *a = tu_normal_array(n), *b = tu_normal_array(n), *got = zeros(n), *want = zeros(n);
+    for (size_t i = 0; i < n; i++) want[i] = (float)((double)a[i] + b[i]);
+    float *d_a = upf(be, a, n), *d_b = upf(be, b, n);
+    be->ops.residual_forward(be, d_a, d_a, d_b, n);
+    downf(be, got, d_a, n);
+    cmp_t c = {0};
+    cmp(&c, "a + b", got, want, n, 0.0, 0.0);
+    be->ops.zero(be, d_a, n * sizeof(float));
+    downf(be, got, d_a, n);
+    memset(want, 0, n * sizeof(float));
+    cmp(&c, "zeroed", got, want, n, 0.0, 0.0);
+    report(be, "residual_forward/zero", shape, &c);
+    freed(be, d_a), freed(be, d_b);
+    free(a), free(b), free(got), free(want);
+}
+
 /* ---- every op of one backend ----------------------------------------------------------- */
 
 static void test_backend(be_t be) {
     test_memory(be, 1), test_memory(be, 1000);
+    test_embedding(be, 1, 1, 8, 3), test_embedding(be, 3, 17, 40, 5), test_embedding(be, 4, 64, 130, 257);
+    test_residual_zero(be, 7), test_residual_zero(be, 40000);
     /* products: a row, tiny ragged, edge tiles in both directions, several k blocks, and
      * big enough for BLAS and bf16 (M > 4, M K N >= 2^18) */
     static const int mm[][3] = {{1, 16, 7}, {3, 5, 2}, {33, 47, 65}, {130, 96, 257}, {64, 300, 128}};

@@ -32,6 +32,14 @@ typedef struct {
     void (*free)(be_t be, void *p);
     void (*upload)(be_t be, void *dst, const void *src, size_t bytes);   /* host -> backend */
     void (*download)(be_t be, void *dst, const void *src, size_t bytes); /* backend -> host */
+    void (*zero)(be_t be, void *p, size_t bytes);
+
+    /* ---- embeddings (tokens are host memory) and the residual stream ---- */
+    void (*embedding_forward)(be_t be, float *out, const int32_t *tokens, const float *wte,
+                              const float *wpe, int B, int T, int C);
+    void (*embedding_backward)(be_t be, float *dwte, float *dwpe, const float *dout,
+                               const int32_t *tokens, int B, int T, int C);
+    void (*residual_forward)(be_t be, float *out, const float *a, const float *b, size_t n);
 
     /* ---- products: out(M, N) = inp(M, K) @ w(N, K)^T + bias ---- */
     void (*matmul_forward)(be_t be, float *out, const float *inp, const float *w,

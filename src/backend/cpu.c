@@ -31,6 +31,26 @@ static void cpu_copy(be_t be, void *dst, const void *src, size_t bytes) {
     if (bytes) memcpy(dst, src, bytes);
 }
 
+static void cpu_zero(be_t be, void *p, size_t bytes) {
+    (void)be;
+    if (bytes) memset(p, 0, bytes);
+}
+
+static void cpu_embedding_forward(be_t be, float *out, const int32_t *tokens, const float *wte,
+                                  const float *wpe, int B, int T, int C) {
+    (void)be;
+    andrea_embedding_forward(out, tokens, wte, wpe, B, T, C);
+}
+static void cpu_embedding_backward(be_t be, float *dwte, float *dwpe, const float *dout,
+                                   const int32_t *tokens, int B, int T, int C) {
+    (void)be;
+    andrea_embedding_backward(dwte, dwpe, dout, tokens, B, T, C);
+}
+static void cpu_residual_forward(be_t be, float *out, const float *a, const float *b, size_t n) {
+    (void)be;
+    andrea_residual_forward(out, a, b, n);
+}
+
 static void cpu_matmul_forward(be_t be, float *out, const float *inp, const float *w,
                                const float *bias, int M, int K, int N) {
     andrea_mm_forward(E(be), out, inp, w, bias, M, K, N);
@@ -141,13 +161,24 @@ static int has_bf16(be_t be) {
 
 #define CPU_OPS                                                                               \
     {                                                                                         \
-        cpu_alloc, cpu_free, cpu_copy, cpu_copy, cpu_matmul_forward,                          \
-            cpu_matmul_forward_residual, cpu_matmul_forward_act, cpu_matmul_backward,          \
-            cpu_matmul_backward_act, cpu_matvec, cpu_norm_forward, cpu_norm_backward,          \
-            cpu_activation_forward, cpu_attention_forward, cpu_attention_backward,             \
-            cpu_attention_flash_forward, cpu_attention_flash_backward, cpu_attention_decode,   \
-            cpu_crossentropy_forward, cpu_crossentropy_backward, cpu_adamw_update,             \
-            cpu_sum_squares                                                                   \
+        .alloc = cpu_alloc, .free = cpu_free, .upload = cpu_copy, .download = cpu_copy,       \
+        .zero = cpu_zero, .embedding_forward = cpu_embedding_forward,                         \
+        .embedding_backward = cpu_embedding_backward,                                         \
+        .residual_forward = cpu_residual_forward, .matmul_forward = cpu_matmul_forward,       \
+        .matmul_forward_residual = cpu_matmul_forward_residual,                               \
+        .matmul_forward_act = cpu_matmul_forward_act,                                         \
+        .matmul_backward = cpu_matmul_backward,                                               \
+        .matmul_backward_act = cpu_matmul_backward_act, .matvec = cpu_matvec,                 \
+        .norm_forward = cpu_norm_forward, .norm_backward = cpu_norm_backward,                 \
+        .activation_forward = cpu_activation_forward,                                         \
+        .attention_forward = cpu_attention_forward,                                           \
+        .attention_backward = cpu_attention_backward,                                         \
+        .attention_flash_forward = cpu_attention_flash_forward,                               \
+        .attention_flash_backward = cpu_attention_flash_backward,                             \
+        .attention_decode = cpu_attention_decode,                                             \
+        .crossentropy_forward = cpu_crossentropy_forward,                                     \
+        .crossentropy_backward = cpu_crossentropy_backward,                                   \
+        .adamw_update = cpu_adamw_update, .sum_squares = cpu_sum_squares                      \
     }
 
 const andrea_backend andrea_backend_cpu = {

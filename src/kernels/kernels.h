@@ -186,6 +186,17 @@ void andrea_activation_forward(float *out, const float *inp, size_t n, int act);
 /* dinp += f'(inp) * dout */
 void andrea_activation_backward(float *dinp, const float *inp, const float *dout, size_t n, int act);
 
+/* ---- embeddings (embedding.c) ------------------------------------------------------- */
+
+/* out (B, T, C) = wte[tokens[b, t]] + wpe[t]. tokens (B, T) are host memory, checked by
+ * the caller to lie in [0, V). */
+void andrea_embedding_forward(float *out, const int32_t *tokens, const float *wte,
+                              const float *wpe, int B, int T, int C);
+/* dwte[tokens[b, t]] += dout[b, t]; dwpe[t] += dout[b, t]. Same result for any thread
+ * count (each row is summed over positions in order). */
+void andrea_embedding_backward(float *dwte, float *dwpe, const float *dout,
+                               const int32_t *tokens, int B, int T, int C);
+
 /* ---- residual ------------------------------------------------------------------- */
 
 /* out = a + b (n floats) */
@@ -292,6 +303,11 @@ void andrea_ref_matvec_rows(float *out, const float *x, const void *w, int fmt,
                             const float *scale, const float *bias, int K, int N, int n);
 /* sum g_i^2 in long double. */
 double andrea_ref_sum_squares(const float *g, size_t n);
+void andrea_ref_embedding_forward(float *out, const int32_t *tokens, const float *wte,
+                                  const float *wpe, int B, int T, int C);
+/* the sums in double, in position order */
+void andrea_ref_embedding_backward(float *dwte, float *dwpe, const float *dout,
+                                   const int32_t *tokens, int B, int T, int C);
 void andrea_ref_attention_decode(float *out, const float *q, const float *kc, const float *vc,
                                  int pos, int C, int NH);
 /* Flash's forward as the reference sees it: out as ref attention, lse per row. */

@@ -451,3 +451,36 @@ void andrea_ref_attention_lse(float *lse, const float *qkv, int B, int T, int C,
                 lse[((size_t)b * NH + h) * T + i] = (float)(mx + log(sum));
             }
 }
+
+void andrea_ref_embedding_forward(float *out, const int32_t *tokens, const float *wte,
+                                  const float *wpe, int B, int T, int C) {
+    for (int i = 0; i < B * T; i++)
+        for (int k = 0; k < C; k++)
+            out[(size_t)i * C + k] =
+                (float)((double)wte[(size_t)tokens[i] * C + k] + wpe[(size_t)(i % T) * C + k]);
+}
+
+void andrea_ref_embedding_backward(float *dwte, float *dwpe, const float *dout,
+                                   const int32_t *tokens, int B, int T, int C) {
+    for (int k = 0; k < C; k++) {
+        for (int t = 0; t < T; t++) { /* each position's rows over the batch */
+            double s = dwpe[(size_t)t * C + k];
+            for (int b = 0; b < B; b++) s += dout[((size_t)b * T + t) * C + k];
+            dwpe[(size_t)t * C + k] = (float)s;
+        }
+    }
+    int BT = B * T;
+    for (int i = 0; i < BT; i++) { /* each token row once, summing all its positions */
+        int first = 1;
+        for (int j = 0; j < i; j++)
+            if (tokens[j] == tokens[i]) first = 0;
+        if (!first) continue;
+        for (int k = 0; k < C; k++) {
+            double s = dwte[(size_t)tokens[i] * C + k];
+            for (int j = i; j < BT; j++)
+                if (tokens[j] == tokens[i]) s += dout[(size_t)j * C + k];
+            dwte[(size_t)tokens[i] * C + k] = (float)s;
+        }
+    }
+}
+

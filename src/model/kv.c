@@ -20,21 +20,25 @@ andrea_kv *andrea_kv_create(const andrea_model *m) {
     const andrea_config *c = &m->cfg;
     andrea_kv *kv = calloc(1, sizeof *kv);
     if (!kv) return andrea_set_error("out of memory allocating the KV cache"), NULL;
+    kv->be = m->be;
     kv->L = c->n_layer;
     kv->T = c->ctx;
     kv->C = c->d_model;
     size_t cache = (size_t)c->n_layer * c->ctx * c->d_model;
     /* zeroed now, so that every page is touched here: a fresh page per position in the
      * decoding loop cost ~50 page faults per token (andrea-120m), a tenth of its time */
-    kv->k = andrea_big_calloc(sizeof(float) * cache);
-    kv->v = andrea_big_calloc(sizeof(float) * cache);
+    const andrea_backend *be = m->be;
+    kv->k = be->ops.alloc(be, sizeof(float) * cache);
+    kv->v = be->ops.alloc(be, sizeof(float) * cache);
     size_t C = (size_t)c->d_model;
     /* x, xn, qkv (3C), atty, tmp, h (4C), hact (4C): 15 C, then att (NH T), logits (V) */
-    kv->x = malloc(sizeof(float) * (C * 15 + (size_t)c->n_head * c->ctx + (size_t)c->vocab));
+    kv->x = be->ops.alloc(be, sizeof(float) * (C * 15 + (size_t)c->n_head * c->ctx + (size_t)c->vocab));
     if (!kv->k || !kv->v || !kv->x) {
         andrea_kv_free(kv);
         return andrea_set_error("out of memory: KV cache of %.1f MB", cache * 8.0 / 1e6), NULL;
     }
+    be->ops.zero(be, kv->k, sizeof(float) * cache);
+    be->ops.zero(be, kv->v, sizeof(float) * cache);
     kv->xn = kv->x + C;
     kv->qkv = kv->xn + C;
     kv->atty = kv->qkv + 3 * C;
@@ -48,9 +52,9 @@ andrea_kv *andrea_kv_create(const andrea_model *m) {
 
 void andrea_kv_free(andrea_kv *kv) {
     if (!kv) return;
-    free(kv->k);
-    free(kv->v);
-    free(kv->x);
+    if (kv->k) kv->be->ops.free(kv->be, kv->k);
+    if (kv->v) kv->be->ops.free(kv->be, kv->v);
+    if (kv->x) kv->be->ops.free(kv->be, kv->x);
     free(kv);
 }
 
@@ -97,7 +101,7 @@ const float *andrea_kv_step(const andrea_model *m, andrea_kv *kv, int32_t token)
     /* embeddings read in the same format as every other weight matrix */
     andrea_dequant_row(m, kv->x, p->wte + (long)token * C, C);
     andrea_dequant_row(m, kv->tmp, p->wpe + (long)pos * C, C);
-    for (int k = 0; k < C; k++) kv->x[k] += kv->tmp[k];
+    m->be->ops.residual_forward(m->be, kv->x, kv->x, kv->tmp, (size_t)C);
     for (int l = 0; l < c->n_layer; l++) {
         andrea_layer_view *w = &p->h[l];
         float *kc = kv->k + (long)l * c->ctx * C, *vc = kv->v + (long)l * c->ctx * C;
@@ -105,12 +109,12 @@ const float *andrea_kv_step(const andrea_model *m, andrea_kv *kv, int32_t token)
         PROF(PROF_MATMUL, andrea_matvec(m, kv->qkv, kv->xn, w->wqkv, w->bqkv, C, 3 * C));
         PROF(PROF_ATTENTION, attend(m, kv, kc, vc, pos));
         PROF(PROF_MATMUL, andrea_matvec(m, kv->tmp, kv->atty, w->wo, w->bo, C, C));
-        for (int k = 0; k < C; k++) kv->x[k] += kv->tmp[k];
+        m->be->ops.residual_forward(m->be, kv->x, kv->x, kv->tmp, (size_t)C);
         PROF(PROF_NORM, norm1(m, kv, kv->xn, kv->x, w->ln2w, w->ln2b));
         PROF(PROF_MATMUL, andrea_matvec(m, kv->h, kv->xn, w->wfc, w->bfc, C, 4 * C));
         m->be->ops.activation_forward(m->be, kv->hact, kv->h, (size_t)4 * C, c->act);
         PROF(PROF_MATMUL, andrea_matvec(m, kv->tmp, kv->hact, w->wproj, w->bproj, 4 * C, C));
-        for (int k = 0; k < C; k++) kv->x[k] += kv->tmp[k];
+        m->be->ops.residual_forward(m->be, kv->x, kv->x, kv->tmp, (size_t)C);
     }
     PROF(PROF_NORM, norm1(m, kv, kv->xn, kv->x, p->lnfw, p->lnfb));
     PROF(PROF_MATMUL, andrea_matvec(m, kv->logits, kv->xn, p->lm_head, NULL, C, V));

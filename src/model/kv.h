@@ -9,6 +9,7 @@
 #include "andrea.h"
 
 struct andrea_kv {
+    const andrea_backend *be; /* whose memory the cache is in: the model's at creation */
     int pos;
     int L, T, C;
     float *k, *v;          /* (L, T, C) */

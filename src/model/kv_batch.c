@@ -85,8 +85,9 @@ static int check_step(const andrea_model *m, const andrea_kv_batch *b, andrea_kv
     return 0;
 }
 
-static void add_rows(float *x, const float *d, size_t n) {
-    for (size_t i = 0; i < n; i++) x[i] += d[i];
+/* x += d (n floats), on the model's backend */
+static void add_rows(const andrea_model *m, float *x, const float *d, size_t n) {
+    m->be->ops.residual_forward(m->be, x, x, d, n);
 }
 
 /* One block for all n sequences: x (n, C) += Attn(Norm(x)); x += MLP(Norm(x)). */
@@ -105,12 +106,12 @@ static void block_step(const andrea_model *m, andrea_kv_batch *b, andrea_kv *con
                               b->att + (long)s * c->n_head * c->ctx, b->atty + (long)s * C));
     }
     PROF(PROF_MATMUL, andrea_matvec_batch(m, b->tmp, b->atty, w->wo, w->bo, C, C, n));
-    add_rows(b->x, b->tmp, nC);
+    add_rows(m, b->x, b->tmp, nC);
     PROF(PROF_NORM, andrea_kv_norm(m, b->xn, b->mean, b->rstd, b->x, w->ln2w, w->ln2b, n));
     PROF(PROF_MATMUL, andrea_matvec_batch(m, b->h, b->xn, w->wfc, w->bfc, C, 4 * C, n));
     andrea_activation_forward(b->hact, b->h, nC * 4, c->act);
     PROF(PROF_MATMUL, andrea_matvec_batch(m, b->tmp, b->hact, w->wproj, w->bproj, 4 * C, C, n));
-    add_rows(b->x, b->tmp, nC);
+    add_rows(m, b->x, b->tmp, nC);
 }
 
 const float *andrea_kv_batch_step(const andrea_model *m, andrea_kv_batch *b,
@@ -123,7 +124,7 @@ const float *andrea_kv_batch_step(const andrea_model *m, andrea_kv_batch *b,
         float *x = b->x + (long)s * C, *pe = b->tmp + (long)s * C;
         andrea_dequant_row(m, x, p->wte + (long)tokens[s] * C, C);
         andrea_dequant_row(m, pe, p->wpe + (long)kvs[s]->pos * C, C);
-        add_rows(x, pe, (size_t)C);
+        add_rows(m, x, pe, (size_t)C);
     }
     for (int l = 0; l < c->n_layer; l++) block_step(m, b, kvs, n, l);
     PROF(PROF_NORM, andrea_kv_norm(m, b->xn, b->mean, b->rstd, b->x, p->lnfw, p->lnfb, n));

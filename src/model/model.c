@@ -62,7 +62,9 @@ andrea_model *andrea_model_alloc(const andrea_config *cfg) {
         free(m);
         return NULL;
     }
-    m->params = andrea_big_alloc(sizeof(float) * (size_t)m->layout.total);
+    /* weights, gradients and activations live in the backend's memory (host memory for
+     * every CPU variant) */
+    m->params = m->be->ops.alloc(m->be, sizeof(float) * (size_t)m->layout.total);
     m->p.h = calloc((size_t)cfg->n_layer, sizeof(andrea_layer_view));
     m->g.h = calloc((size_t)cfg->n_layer, sizeof(andrea_layer_view));
     if (!m->params || !m->p.h || !m->g.h) {
@@ -110,8 +112,8 @@ andrea_model *andrea_model_create(const andrea_config *cfg, uint64_t seed) {
 void andrea_model_free(andrea_model *m) {
     if (!m) return;
     andrea_layout_free(&m->layout);
-    free(m->params);
-    free(m->grads);
+    if (m->params) m->be->ops.free(m->be, m->params);
+    if (m->grads) m->be->ops.free(m->be, m->grads);
     free(m->p.h);
     free(m->g.h);
     andrea_context_free(m->ctx);
@@ -132,8 +134,10 @@ float *andrea_model_params(andrea_model *m) { return m->params; }
 
 static int ensure_grads(andrea_model *m) {
     if (m->grads) return 0;
-    m->grads = andrea_big_calloc(sizeof(float) * (size_t)m->layout.total);
+    size_t bytes = sizeof(float) * (size_t)m->layout.total;
+    m->grads = m->be->ops.alloc(m->be, bytes);
     if (!m->grads) return andrea_set_error("out of memory allocating gradients");
+    m->be->ops.zero(m->be, m->grads, bytes);
     andrea_view_build(m, m->grads, &m->g);
     return 0;
 }
@@ -141,7 +145,8 @@ static int ensure_grads(andrea_model *m) {
 float *andrea_model_grads(andrea_model *m) { return ensure_grads(m) ? NULL : m->grads; }
 
 void andrea_model_zero_grad(andrea_model *m) {
-    if (ensure_grads(m) == 0) memset(m->grads, 0, sizeof(float) * (size_t)m->layout.total);
+    if (ensure_grads(m) == 0)
+        m->be->ops.zero(m->be, m->grads, sizeof(float) * (size_t)m->layout.total);
 }
 
 _Static_assert(sizeof(andrea_acts) / sizeof(float *) == sizeof(andrea_act_sizes) / sizeof(int64_t),
@@ -153,12 +158,13 @@ andrea_context *andrea_context_create(const andrea_model *m) {
     andrea_context *c = calloc(1, sizeof *c);
     if (!c) return andrea_set_error("out of memory allocating a context"), NULL;
     c->cfg = m->cfg;
+    c->be = m->be;
     return c;
 }
 
 void andrea_context_free(andrea_context *c) {
     if (!c) return;
-    free(c->act_mem);
+    if (c->act_mem) c->be->ops.free(c->be, c->act_mem);
     free(c->inputs);
     free(c->targets);
     free(c);
@@ -173,17 +179,17 @@ void andrea_model_set_flash_attention(andrea_model *m, int on) {
 /* Activations for a (B, T) batch, reallocated only when the shape or attention kind changes. */
 static int ensure_acts(andrea_context *c, int B, int T) {
     if (c->act_mem && c->act_B == B && c->act_T == T && c->act_flash == c->flash) return 0;
-    free(c->act_mem);
+    if (c->act_mem) c->be->ops.free(c->be, c->act_mem);
     free(c->inputs);
     free(c->targets);
     c->act_mem = NULL;
     andrea_act_sizes s;
     int64_t total = andrea_activation_floats(&c->cfg, B, T, c->flash, &s);
-    c->act_mem = andrea_big_alloc(sizeof(float) * (size_t)total);
+    c->act_mem = c->be->ops.alloc(c->be, sizeof(float) * (size_t)total);
     c->inputs = malloc(sizeof(int32_t) * (size_t)B * T);
     c->targets = malloc(sizeof(int32_t) * (size_t)B * T);
     if (!c->act_mem || !c->inputs || !c->targets) {
-        free(c->act_mem);
+        if (c->act_mem) c->be->ops.free(c->be, c->act_mem);
         c->act_mem = NULL;
         return andrea_set_error("out of memory: activations for B=%d T=%d need %.1f MB", B, T,
                                 total * 4.0 / 1e6);
@@ -220,7 +226,7 @@ static void norm_backward(const andrea_model *m, float *dinp, float *dw, float *
 float andrea_context_forward(const andrea_model *m, andrea_context *ctx, const int32_t *inputs,
                              const int32_t *targets, int B, int T) {
     const andrea_config *c = &m->cfg;
-    if (memcmp(&ctx->cfg, c, sizeof *c) != 0) {
+    if (memcmp(&ctx->cfg, c, sizeof *c) != 0 || ctx->be->ops.alloc != m->be->ops.alloc) {
         andrea_set_error("forward: the context was created for another model");
         return NAN;
     }
@@ -243,13 +249,7 @@ float andrea_context_forward(const andrea_model *m, andrea_context *ctx, const i
     andrea_acts *a = &ctx->a;
     const andrea_view *p = &m->p;
 
-    /* token + position embeddings */
-#pragma omp parallel for schedule(static)
-    for (int i = 0; i < BT; i++) {
-        const float *te = p->wte + (long)inputs[i] * C, *pe = p->wpe + (long)(i % T) * C;
-        float *x = a->encoded + (long)i * C;
-        for (int k = 0; k < C; k++) x[k] = te[k] + pe[k];
-    }
+    m->be->ops.embedding_forward(m->be, a->encoded, inputs, p->wte, p->wpe, B, T, C);
 
     const float *resid = a->encoded;
     for (int l = 0; l < L; l++) {
@@ -327,10 +327,10 @@ int andrea_context_backward(andrea_model *m, andrea_context *ctx, float scale) {
     PROF(PROF_CROSSENTROPY, m->be->ops.crossentropy_backward(m->be, a->logits, ctx->targets, BT, V, dloss));
     ctx->has_targets = 0; /* the probabilities are now gradients */
 
-    PROF(PROF_ZERO, memset(a->dln, 0, sizeof(float) * BTC));
+    PROF(PROF_ZERO, m->be->ops.zero(m->be, a->dln, sizeof(float) * BTC));
     PROF(PROF_MATMUL,
          m->be->ops.matmul_backward(m->be, a->dln, g->lm_head, NULL, a->logits, a->lnf, p->lm_head, BT, C, V));
-    PROF(PROF_ZERO, memset(a->dres, 0, sizeof(float) * BTC));
+    PROF(PROF_ZERO, m->be->ops.zero(m->be, a->dres, sizeof(float) * BTC));
     const float *last = L > 0 ? a->res3 + (long)(L - 1) * BTC : a->encoded;
     PROF(PROF_NORM, norm_backward(m, a->dres, g->lnfw, g->lnfb, a->dln, last, p->lnfw, a->lnf_mean,
                                   a->lnf_rstd, BT));
@@ -348,42 +348,30 @@ int andrea_context_backward(andrea_model *m, andrea_context *ctx, float scale) {
         /* dfch = act'(fch) * (dres @ wproj), the activation's backward fused in */
         PROF(PROF_MATMUL, m->be->ops.matmul_backward_act(m->be, a->dfch, dw->wproj, dw->bproj, a->dres, fch_act,
                                               w->wproj, fch, BT, 4 * C, C, c->act));
-        PROF(PROF_ZERO, memset(a->dln, 0, sizeof(float) * BTC));
+        PROF(PROF_ZERO, m->be->ops.zero(m->be, a->dln, sizeof(float) * BTC));
         PROF(PROF_MATMUL,
              m->be->ops.matmul_backward(m->be, a->dln, dw->wfc, dw->bfc, a->dfch, ln2, w->wfc, BT, C, 4 * C));
         PROF(PROF_NORM, norm_backward(m, a->dres, dw->ln2w, dw->ln2b, a->dln, res2, w->ln2w,
                                       a->ln2_mean + (long)l * BT, a->ln2_rstd + (long)l * BT, BT));
 
         /* res2 = resid + Attn(Norm(resid)): dres is now d res2 */
-        PROF(PROF_ZERO, memset(a->datty, 0, sizeof(float) * BTC));
+        PROF(PROF_ZERO, m->be->ops.zero(m->be, a->datty, sizeof(float) * BTC));
         PROF(PROF_MATMUL,
              m->be->ops.matmul_backward(m->be, a->datty, dw->wo, dw->bo, a->dres, atty, w->wo, BT, C, C));
-        PROF(PROF_ZERO, memset(a->dqkv, 0, sizeof(float) * 3 * BTC));
+        PROF(PROF_ZERO, m->be->ops.zero(m->be, a->dqkv, sizeof(float) * 3 * BTC));
         if (ctx->flash)
             PROF(PROF_ATTENTION,
                  m->be->ops.attention_flash_backward(m->be, a->dqkv, a->datty, qkv, atty, att, B, T, C, NH));
         else
             PROF(PROF_ATTENTION, m->be->ops.attention_backward(m->be, a->dqkv, a->datty, qkv, att, B, T, C, NH));
-        PROF(PROF_ZERO, memset(a->dln, 0, sizeof(float) * BTC));
+        PROF(PROF_ZERO, m->be->ops.zero(m->be, a->dln, sizeof(float) * BTC));
         PROF(PROF_MATMUL,
              m->be->ops.matmul_backward(m->be, a->dln, dw->wqkv, dw->bqkv, a->dqkv, ln1, w->wqkv, BT, C, 3 * C));
         PROF(PROF_NORM, norm_backward(m, a->dres, dw->ln1w, dw->ln1b, a->dln, resid, w->ln1w,
                                       a->ln1_mean + (long)l * BT, a->ln1_rstd + (long)l * BT, BT));
     }
 
-    /* embeddings: scatter-add by channel chunks, so repeated tokens never race */
-#pragma omp parallel for schedule(static)
-    for (int c0 = 0; c0 < C; c0 += 32) {
-        int c1 = c0 + 32 < C ? c0 + 32 : C;
-        for (int i = 0; i < BT; i++) {
-            const float *d = a->dres + (long)i * C;
-            float *te = g->wte + (long)ctx->inputs[i] * C, *pe = g->wpe + (long)(i % T) * C;
-            for (int k = c0; k < c1; k++) {
-                te[k] += d[k];
-                pe[k] += d[k];
-            }
-        }
-    }
+    m->be->ops.embedding_backward(m->be, g->wte, g->wpe, a->dres, ctx->inputs, B, T, C);
     return 0;
 }
 

@@ -76,6 +76,7 @@ typedef struct {
  * for andrea_model_forward/backward (training). */
 struct andrea_context {
     andrea_config cfg;   /* the shapes of the model it was created for */
+    const andrea_backend *be; /* whose memory the activations are in: the model's then */
     float *act_mem;      /* one allocation, carved into a */
     andrea_acts a;
     int act_B, act_T, act_flash;
