@@ -95,6 +95,9 @@ int andrea_st_write_tokenizer_files(const char *path, const andrea_tokenizer *to
 typedef int (*andrea_fill_fn)(void *ctx, const andrea_tensor_info *t, float *dst);
 andrea_model *andrea_fmt_build(const andrea_config *cfg, andrea_fill_fn fill, void *ctx,
                                const char *what, size_t file_bytes);
+/* Up to 80 bytes of s for an error message: bytes outside printable ASCII become '?',
+ * so a hostile name can never break the message's one line. Returns out. */
+const char *andrea_fmt_printable(const void *s, size_t n, char out[84]);
 /* path's directory + "/" + name into out. */
 void andrea_fmt_sibling(const char *path, const char *name, char *out, size_t n);
 

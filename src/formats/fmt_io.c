@@ -183,3 +183,12 @@ void andrea_fmt_sibling(const char *path, const char *name, char *out, size_t n)
     }
     snprintf(out, n, "%.*s/%s", (int)(slash - path), path, name);
 }
+
+const char *andrea_fmt_printable(const void *s, size_t n, char out[84]) {
+    const uint8_t *p = s;
+    size_t k = n > 80 ? 80 : n;
+    for (size_t i = 0; i < k; i++) out[i] = p[i] >= 0x20 && p[i] < 0x7f ? (char)p[i] : '?';
+    if (n > 80) memcpy(out + 77, "...", 3);
+    out[k] = 0;
+    return out;
+}

@@ -209,8 +209,9 @@ andrea_tokenizer *andrea_fmt_tok_from_strings(int kind, int32_t vocab, int32_t b
         }
         int32_t r = sp ? find_tok(sorted, vocab, cat, la + lb) : -1;
         if (a < 0 || b < 0 || r < 0) {
-            andrea_set_error("%s: merge %lld ('%.*s') is not 'A B' over tokens of the vocabulary",
-                             what, (long long)i, (int)(mlens[i] > 60 ? 60 : mlens[i]), (const char *)s);
+            char pr[84];
+            andrea_set_error("%s: merge %lld ('%s') is not 'A B' over tokens of the vocabulary",
+                             what, (long long)i, andrea_fmt_printable(s, (size_t)mlens[i], pr));
             goto done;
         }
         triples[3 * i] = a;

@@ -44,6 +44,7 @@ static int rd_string(andrea_rd *r, const uint8_t **s, uint64_t *len, const char 
 
 static int read_kv(gguf *g, kv_t *kv) {
     andrea_rd *r = &g->r;
+    char pr[84];
     if (rd_string(r, &kv->key, &kv->key_len, "a key") || andrea_rd_u32(r, &kv->type, "a value type"))
         return -1;
     const uint8_t *p = NULL;
@@ -55,12 +56,12 @@ static int read_kv(gguf *g, kv_t *kv) {
         t = kv->arr_type;
         n = kv->arr_n;
         if (t == ANDREA_GGUF_ARRAY)
-            return andrea_set_error("%s: key '%.*s': arrays of arrays are not supported", r->what,
-                                    (int)(kv->key_len > 80 ? 80 : kv->key_len), (const char *)kv->key);
+            return andrea_set_error("%s: key '%s': arrays of arrays are not supported", r->what,
+                                    andrea_fmt_printable(kv->key, (size_t)kv->key_len, pr));
     }
     if (t >= ANDREA_GGUF_NTYPES)
-        return andrea_set_error("%s: key '%.*s': unknown value type %u", r->what,
-                                (int)(kv->key_len > 80 ? 80 : kv->key_len), (const char *)kv->key, t);
+        return andrea_set_error("%s: key '%s': unknown value type %u", r->what,
+                                andrea_fmt_printable(kv->key, (size_t)kv->key_len, pr), t);
     kv->val = r->p + r->pos;
     if (t == ANDREA_GGUF_STRING) {
         /* each string is at least its 8-byte length: a cheap bound before walking them */
@@ -114,6 +115,7 @@ static uint64_t tensor_bytes(uint32_t type, uint64_t n, uint64_t ne0) {
 
 static int read_tensor_info(gguf *g, ti_t *t) {
     andrea_rd *r = &g->r;
+    char pr[84];
     if (rd_string(r, &t->name, &t->name_len, "a tensor name") || andrea_rd_u32(r, &t->ndim, "n_dims"))
         return -1;
     if (t->name_len > 256 || t->ndim < 1 || t->ndim > 4)
@@ -123,20 +125,21 @@ static int read_tensor_info(gguf *g, ti_t *t) {
     for (uint32_t d = 0; d < t->ndim; d++) {
         if (andrea_rd_u64(r, &t->ne[d], "a dimension")) return -1;
         if (t->ne[d] == 0 || t->ne[d] > (1ull << 40) || n > (1ull << 40) / t->ne[d])
-            return andrea_set_error("%s: tensor '%.*s': absurd shape", r->what, (int)t->name_len,
-                                    (const char *)t->name);
+            return andrea_set_error("%s: tensor '%s': absurd shape", r->what,
+                                    andrea_fmt_printable(t->name, (size_t)t->name_len, pr));
         n *= t->ne[d];
     }
     for (uint32_t d = t->ndim; d < 4; d++) t->ne[d] = 1;
     if (andrea_rd_u32(r, &t->type, "a tensor type") || andrea_rd_u64(r, &t->offset, "a tensor offset"))
         return -1;
     if (t->type != ANDREA_GGML_F32 && t->type != ANDREA_GGML_F16 && t->type != ANDREA_GGML_Q8_0)
-        return andrea_set_error("%s: tensor '%.*s' has ggml type %u; this reader takes f32, f16 and "
-                                "q8_0", r->what, (int)t->name_len, (const char *)t->name, t->type);
+        return andrea_set_error("%s: tensor '%s' has ggml type %u; this reader takes f32, f16 and "
+                                "q8_0", r->what, andrea_fmt_printable(t->name, (size_t)t->name_len, pr),
+                                t->type);
     t->bytes = tensor_bytes(t->type, n, t->ne[0]);
     if (!t->bytes)
-        return andrea_set_error("%s: tensor '%.*s': q8_0 rows must be whole blocks of 32", r->what,
-                                (int)t->name_len, (const char *)t->name);
+        return andrea_set_error("%s: tensor '%s': q8_0 rows must be whole blocks of 32", r->what,
+                                andrea_fmt_printable(t->name, (size_t)t->name_len, pr));
     return 0;
 }
 
@@ -147,6 +150,7 @@ static int cmp_ti(const void *a, const void *b) {
 
 /* Data inside the file, aligned, no two tensors overlapping. */
 static int check_data(gguf *g, uint64_t align) {
+    char pr[84], pr2[84];
     ti_t **s = malloc((size_t)(g->n_ti + 1) * sizeof *s);
     if (!s) return andrea_set_error("out of memory (%s)", g->r.what);
     int rc = 0;
@@ -154,17 +158,18 @@ static int check_data(gguf *g, uint64_t align) {
         ti_t *t = &g->ti[i];
         s[i] = t;
         if (t->offset % align || t->offset > g->data_len || t->bytes > g->data_len - t->offset)
-            rc = andrea_set_error("%s: tensor '%.*s' at offset %llu (%llu bytes) is misaligned or "
-                                  "outside the file's %llu data bytes", g->r.what, (int)t->name_len,
-                                  (const char *)t->name, (unsigned long long)t->offset,
+            rc = andrea_set_error("%s: tensor '%s' at offset %llu (%llu bytes) is misaligned or "
+                                  "outside the file's %llu data bytes", g->r.what,
+                                  andrea_fmt_printable(t->name, (size_t)t->name_len, pr),
+                                  (unsigned long long)t->offset,
                                   (unsigned long long)t->bytes, (unsigned long long)g->data_len);
     }
     if (!rc) qsort(s, (size_t)g->n_ti, sizeof *s, cmp_ti);
     for (uint64_t i = 1; i < g->n_ti && !rc; i++)
         if (s[i]->offset < s[i - 1]->offset + s[i - 1]->bytes)
-            rc = andrea_set_error("%s: tensors '%.*s' and '%.*s' overlap", g->r.what,
-                                  (int)s[i - 1]->name_len, (const char *)s[i - 1]->name,
-                                  (int)s[i]->name_len, (const char *)s[i]->name);
+            rc = andrea_set_error("%s: tensors '%s' and '%s' overlap", g->r.what,
+                                  andrea_fmt_printable(s[i - 1]->name, (size_t)s[i - 1]->name_len, pr),
+                                  andrea_fmt_printable(s[i]->name, (size_t)s[i]->name_len, pr2));
     free(s);
     return rc;
 }

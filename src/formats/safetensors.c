@@ -178,9 +178,10 @@ static int meta_config(const andrea_st_header *h, andrea_config *c, const char *
     if (!norm || !act || !eps || !std)
         return andrea_set_error("%s: __metadata__ lacks andrea.norm, act, norm_eps or init_std", what);
     if (andrea_norm_parse(norm, &c->norm) || andrea_act_parse(act, &c->act)) {
-        char msg[256];
-        snprintf(msg, sizeof msg, "%s", andrea_error());
-        return andrea_set_error("%s: __metadata__: %s", what, msg);
+        char pn[84], pa[84];
+        return andrea_set_error("%s: __metadata__: unknown norm '%s' or activation '%s'", what,
+                                andrea_fmt_printable(norm, strlen(norm), pn),
+                                andrea_fmt_printable(act, strlen(act), pa));
     }
     c->norm_eps = strtof(eps, NULL);
     c->init_std = strtof(std, NULL);
@@ -231,21 +232,24 @@ static int cmp_span(const void *a, const void *b) {
 
 /* Every tensor inside the data section, no two overlapping. */
 static int check_spans(const andrea_st_header *h, uint64_t dlen, const char *what) {
+    char pr[84], pr2[84];
     span *s = malloc(((size_t)h->nt + 1) * sizeof *s);
     if (!s) return andrea_set_error("out of memory (%s)", what);
     int rc = 0;
     for (int i = 0; i < h->nt && !rc; i++) {
         s[i] = (span){h->t[i].begin, h->t[i].end, h->t[i].name};
         if (h->t[i].end > dlen)
-            rc = andrea_set_error("%s: tensor '%.100s' ends at byte %llu of a %llu-byte data section "
-                                  "(outside the file)", what, h->t[i].name,
+            rc = andrea_set_error("%s: tensor '%s' ends at byte %llu of a %llu-byte data section "
+                                  "(outside the file)", what,
+                                  andrea_fmt_printable(h->t[i].name, strlen(h->t[i].name), pr),
                                   (unsigned long long)h->t[i].end, (unsigned long long)dlen);
     }
     if (!rc) qsort(s, (size_t)h->nt, sizeof *s, cmp_span);
     for (int i = 1; i < h->nt && !rc; i++)
         if (s[i].begin < s[i - 1].end)
-            rc = andrea_set_error("%s: tensors '%.100s' and '%.100s' overlap", what, s[i - 1].name,
-                                  s[i].name);
+            rc = andrea_set_error("%s: tensors '%s' and '%s' overlap", what,
+                                  andrea_fmt_printable(s[i - 1].name, strlen(s[i - 1].name), pr),
+                                  andrea_fmt_printable(s[i].name, strlen(s[i].name), pr2));
     free(s);
     return rc;
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "formats/fmt.h"
 #include "formats/st_header.h"
 #include "util/error.h"
 #include "util/utf8.h"
@@ -177,8 +178,12 @@ static int parse_dtype(js *j, andrea_st_tensor *t) {
     if (strcmp(s, "F32") == 0) t->dtype = ANDREA_ST_F32;
     else if (strcmp(s, "F16") == 0) t->dtype = ANDREA_ST_F16;
     else if (strcmp(s, "BF16") == 0) t->dtype = ANDREA_ST_BF16;
-    else rc = andrea_set_error("%s: tensor '%s': dtype '%.16s' is not one this reader takes (F32, "
-                               "F16, BF16)", j->what, t->name, s);
+    else {
+        char pr[84], pr2[84];
+        rc = andrea_set_error("%s: tensor '%s': dtype '%s' is not one this reader takes (F32, F16, "
+                              "BF16)", j->what, andrea_fmt_printable(t->name, strlen(t->name), pr),
+                              andrea_fmt_printable(s, strlen(s), pr2));
+    }
     free(s);
     return rc;
 }
@@ -200,6 +205,7 @@ static int parse_uint_array(js *j, uint64_t *v, int max, int *count, const char 
 
 static int parse_tensor(js *j, andrea_st_tensor *t) {
     int seen = 0;
+    char pr[84];
     if (expect(j, '{')) return -1;
     if (!peek(j, '}'))
         for (;;) {
@@ -238,17 +244,20 @@ static int parse_tensor(js *j, andrea_st_tensor *t) {
         }
     if (expect(j, '}')) return -1;
     if (seen != 7)
-        return andrea_set_error("%s: tensor '%s' lacks dtype, shape or data_offsets", j->what, t->name);
+        return andrea_set_error("%s: tensor '%s' lacks dtype, shape or data_offsets", j->what,
+                                andrea_fmt_printable(t->name, strlen(t->name), pr));
     /* shape x element size must be the byte range, computed without overflow */
     uint64_t bytes = t->dtype == ANDREA_ST_F32 ? 4 : 2;
     for (int i = 0; i < t->ndim; i++) {
         if (t->shape[i] && bytes > (1ull << 62) / (uint64_t)t->shape[i])
-            return andrea_set_error("%s: tensor '%s': absurd shape", j->what, t->name);
+            return andrea_set_error("%s: tensor '%s': absurd shape", j->what,
+                                    andrea_fmt_printable(t->name, strlen(t->name), pr));
         bytes *= (uint64_t)t->shape[i];
     }
     if (t->end < t->begin || t->end - t->begin != bytes)
         return andrea_set_error("%s: tensor '%s': data_offsets [%llu, %llu] hold %llu bytes, its "
-                                "shape and dtype need %llu", j->what, t->name,
+                                "shape and dtype need %llu", j->what,
+                                andrea_fmt_printable(t->name, strlen(t->name), pr),
                                 (unsigned long long)t->begin, (unsigned long long)t->end,
                                 (unsigned long long)(t->end - t->begin), (unsigned long long)bytes);
     return 0;
@@ -278,6 +287,7 @@ static int cmp_name(const void *a, const void *b) {
 
 /* Sorted names, so a repeated name is found in O(n log n) even in a hostile header. */
 static int check_unique(const andrea_st_header *h, const char *what) {
+    char pr[84];
     if (h->nt < 2) return 0;
     char **names = malloc((size_t)h->nt * sizeof *names);
     if (!names) return andrea_set_error("out of memory (header of %s)", what);
@@ -286,7 +296,8 @@ static int check_unique(const andrea_st_header *h, const char *what) {
     int rc = 0;
     for (int i = 1; i < h->nt && !rc; i++)
         if (strcmp(names[i - 1], names[i]) == 0)
-            rc = andrea_set_error("%s: tensor '%.100s' appears twice", what, names[i]);
+            rc = andrea_set_error("%s: tensor '%s' appears twice", what,
+                                  andrea_fmt_printable(names[i], strlen(names[i]), pr));
     free(names);
     return rc;
 }
