@@ -131,5 +131,5 @@ expect_error "truncated safetensors" "outside\|beyond" "$A" convert "$T/trunc.sa
 head -c 2000 "$T/m.llmc.bin" > "$T/trunc.bin"
 expect_error "truncated llm.c" "needs" "$A" convert "$T/trunc.bin" "$T/x.gguf"
 printf 'hello world, not a model' > "$T/junk.gguf"
-expect_error "not a model" "not a format" "$A" convert "$T/junk.gguf" "$T/x.safetensors"
+expect_error "not a model" "nor safetensors, GGUF or llm.c" "$A" convert "$T/junk.gguf" "$T/x.safetensors"
 finish

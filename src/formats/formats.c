@@ -69,7 +69,21 @@ andrea_model *andrea_model_load_any(const char *path, andrea_tokenizer **tok) {
     case ANDREA_FORMAT_SAFETENSORS: return andrea_safetensors_load(path, tok);
     case ANDREA_FORMAT_GGUF: return andrea_gguf_load(path, tok);
     case ANDREA_FORMAT_LLMC: return andrea_llmc_load(path);
-    default: return NULL;
+    default: {
+        /* not one of the others: let the checkpoint reader say what is wrong in its words
+         * (missing file, bad magic), then name the other formats tried */
+        andrea_tokenizer *t = NULL;
+        andrea_model *m = andrea_checkpoint_load_with_tokenizer(path, &t);
+        if (m) {
+            if (tok) *tok = t;
+            else andrea_tokenizer_free(t);
+            return m;
+        }
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s", andrea_error());
+        andrea_set_error("%s (nor safetensors, GGUF or llm.c)", msg);
+        return NULL;
+    }
     }
 }
 
