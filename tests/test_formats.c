@@ -245,6 +245,31 @@ static void llmc_malformed(const uint8_t *good, size_t n) {
     free(p);
 }
 
+/* llm.c version 5: the same layout in bf16 (the top half of each f32). */
+static void llmc_bf16(const uint8_t *v3, size_t n) {
+    size_t nf = (n - 1024) / 4;
+    uint8_t *v5 = malloc(1024 + 2 * nf);
+    memcpy(v5, v3, 1024);
+    put_u32(v5 + 4, 5);
+    for (size_t i = 0; i < nf; i++) memcpy(v5 + 1024 + 2 * i, v3 + 1024 + 4 * i + 2, 2);
+    andrea_model *a = andrea_llmc_parse(v3, n, "v3"), *b = andrea_llmc_parse(v5, 1024 + 2 * nf, "v5");
+    CHECK(a && b);
+    int exact = a && b;
+    for (int64_t i = 0; exact && i < a->layout.total; i++) {
+        uint32_t u;
+        memcpy(&u, &a->params[i], 4);
+        u &= 0xffff0000u; /* what bf16 keeps */
+        float want;
+        memcpy(&want, &u, 4);
+        exact = b->params[i] == want;
+    }
+    CHECK(exact);
+    printf("llmc version 5 (bf16): read as the bf16 values of the f32 file\n");
+    andrea_model_free(a);
+    andrea_model_free(b);
+    free(v5);
+}
+
 typedef andrea_model *(*parse_fn)(const void *, size_t, const char *);
 static andrea_model *st_parse(const void *p, size_t n, const char *w) { return andrea_safetensors_parse(p, n, w, 0, 0); }
 static andrea_model *gg_parse(const void *p, size_t n, const char *w) { return andrea_gguf_parse(p, n, w, NULL); }
@@ -275,7 +300,10 @@ static void truncations(const char *label, const char *path, parse_fn parse) {
     if (bad) fprintf(stderr, "%s: %d truncated copies not rejected cleanly\n", label, bad);
     CHECK(bad == 0);
     printf("%s: every truncation of %zu bytes rejected\n", label, n);
-    if (parse == lc_parse) llmc_malformed(d, n);
+    if (parse == lc_parse) {
+        llmc_malformed(d, n);
+        llmc_bf16(d, n);
+    }
     free(d);
 }
 

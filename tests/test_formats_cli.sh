@@ -113,6 +113,34 @@ else
     echo "skip: python3 not found (independent safetensors reader)"
 fi
 
+# a file as Hugging Face writes it: no andrea metadata, a "transformer." prefix, the
+# attn.bias / attn.masked_bias buffers, config.json for n_head, vocab.json + merges.txt only
+if command -v python3 > /dev/null && python3 - "$T" << 'PY'
+import json, os, struct, sys
+T = sys.argv[1]
+d = open(T + "/hf/model.safetensors", "rb").read()
+n = struct.unpack("<Q", d[:8])[0]
+h = json.loads(d[8:8 + n]); meta = h.pop("__metadata__"); data = bytearray(d[8 + n:])
+L, Tc, NH = int(meta["andrea.n_layer"]), int(meta["andrea.ctx"]), int(meta["andrea.n_head"])
+out = {"__metadata__": {"format": "pt"}}
+for k, v in h.items(): out["transformer." + k] = v
+for l in range(L):  # the causal-mask buffers HF keeps in GPT-2 checkpoints
+    for name in ("attn.bias", "attn.masked_bias"):
+        b = len(data); data += struct.pack("<%df" % (Tc * Tc), *([1.0] * (Tc * Tc)))
+        out["transformer.h.%d.%s" % (l, name)] = {"dtype": "F32", "shape": [1, 1, Tc, Tc], "data_offsets": [b, len(data)]}
+hj = json.dumps(out).encode(); hj += b" " * (-len(hj) % 8)
+os.makedirs(T + "/hfraw", exist_ok=True)
+open(T + "/hfraw/model.safetensors", "wb").write(struct.pack("<Q", len(hj)) + hj + bytes(data))
+json.dump({"n_head": NH, "layer_norm_epsilon": 1e-5}, open(T + "/hfraw/config.json", "w"))
+for f in ("vocab.json", "merges.txt"): open(T + "/hfraw/" + f, "wb").write(open(T + "/hf/" + f, "rb").read())
+PY
+then
+    gen "$T/hfraw/model.safetensors" "$T/hfraw.jsonl"
+    if cmp -s "$T/ref.jsonl" "$T/hfraw.jsonl"; then pass "HF-style file (prefix, mask buffers, config.json, vocab.json) generates identically"
+    elif grep -q jansson "$T/hfraw.jsonl.txt" 2> /dev/null; then echo "skip: vocab.json needs jansson"
+    else fail "HF-style safetensors: $(cat "$T/hfraw.jsonl.txt" | head -2)"; fi
+fi
+
 # ANDREA's architecture: exact in safetensors, refused by GGUF and llm.c
 "$A" convert "$T/an/ckpt.bin" "$T/an.safetensors" > /dev/null && "$A" convert "$T/an.safetensors" "$T/an.back.ckpt" > /dev/null &&
     gen "$T/an/ckpt.bin" "$T/an.ref.jsonl" && gen "$T/an.back.ckpt" "$T/an.out.jsonl" &&

@@ -20,6 +20,8 @@ if [ ! -d "$NODE_DIR/node_modules/node-llama-cpp" ]; then
     echo "skip: node-llama-cpp not installed in $NODE_DIR (run: mkdir -p build-node && cd build-node && npm i -E node-llama-cpp@3.21.1)"
     exit 77
 fi
+# the sanitizer build trains ~10x slower; the release build runs this test (as for test_train)
+if grep -q __asan_init "$A" 2> /dev/null; then echo "skip: sanitizer build (the release build runs this test)"; exit 77; fi
 need_corpus TEXT tinyshakespeare.txt
 need_corpus ENC gpt2/encoder.json
 GPT2=$(dirname "$ENC")
