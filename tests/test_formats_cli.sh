@@ -141,6 +141,41 @@ then
     else fail "HF-style safetensors: $(cat "$T/hfraw.jsonl.txt" | head -2)"; fi
 fi
 
+# F16 and BF16 tensors are read exactly: python writes them, andrea converts to F32
+cat > "$T/half.py" << 'PY'
+import json, os, struct, sys
+T, dt, mode = sys.argv[1:4]
+def read(path):
+    d = open(path, "rb").read(); n = struct.unpack("<Q", d[:8])[0]
+    return json.loads(d[8:8 + n]), d[8 + n:]
+if mode == "w":
+    h, data = read(T + "/own/model.safetensors")
+    out, blob = {"__metadata__": h.pop("__metadata__")}, bytearray()
+    for k, v in h.items():
+        b, e = v["data_offsets"]; x = struct.unpack("<%df" % ((e - b) // 4), data[b:e])
+        enc = struct.pack("<%de" % len(x), *x) if dt == "F16" else b"".join(data[b + 4 * i + 2:b + 4 * i + 4] for i in range(len(x)))
+        out[k] = {"dtype": dt, "shape": v["shape"], "data_offsets": [len(blob), len(blob) + len(enc)]}; blob += enc
+    hj = json.dumps(out).encode(); hj += b" " * (-len(hj) % 8)
+    os.makedirs(T + "/" + dt, exist_ok=True)
+    open(T + "/" + dt + "/model.safetensors", "wb").write(struct.pack("<Q", len(hj)) + hj + bytes(blob))
+else:
+    h16, d16 = read(T + "/" + dt + "/model.safetensors"); h32, d32 = read(T + "/" + dt + ".f32.safetensors")
+    h16.pop("__metadata__"); h32.pop("__metadata__")
+    for k, v in h16.items():
+        b, e = v["data_offsets"]; n = (e - b) // 2
+        if dt == "F16": want = struct.unpack("<%de" % n, d16[b:e])
+        else: want = struct.unpack("<%df" % n, b"".join(b"\0\0" + d16[b + 2 * i:b + 2 * i + 2] for i in range(n)))
+        b2, e2 = h32[k]["data_offsets"]
+        assert struct.unpack("<%df" % n, d32[b2:e2]) == tuple(want), k
+PY
+if command -v python3 > /dev/null; then
+    for dt in F16 BF16; do
+        python3 "$T/half.py" "$T" "$dt" w &&
+            "$A" convert "$T/$dt/model.safetensors" "$T/$dt.f32.safetensors" --names andrea > /dev/null &&
+            python3 "$T/half.py" "$T" "$dt" r && pass "safetensors $dt read exactly" || fail "safetensors $dt"
+    done
+fi
+
 # ANDREA's architecture: exact in safetensors, refused by GGUF and llm.c
 "$A" convert "$T/an/ckpt.bin" "$T/an.safetensors" > /dev/null && "$A" convert "$T/an.safetensors" "$T/an.back.ckpt" > /dev/null &&
     gen "$T/an/ckpt.bin" "$T/an.ref.jsonl" && gen "$T/an.back.ckpt" "$T/an.out.jsonl" &&
