@@ -4,6 +4,7 @@
 
 #include "andrea.h"
 #include "andrea_tokenizer.h"
+#include "model_open.h"
 #include "sampler_flags.h"
 
 int gen_flags_check(const char *cmd, const char *model_path, int n_predict, int n_min,
@@ -33,7 +34,7 @@ int gen_flags_check(const char *cmd, const char *model_path, int n_predict, int 
 int gen_open(const char *cmd, const char *path, int qkind, const char *backend, gen_session *g) {
     g->tok = NULL;
     g->kv = NULL;
-    g->m = andrea_checkpoint_load_with_tokenizer(path, &g->tok);
+    g->m = cli_model_open(path, NULL, &g->tok); /* any format: checkpoint, safetensors, GGUF, llm.c */
     if (g->m) g->kv = andrea_kv_create(g->m);
     if (!g->m || !g->kv || andrea_model_set_backend(g->m, backend) ||
         andrea_model_quantize(g->m, qkind)) {
