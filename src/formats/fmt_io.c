@@ -8,6 +8,7 @@
 
 #include "formats/fmt.h"
 #include "util/error.h"
+#include "util/file.h"
 #include "util/le.h"
 
 int andrea_rd_bytes(andrea_rd *r, size_t n, const uint8_t **out, const char *field) {
@@ -34,34 +35,12 @@ int andrea_rd_u64(andrea_rd *r, uint64_t *v, const char *field) {
 }
 
 int andrea_fmt_slurp(const char *path, uint8_t **data, size_t *n) {
+    andrea_bytes b = {0};
     *data = NULL;
     *n = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f) return andrea_set_error("cannot open '%s': %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-        fclose(f);
-        return andrea_set_error("'%s' is not a regular file", path);
-    }
-    if ((uint64_t)st.st_size > (64ull << 30)) {
-        fclose(f);
-        return andrea_set_error("'%s': %lld bytes, more than this reader takes (64 GiB)", path,
-                                (long long)st.st_size);
-    }
-    size_t len = (size_t)st.st_size;
-    uint8_t *p = malloc(len ? len : 1);
-    if (!p) {
-        fclose(f);
-        return andrea_set_error("out of memory reading '%s' (%zu bytes)", path, len);
-    }
-    size_t got = fread(p, 1, len, f);
-    fclose(f);
-    if (got != len) {
-        free(p);
-        return andrea_set_error("'%s': read %zu of %zu bytes", path, got, len);
-    }
-    *data = p;
-    *n = len;
+    if (andrea_file_read(path, &b)) return -1; /* the one reader: regular files only */
+    *data = b.data;
+    *n = b.len;
     return 0;
 }
 
