@@ -24,13 +24,7 @@
 
 static char g_dir[512];
 
-static const char *tmp_path(const char *name) {
-    static char p[4][700];
-    static int k = 0;
-    k = (k + 1) % 4;
-    snprintf(p[k], sizeof p[k], "%s/%s", g_dir, name);
-    return p[k];
-}
+static const char *tmp_path(const char *name) { return tu_path(g_dir, name); }
 
 static uint64_t file_size(const char *path) {
     struct stat sb;

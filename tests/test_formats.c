@@ -16,13 +16,7 @@
 
 static char tmpdir[1024];
 
-static const char *tmp(const char *name) {
-    static char buf[4][1200];
-    static int k = 0;
-    k = (k + 1) % 4;
-    snprintf(buf[k], sizeof buf[k], "%s/%s", tmpdir, name);
-    return buf[k];
-}
+static const char *tmp(const char *name) { return tu_path(tmpdir, name); }
 
 static andrea_config gpt2_cfg(void) {
     andrea_config c;

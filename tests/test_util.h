@@ -105,6 +105,15 @@ static inline int tu_check_rel(const char *what, const float *got, const float *
     return tu_check_array(what, got, want, n, rel * tu_max_abs(want, n), rel);
 }
 
+/* dir/name in one of 4 rotating buffers: a few paths can be alive at once. */
+static inline const char *tu_path(const char *dir, const char *name) {
+    static char buf[4][1200];
+    static int k = 0;
+    k = (k + 1) % 4;
+    snprintf(buf[k], sizeof buf[k], "%s/%s", dir, name);
+    return buf[k];
+}
+
 static inline int tu_finish(const char *name) {
     if (tu_failures) {
         fprintf(stderr, "%s: %d check(s) FAILED\n", name, tu_failures);
