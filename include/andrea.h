@@ -301,6 +301,8 @@ typedef struct {
     /* data */
     const char *data_path;   /* text file, or a token file from `andrea prepare`; NULL when
                               * resuming: the path recorded in the checkpoint */
+    const char *manifest_path; /* a run manifest (docs/curriculum.md): the curriculum's
+                              * sources instead of data_path (recorded as the data path) */
     const char *tokenizer;   /* NULL/"byte", "char", "gpt2[:DIR]", a .tok or segments .json */
     float val_fraction;      /* last fraction of the data held out (0.1) */
     int batch;               /* B */

@@ -23,6 +23,9 @@
 static const andrea_train_option TABLE[] = {
     {"data", 'd', ANDREA_OPT_STR, OPT(data_path), 0, NULL,
      "training text file (any bytes) or token file; resuming: the checkpoint's", CK(data_path), NULL},
+    {"manifest", 0, ANDREA_OPT_STR, OPT(manifest_path), 0, NULL,
+     "run manifest (JSON) of several sources and a curriculum, instead of --data "
+     "(docs/curriculum.md)", NOCK, NULL},
     {"tokenizer", 0, ANDREA_OPT_STR, OPT(tokenizer), 0, NULL,
      "byte (default), char, gpt2[:DIR], a .tok file or harris_segments.json; a token file "
      "needs the one that made it", NOCK, NULL},

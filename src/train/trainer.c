@@ -57,6 +57,11 @@ int andrea_train(const andrea_config *cfg, const andrea_train_options *opts) {
         bad_steps = 0;
         andrea_step_update(r, step, lr, gnorm);
         int done = (int)++st->step;
+        /* the curriculum learns the loss of the batch it gave */
+        if (r->src->observe && r->src->observe(r->src, done, loss, r->log)) {
+            rc = -1;
+            break;
+        }
         st->smooth_loss = isnan(st->smooth_loss) ? loss : 0.9f * st->smooth_loss + 0.1f * loss;
 
         double ms = (andrea_now() - t0) * 1e3;
