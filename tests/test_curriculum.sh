@@ -84,4 +84,24 @@ done
 other=$(batches "$T/fixed/log.jsonl" | tail -n +7 | grep -vc '"source":"\(food\|law\)"' || true)
 [ "$other" -eq 0 ] && pass "fixed policy: steps 7-12 only on food and law" || fail "fixed: $other other batches"
 
+# numbered checkpoints: every 4 steps, the newest 2 kept
+"$A" train --manifest "$T/m.json" $small --max-steps 12 --ckpt-every 4 --keep-last 2 -o "$T/keep" || fail "keep-last run"
+[ "$(cd "$T/keep" && ls step_*.bin | tr '\n' ' ')" = "step_000008.bin step_000012.bin " ] \
+    && cmp -s "$T/keep/step_000012.bin" "$T/keep/ckpt.bin" && pass "--keep-last 2: step_000008.bin, step_000012.bin (= ckpt.bin)" \
+    || fail "numbered checkpoints: $(ls "$T/keep")"
+
+# SIGUSR1 writes a checkpoint and training goes on; SIGTERM then stops it
+"$A" train --manifest "$T/m.json" $small --max-steps 1000000 --eval-every 0 --keep-last 3 -o "$T/usr" &
+pid=$!
+for i in $(seq 200); do grep -q '"type":"batch"' "$T/usr/log.jsonl" 2> /dev/null && break; sleep 0.1; done
+kill -USR1 $pid
+for i in $(seq 200); do ls "$T/usr"/step_*.bin > /dev/null 2>&1 && break; sleep 0.1; done
+n1=$(ls "$T/usr"/step_*.bin 2> /dev/null | head -1 | sed 's/.*step_0*\([0-9]*\)\.bin/\1/')
+for i in $(seq 200); do [ "$(grep -c '"type":"batch"' "$T/usr/log.jsonl")" -gt "$((${n1:-0} + 5))" ] && break; sleep 0.1; done
+kill -TERM $pid; rc=0; wait $pid || rc=$?
+last=$(grep -c '"type":"batch"' "$T/usr/log.jsonl")
+[ -n "$n1" ] && [ "$rc" -eq 130 ] && [ "$last" -gt "$n1" ] \
+    && pass "SIGUSR1: step_$n1 written, training went on to step $last, SIGTERM stopped it (exit 130)" \
+    || fail "SIGUSR1: numbered '$n1', exit $rc, last step $last"
+
 finish

@@ -58,6 +58,8 @@ static const andrea_train_option TABLE[] = {
      CK(eval_batches), NULL},
     {"ckpt-every", 0, ANDREA_OPT_INT, OPT(ckpt_every), 500, NULL,
      "checkpoint every N steps, 0 = at the end", CK(ckpt_every), NULL},
+    {"keep-last", 0, ANDREA_OPT_INT, OPT(keep_last), 0, NULL,
+     "also keep each checkpoint as step_NNNNNN.bin, the newest N of them; 0 = off", NOCK, NULL},
     {"log-every", 0, ANDREA_OPT_INT, OPT(log_every), 1, NULL, "progress line every N steps",
      CK(log_every), NULL},
     {"max-bad-steps", 0, ANDREA_OPT_INT, OPT(max_bad_steps), 5, NULL,

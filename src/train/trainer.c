@@ -124,6 +124,7 @@ static int after_step(andrea_train_run *r, int done) {
     int stop = o->should_stop && o->should_stop(o->stop_user) ? ANDREA_STOP_HOOK
                : o->stop_at > 0 && done >= o->stop_at && !last ? ANDREA_STOP_AT
                                                                : 0;
-    if ((due(o->ckpt_every, done) || last || stop) && andrea_run_save(r, 1)) return -1;
+    int asked = o->should_save && o->should_save(o->stop_user); /* SIGUSR1: save, go on */
+    if ((due(o->ckpt_every, done) || last || stop || asked) && andrea_run_save(r, 1)) return -1;
     return stop;
 }
