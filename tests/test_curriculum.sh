@@ -4,7 +4,7 @@
 # and logs the per-step batch lines, the bandit's lines and per-source validation; stopped
 # and resumed it gives exactly the uninterrupted run's losses and batches (the bandit's
 # state is in the checkpoint); a resume under a new manifest policy (other floors) is
-# logged as a pivot; a manifest with other sources is refused; uniform and fixed run.
+# logged as a pivot; `prepare --manifest` token files give the same run; a manifest with other sources is refused; uniform and fixed run.
 . "$(dirname "$0")/lib.sh"
 A="$ANDREA_BIN"
 T="$ANDREA_TMP"
@@ -51,6 +51,13 @@ grep '"type":"curriculum"' "$L" | head -1 | grep -q '"ema":.*"reward":.*"ucb":.*
 # the overall validation loss is the mean of the six
 awk -F'"val_loss":' '/eval_source","step":24/ { split($2, a, ","); s += a[1]; n++ } /"type":"eval","step":24/ { split($2, b, "}"); v = b[1] }
     END { d = s / n - v; exit !(n == 6 && d * d < 1e-12) }' "$L" && pass "overall validation = mean of the sources'" || fail "overall validation"
+
+# prepared once into token files: the same documents, so the same run, bit for bit
+"$A" prepare --manifest "$T/m.json" -o "$T/prep" -q || fail "prepare --manifest"
+"$A" train --manifest "$T/prep/manifest.json" $small -o "$T/fromtok" || fail "run from token files"
+[ -f "$T/prep/science.tokens" ] && [ "$(step_losses "$L")" = "$(step_losses "$T/fromtok/log.jsonl")" ] &&
+   cmp -s <(batches "$L") <(batches "$T/fromtok/log.jsonl") \
+    && pass "prepare --manifest: token files train exactly like the text" || fail "prepared run differs"
 
 # stopped at 10 and resumed: the same batches and losses, bit for bit
 rc=0; "$A" train --manifest "$T/m.json" $small --stop-at 10 -o "$T/part" || rc=$?
