@@ -111,4 +111,17 @@ last=$(grep -c '"type":"batch"' "$T/usr/log.jsonl")
     && pass "SIGUSR1: step_$n1 written, training went on to step $last, SIGTERM stopped it (exit 130)" \
     || fail "SIGUSR1: numbered '$n1', exit $rc, last step $last"
 
+# with ../shared/data: the ten real sources of examples/curriculum/shared_manifest.sh
+if [ -f "${ANDREA_DATA_DIR:-}/dictionary/wordnet_define.jsonl" ]; then
+    bash "$(dirname "$0")/../examples/curriculum/shared_manifest.sh" "$ANDREA_DATA_DIR" "$T/shared.json" > /dev/null
+    "$A" train --manifest "$T/shared.json" $small --max-steps 8 --eval-every 0 -o "$T/shared" || fail "shared run"
+    n=$(grep '"type":"sources"' "$T/shared/log.jsonl" | grep -o '"name":' | wc -l)
+    d=$(grep '"type":"sources"' "$T/shared/log.jsonl" | sed 's/.*"name":"dictionary","format":"chat","docs":\([0-9]*\).*/\1/')
+    [ "$n" -eq 10 ] && [ "$d" = 92907 ] && [ "$(grep -c '"type":"eval_source"' "$T/shared/log.jsonl")" -eq 10 ] \
+        && pass "shared data: 10 sources (dictionary: $d documents), 10 per-source validation losses" \
+        || fail "shared data: $n sources, dictionary '$d'"
+else
+    echo "note: ${ANDREA_DATA_DIR:-(no ANDREA_DATA_DIR)}: no shared data, the ten-source run is skipped"
+fi
+
 finish
