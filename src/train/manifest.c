@@ -185,8 +185,10 @@ static int parse(andrea_manifest *m, json_t *root) {
                                 ANDREA_MANIFEST_MAX_SOURCES);
     m->src = calloc(n, sizeof *m->src);
     if (!m->src) return andrea_set_error("out of memory");
-    for (size_t i = 0; i < n; i++, m->n++)
+    for (size_t i = 0; i < n; i++) {
+        m->n = (int)i + 1; /* counted before reading, so a failed source is freed too */
         if (read_source(m, &m->src[i], json_array_get(srcs, i), (int)i)) return -1;
+    }
     const char *tok = json_string_value(json_object_get(root, "tokenizer"));
     if (tok && !(m->tokenizer = strdup(tok))) return andrea_set_error("out of memory");
     if (num(root, "val_fraction", &m->val_fraction) || m->val_fraction >= 1)
