@@ -32,6 +32,10 @@ manifest() { # FILE POLICY FLOOR_OF_LAW
 }
 manifest "$T/m.json" ucb1 0
 manifest "$T/pivot.json" ucb1 0.9
+if "$A" prepare --manifest "$T/m.json" -o "$T/probe" -q 2>&1 | grep -q "needs jansson"; then
+    echo "skip: this andrea was built without jansson: no manifests" >&2
+    exit 77
+fi
 small="--preset tiny --n-layer 1 --d-model 16 --n-head 2 --ctx 16 --seq 16 --batch 2
        --max-steps 24 --warmup 2 --eval-every 12 --eval-batches 2 --ckpt-every 0 --sample-every 0 -t 1 -q"
 
@@ -100,13 +104,14 @@ other=$(batches "$T/fixed/log.jsonl" | tail -n +7 | grep -vc '"source":"\(food\|
 # SIGUSR1 writes a checkpoint and training goes on; SIGTERM then stops it
 "$A" train --manifest "$T/m.json" $small --max-steps 1000000 --eval-every 0 --keep-last 3 -o "$T/usr" &
 pid=$!
-for i in $(seq 200); do grep -q '"type":"batch"' "$T/usr/log.jsonl" 2> /dev/null && break; sleep 0.1; done
+alive() { kill -0 $pid 2> /dev/null; }
+for i in $(seq 200); do alive || break; grep -q '"type":"batch"' "$T/usr/log.jsonl" 2> /dev/null && break; sleep 0.1; done
 kill -USR1 $pid
-for i in $(seq 200); do ls "$T/usr"/step_*.bin > /dev/null 2>&1 && break; sleep 0.1; done
+for i in $(seq 200); do alive || break; ls "$T/usr"/step_*.bin > /dev/null 2>&1 && break; sleep 0.1; done
 n1=$(ls "$T/usr"/step_*.bin 2> /dev/null | head -1 | sed 's/.*step_0*\([0-9]*\)\.bin/\1/')
-for i in $(seq 200); do [ "$(grep -c '"type":"batch"' "$T/usr/log.jsonl")" -gt "$((${n1:-0} + 5))" ] && break; sleep 0.1; done
-kill -TERM $pid; rc=0; wait $pid || rc=$?
-last=$(grep -c '"type":"batch"' "$T/usr/log.jsonl")
+for i in $(seq 200); do alive || break; [ "$(grep -c '"type":"batch"' "$T/usr/log.jsonl")" -gt "$((${n1:-0} + 5))" ] && break; sleep 0.1; done
+kill -TERM $pid 2> /dev/null; rc=0; wait $pid || rc=$?
+last=$(grep -c '"type":"batch"' "$T/usr/log.jsonl" 2> /dev/null || echo 0)
 [ -n "$n1" ] && [ "$rc" -eq 130 ] && [ "$last" -gt "$n1" ] \
     && pass "SIGUSR1: step_$n1 written, training went on to step $last, SIGTERM stopped it (exit 130)" \
     || fail "SIGUSR1: numbered '$n1', exit $rc, last step $last"
