@@ -301,6 +301,8 @@ typedef struct {
     /* data */
     const char *data_path;   /* text file, or a token file from `andrea prepare`; NULL when
                               * resuming: the path recorded in the checkpoint */
+    const char *manifest_path; /* a run manifest (docs/curriculum.md): the curriculum's
+                              * sources instead of data_path (recorded as the data path) */
     const char *tokenizer;   /* NULL/"byte", "char", "gpt2[:DIR]", a .tok or segments .json */
     float val_fraction;      /* last fraction of the data held out (0.1) */
     int batch;               /* B */
@@ -316,6 +318,7 @@ typedef struct {
     int eval_every;          /* 0 = only at the end */
     int eval_batches;        /* 0 = the whole validation split */
     int ckpt_every;          /* 0 = only at the end */
+    int keep_last;           /* > 0: each checkpoint also as step_NNNNNN.bin, the newest N kept */
     int log_every;           /* progress line every N steps (read by the sink that prints) */
     int max_bad_steps;       /* consecutive non-finite steps before giving up */
     /* sample-quality monitor (ANDREA's coherence gate, andrea_gate.h) */
@@ -338,6 +341,8 @@ typedef struct {
     int (*should_stop)(void *user); /* polled once per step: non-zero stops the run like
                                      * --stop-at (checkpoint saved); e.g. set by a signal */
     void *stop_user;
+    int (*should_save)(void *user); /* polled once per step (with stop_user): non-zero writes
+                                     * a checkpoint and goes on; e.g. set by SIGUSR1 */
 } andrea_train_options;
 
 void andrea_train_options_default(andrea_train_options *o);

@@ -16,6 +16,7 @@
 #include "andrea_tokenizer.h"
 #include "args.h"
 #include "commands.h"
+#include "train/docset.h"
 #include "util/perf.h"
 
 #ifdef ANDREA_HAVE_JANSSON
@@ -143,35 +144,12 @@ static int prepare_jsonl(prep *p, const char *path) {
         size_t n = (size_t)ll;
         while (n && (line[n - 1] == '\n' || line[n - 1] == '\r' || line[n - 1] == ' ')) n--;
         if (n == 0) continue;
-        json_error_t jerr;
-        json_t *root = json_loadb(line, n, 0, &jerr);
-        json_t *msgs = root ? json_object_get(root, "messages") : NULL;
-        if (!root || !json_is_array(msgs) || json_array_size(msgs) == 0) {
-            fprintf(stderr, "andrea prepare: '%s' line %ld: %s\n", path, lineno,
-                    root ? "expected an object with a non-empty \"messages\" array" : jerr.text);
-            json_decref(root);
+        doc.len = 0;
+        if (andrea_chat_render(line, n, &doc)) {
+            fprintf(stderr, "andrea prepare: '%s' line %ld: %s\n", path, lineno, andrea_error());
             rc = -1;
             break;
         }
-        doc.len = 0;
-        for (size_t i = 0; i < json_array_size(msgs); i++) {
-            json_t *m = json_array_get(msgs, i);
-            const char *role = json_string_value(json_object_get(m, "role"));
-            json_t *content = json_object_get(m, "content");
-            const char *mark = !role ? NULL : strcmp(role, "user") == 0 ? "> "
-                                   : strcmp(role, "assistant") == 0 ? "< " : NULL;
-            if (!mark || !json_is_string(content)) {
-                fprintf(stderr, "andrea prepare: '%s' line %ld: message %zu needs role \"user\" or "
-                        "\"assistant\" and a string \"content\"\n", path, lineno, i);
-                rc = -1;
-                break;
-            }
-            andrea_bytes_append(&doc, mark, 2);
-            andrea_bytes_append(&doc, json_string_value(content), json_string_length(content));
-            andrea_bytes_append(&doc, "\n", 1);
-        }
-        json_decref(root);
-        if (rc) break;
         if (!first && emit_bos(p)) { rc = -1; break; }
         first = 0;
         if (emit(p, path, doc.data, doc.len, 0)) { rc = -1; break; }
@@ -206,12 +184,13 @@ static int ends_with(const char *s, const char *suffix) {
 }
 
 int cmd_prepare(int argc, char **argv) {
-    const char *spec = "byte", *out = NULL, *format = "auto";
+    const char *spec = NULL, *out = NULL, *format = "auto", *manifest = NULL;
     int special = 0, quiet = 0, check = 0;
     uint64_t block = BLOCK;
     arg_spec specs[] = {
         {"tokenizer", 't', ARG_STR, &spec, "byte | gpt2 | gpt2:DIR | FILE.tok | harris_segments.json", 0},
-        {"output", 'o', ARG_STR, &out, "token file to write", 0},
+        {"output", 'o', ARG_STR, &out, "token file to write (with --manifest: a directory)", 0},
+        {"manifest", 0, ARG_STR, &manifest, "run manifest: each source to OUT/NAME.tokens, and OUT/manifest.json", 0},
         {"format", 'f', ARG_STR, &format, "auto (.jsonl = chat, else text) | text | jsonl", 0},
         {"special", 0, ARG_FLAG, &special, "gpt2: '<|endoftext|>' in the text is the special token", 0},
         {"check", 0, ARG_FLAG, &check, "re-open the written file and validate every token", 0},
@@ -228,6 +207,8 @@ int cmd_prepare(int argc, char **argv) {
         return 0;
     }
     if (rc) return 2;
+    if (manifest && out && n_in == 0) return prepare_manifest(manifest, spec, out, quiet);
+    if (!spec) spec = "byte";
     if (!out || n_in == 0) {
         fprintf(stderr, "andrea prepare: need -o OUT and at least one input file (see --help)\n");
         return 2;

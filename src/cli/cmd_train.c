@@ -66,6 +66,15 @@ static int build_specs(andrea_train_options *o, engine_flags *e, arg_spec *specs
 static volatile sig_atomic_t g_signal = 0;
 static void on_signal(int sig) { g_signal = sig; }
 static int should_stop(void *user) { return g_signal != 0; }
+/* SIGUSR1: a checkpoint now, training goes on (ANDREA's "forces a clean checkpoint") */
+static volatile sig_atomic_t g_save = 0;
+static void on_usr1(int sig) { (void)sig; g_save = 1; }
+static int should_save(void *user) {
+    (void)user;
+    int s = g_save;
+    g_save = 0;
+    return s;
+}
 
 static void format_eta(double s, char *buf, size_t n) {
     long t = (long)(s + 0.5);
@@ -166,16 +175,21 @@ static int run(andrea_config *cfg, andrea_train_options *o) {
     if (o->quiet) sink = (andrea_train_sink){NULL, NULL, NULL, NULL, on_skip, NULL, o};
     o->sink = &sink;
     o->should_stop = should_stop;
-    struct sigaction sa, old_int, old_term;
+    o->should_save = should_save;
+    struct sigaction sa, old_int, old_term, usr, old_usr;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
     g_signal = 0;
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
+    usr = sa;
+    usr.sa_handler = on_usr1;
+    sigaction(SIGUSR1, &usr, &old_usr);
     int rc = andrea_train(cfg, o);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
+    sigaction(SIGUSR1, &old_usr, NULL);
     return rc;
 }
 

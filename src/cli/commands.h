@@ -10,6 +10,8 @@ int cmd_chat(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_tokenizer(int argc, char **argv);
 int cmd_prepare(int argc, char **argv);
+/* prepare_manifest.c: `prepare --manifest M -o DIR`; spec NULL: the manifest's. 0 or 1. */
+int prepare_manifest(const char *manifest, const char *spec, const char *dir, int quiet);
 int cmd_attention(int argc, char **argv);
 int cmd_explain(int argc, char **argv);
 int cmd_score(int argc, char **argv);

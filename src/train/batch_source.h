@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "andrea.h"
 
@@ -34,6 +35,14 @@ struct andrea_batch_source {
     const int32_t *(*validation)(const andrea_batch_source *s, int64_t *n);
     void (*free)(andrea_batch_source *s);
     void *state;
+    /* Optional (NULL for the corpus): a source of several parts (the curriculum's sources).
+     * observe: the loss of the step (1-based, completed) its batches were drawn for, with
+     * log.jsonl to write its own lines to (may be NULL); 0 or -1. parts: how many parts
+     * have a validation stream of their own; part_validation: part k's stream and name. */
+    int (*observe)(andrea_batch_source *s, int step, float loss, FILE *log);
+    int (*parts)(const andrea_batch_source *s);
+    const int32_t *(*part_validation)(const andrea_batch_source *s, int k, int64_t *n,
+                                      const char **name);
 };
 
 /* The corpus source: data_path tokenized by tok (owned by the caller, must outlive the
@@ -47,6 +56,13 @@ andrea_batch_source *andrea_corpus_source_open(const char *data_path, const char
 /* The corpus position codec (32 bytes: "corpus\0\0", data checksum, RNG state), shared
  * with the checkpoint code for version-1 files, which stored exactly these fields. */
 #define ANDREA_CORPUS_POS_BYTES 32
+
+/* The curriculum source ("sources", curriculum.c): the sources of the run manifest at
+ * manifest_path, tokenized by tok (or by the manifest's tokenizer / tokenizer_spec when
+ * *tok is NULL: made and returned), one chosen per step by the manifest's policy. */
+andrea_batch_source *andrea_sources_open(const char *manifest_path, const char *tokenizer_spec,
+                                         andrea_tokenizer **tok, float val_fraction, int T,
+                                         uint64_t seed);
 void andrea_corpus_position_encode(uint64_t data_checksum, const uint64_t rng[2], uint8_t *out);
 int andrea_corpus_position_decode(const uint8_t *pos, size_t n, uint64_t *data_checksum,
                                   uint64_t rng[2]);

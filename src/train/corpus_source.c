@@ -116,6 +116,6 @@ andrea_batch_source *andrea_corpus_source_open(const char *data_path, const char
     c->path = path;
     andrea_rng_seed(&c->rng, seed ^ 0xD1B54A32D192ED03ull);
     *s = (andrea_batch_source){"corpus", next, save, restore, describe, sizes, validation,
-                               source_free, c};
+                               source_free, c, NULL, NULL, NULL};
     return s;
 }

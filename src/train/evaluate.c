@@ -1,11 +1,13 @@
 /* evaluate.c - validation: the mean loss over consecutive windows of held-out tokens. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "model/model.h"
 #include "train/data.h"
 #include "train/train_run.h"
 #include "util/error.h"
+#include "util/json.h"
 
 int andrea_eval_tokens(andrea_model *m, const int32_t *tokens, int64_t n, int B, int T,
                        int max_batches, double *mean_loss, int64_t *n_tokens) {
@@ -45,7 +47,38 @@ int andrea_run_has_validation(const andrea_train_run *r) {
     return v && andrea_dataset_val_windows(&d, r->o.seq) > 0;
 }
 
+/* A source of several parts (the curriculum's): each part's held-out documents on their
+ * own, one "eval_source" line each in log.jsonl; the overall loss is their mean (every
+ * source counts the same, whatever its size). */
+static int validate_parts(andrea_train_run *r, double *val_loss) {
+    double sum = 0.0;
+    int used = 0;
+    for (int k = 0; k < r->src->parts(r->src); k++) {
+        int64_t n;
+        const char *name;
+        const int32_t *v = r->src->part_validation(r->src, k, &n, &name);
+        andrea_dataset d = {(int32_t *)v, n, 0, 0};
+        if (!v || andrea_dataset_val_windows(&d, r->o.seq) == 0) continue; /* too short */
+        double l;
+        int64_t ntok;
+        if (andrea_eval_tokens(r->m, v, n, r->o.batch, r->o.seq, r->o.eval_batches, &l, &ntok))
+            return -1;
+        if (r->log) {
+            fprintf(r->log, "{\"type\":\"eval_source\",\"step\":%lld,\"source\":",
+                    (long long)r->st->step);
+            andrea_json_write_string(r->log, name, strlen(name));
+            fprintf(r->log, ",\"val_loss\":%.9g,\"tokens\":%lld}\n", l, (long long)ntok);
+        }
+        sum += l;
+        used++;
+    }
+    if (!used) return andrea_set_error("no source has a validation window of %d tokens", r->o.seq + 1);
+    *val_loss = sum / used;
+    return 0;
+}
+
 int andrea_run_validate(andrea_train_run *r, double *val_loss) {
+    if (r->src->parts) return validate_parts(r, val_loss);
     int64_t n;
     const int32_t *v = r->src->validation(r->src, &n);
     return andrea_eval_tokens(r->m, v, n, r->o.batch, r->o.seq, r->o.eval_batches, val_loss, NULL);

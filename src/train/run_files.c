@@ -62,7 +62,9 @@ int andrea_run_open_files(andrea_train_run *r) {
 int andrea_run_save(andrea_train_run *r, int full) {
     /* the batch source's position as of now */
     r->st->batch_pos_len = (uint32_t)r->src->save(r->src, r->st->batch_pos, ANDREA_CKPT_POS_MAX);
-    return andrea_checkpoint_save(full ? r->ckpt_path : r->best_path, r->m,
-                                  full ? r->adam_m : NULL, full ? r->adam_v : NULL, r->st,
-                                  r->tok_blob.data, r->tok_blob.len);
+    if (andrea_checkpoint_save(full ? r->ckpt_path : r->best_path, r->m,
+                               full ? r->adam_m : NULL, full ? r->adam_v : NULL, r->st,
+                               r->tok_blob.data, r->tok_blob.len))
+        return -1;
+    return full && r->o.keep_last > 0 ? andrea_run_keep_numbered(r) : 0;
 }

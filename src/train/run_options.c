@@ -23,6 +23,9 @@
 static const andrea_train_option TABLE[] = {
     {"data", 'd', ANDREA_OPT_STR, OPT(data_path), 0, NULL,
      "training text file (any bytes) or token file; resuming: the checkpoint's", CK(data_path), NULL},
+    {"manifest", 0, ANDREA_OPT_STR, OPT(manifest_path), 0, NULL,
+     "run manifest (JSON) of several sources and a curriculum, instead of --data "
+     "(docs/curriculum.md)", NOCK, NULL},
     {"tokenizer", 0, ANDREA_OPT_STR, OPT(tokenizer), 0, NULL,
      "byte (default), char, gpt2[:DIR], a .tok file or harris_segments.json; a token file "
      "needs the one that made it", NOCK, NULL},
@@ -55,6 +58,8 @@ static const andrea_train_option TABLE[] = {
      CK(eval_batches), NULL},
     {"ckpt-every", 0, ANDREA_OPT_INT, OPT(ckpt_every), 500, NULL,
      "checkpoint every N steps, 0 = at the end", CK(ckpt_every), NULL},
+    {"keep-last", 0, ANDREA_OPT_INT, OPT(keep_last), 0, NULL,
+     "also keep each checkpoint as step_NNNNNN.bin, the newest N of them; 0 = off", NOCK, NULL},
     {"log-every", 0, ANDREA_OPT_INT, OPT(log_every), 1, NULL, "progress line every N steps",
      CK(log_every), NULL},
     {"max-bad-steps", 0, ANDREA_OPT_INT, OPT(max_bad_steps), 5, NULL,

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "model/model.h"
+#include "train/manifest.h"
 #include "train/run_options.h"
 #include "train/train_run.h"
 #include "util/bigalloc.h"
@@ -36,6 +37,7 @@ static int load_resume(andrea_train_run *r) {
 /* The options as the run uses them: seq resolved, the data path from a resume. */
 static int effective_options(andrea_train_run *r) {
     andrea_train_options *o = &r->o;
+    if (o->manifest_path) o->data_path = o->manifest_path; /* recorded as the data */
     if (o->seq == 0) o->seq = r->cfg.ctx < 64 ? r->cfg.ctx : 64;
     if (!o->data_path && o->resume_path) {
         if (!r->st->data_path[0]) {
@@ -73,8 +75,12 @@ int andrea_run_setup(andrea_train_run *r, const andrea_config *cfg, const andrea
     if (r->o.resume_path && load_resume(r)) return -1;
     int rc = effective_options(r);
     if (rc) return rc;
-    r->src = andrea_corpus_source_open(r->o.data_path, r->o.tokenizer, &r->tok, r->o.val_fraction,
-                                       r->o.seq, r->o.seed);
+    if (r->o.manifest_path || andrea_manifest_detect(r->o.data_path))
+        r->src = andrea_sources_open(r->o.data_path, r->o.tokenizer, &r->tok, r->o.val_fraction,
+                                     r->o.seq, r->o.seed);
+    else
+        r->src = andrea_corpus_source_open(r->o.data_path, r->o.tokenizer, &r->tok,
+                                           r->o.val_fraction, r->o.seq, r->o.seed);
     if (!r->src) return -1;
     if (r->o.resume_path) {
         char from[600];

@@ -73,5 +73,7 @@ void andrea_jsonl_sink(FILE *log, andrea_train_sink *out);
 /* run_files.c */
 int andrea_run_open_files(andrea_train_run *r);
 int andrea_run_save(andrea_train_run *r, int full); /* full: ckpt.bin with moments; else best.bin */
+/* ckpt_numbered.c: ckpt.bin as step_NNNNNN.bin too, only the newest keep_last kept. */
+int andrea_run_keep_numbered(andrea_train_run *r);
 
 #endif

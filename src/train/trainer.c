@@ -57,6 +57,11 @@ int andrea_train(const andrea_config *cfg, const andrea_train_options *opts) {
         bad_steps = 0;
         andrea_step_update(r, step, lr, gnorm);
         int done = (int)++st->step;
+        /* the curriculum learns the loss of the batch it gave */
+        if (r->src->observe && r->src->observe(r->src, done, loss, r->log)) {
+            rc = -1;
+            break;
+        }
         st->smooth_loss = isnan(st->smooth_loss) ? loss : 0.9f * st->smooth_loss + 0.1f * loss;
 
         double ms = (andrea_now() - t0) * 1e3;
@@ -119,6 +124,7 @@ static int after_step(andrea_train_run *r, int done) {
     int stop = o->should_stop && o->should_stop(o->stop_user) ? ANDREA_STOP_HOOK
                : o->stop_at > 0 && done >= o->stop_at && !last ? ANDREA_STOP_AT
                                                                : 0;
-    if ((due(o->ckpt_every, done) || last || stop) && andrea_run_save(r, 1)) return -1;
+    int asked = o->should_save && o->should_save(o->stop_user); /* SIGUSR1: save, go on */
+    if ((due(o->ckpt_every, done) || last || stop || asked) && andrea_run_save(r, 1)) return -1;
     return stop;
 }
