@@ -150,6 +150,27 @@ static int completion_prompt(const serve_config *cfg, json_t *v, serve_params *p
     return 0;
 }
 
+/* logit_bias: {"token id": bias in [-100, 100]}, as OpenAI's */
+static int get_bias(json_t *o, int vocab, serve_params *p, serve_error *e) {
+    json_t *v = json_object_get(o, "logit_bias");
+    if (!v || json_is_null(v)) return 0;
+    if (!json_is_object(v)) return BAD(e, "logit_bias", "'logit_bias' must be an object of token id: bias");
+    if (json_object_size(v) > SERVE_MAX_BIAS) return BAD(e, "logit_bias", "'logit_bias' has at most %d entries", SERVE_MAX_BIAS);
+    const char *key;
+    json_t *b;
+    json_object_foreach(v, key, b) {
+        char *end;
+        long id = strtol(key, &end, 10);
+        if (*end || end == key || id < 0 || id >= vocab)
+            return BAD(e, "logit_bias", "'logit_bias' keys are token ids in [0, %d)", vocab);
+        if (!json_is_number(b) || !(fabs(json_number_value(b)) <= 100))
+            return BAD(e, "logit_bias", "'logit_bias' values are numbers in [-100, 100]");
+        p->bias_id[p->n_bias] = (int32_t)id;
+        p->bias[p->n_bias++] = (float)json_number_value(b);
+    }
+    return 0;
+}
+
 static int parse_logprobs(json_t *o, int kind, serve_params *p, serve_error *e) {
     long long k = 0;
     if (kind == SERVE_CHAT) {
@@ -194,7 +215,8 @@ static int parse_fields(const serve_config *cfg, int kind, json_t *o, serve_para
     p->max_tokens = (int)x;
     if (get_number(o, "temperature", 0, 2, &p->sampler.temperature, e) ||
         get_number(o, "top_p", 0, 1, &p->sampler.top_p, e) || get_stops(o, p, e) ||
-        get_bool(o, "stream", &p->stream, e) || parse_logprobs(o, kind, p, e))
+        get_bool(o, "stream", &p->stream, e) || parse_logprobs(o, kind, p, e) ||
+        get_bias(o, c->vocab, p, e))
         return -1;
     if (p->sampler.top_p <= 0) return BAD(e, "top_p", "'top_p' must be > 0");
     x = 1;

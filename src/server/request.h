@@ -10,7 +10,7 @@
 #include "server.h"
 
 enum { SERVE_COMPLETION = 0, SERVE_CHAT = 1 };
-enum { SERVE_MAX_STOPS = 5, SERVE_MAX_TOP = 20, SERVE_MAX_N = 8 };
+enum { SERVE_MAX_STOPS = 5, SERVE_MAX_TOP = 20, SERVE_MAX_N = 8, SERVE_MAX_BIAS = 300 };
 
 /* {"error":{"message","type","param","code"}} with this HTTP status */
 typedef struct {
@@ -40,6 +40,9 @@ typedef struct {
     int n_stops;
     int logprobs;          /* 1: report the chosen tokens' log-probabilities */
     int top_logprobs;      /* and this many alternatives (0..SERVE_MAX_TOP) */
+    int n_bias;            /* logit_bias: added to these tokens' logits before sampling */
+    int32_t bias_id[SERVE_MAX_BIAS];
+    float bias[SERVE_MAX_BIAS];
     andrea_ids prompt;     /* the prompt's tokens (chat: the transcript in ANDREA's format) */
 } serve_params;
 

@@ -60,6 +60,7 @@ struct serve_sched {
     andrea_kv **step_kv;
     int32_t *step_tok;
     int32_t *next;          /* (parallel) each sequence's sampled token */
+    float *biased;          /* (V) logits plus a request's logit_bias */
 };
 
 static double wall_now(void) {
@@ -260,7 +261,11 @@ static void seq_sample(serve_sched *s, seq *q, int32_t *next) {
     const serve_params *p = &q->job->p;
     const float *logits = andrea_kv_logits(q->kv);
     serve_choice *ch = &q->job->choices[q->choice];
-    int tok = andrea_sample_ex(logits, c->vocab, &p->sampler, q->hist.data, (int)q->hist.len, &q->rng);
+    if (p->n_bias) { /* reported log-probabilities stay the model's own */
+        memcpy(s->biased, logits, sizeof(float) * (size_t)c->vocab);
+        for (int i = 0; i < p->n_bias; i++) s->biased[p->bias_id[i]] += p->bias[i];
+    }
+    int tok = andrea_sample_ex(p->n_bias ? s->biased : logits, c->vocab, &p->sampler, q->hist.data, (int)q->hist.len, &q->rng);
     double now = andrea_now();
     if (ch->n_tokens == 0) serve_metrics_observe(s->mx, MX_TTFT, now - q->job->t_submit);
     else serve_metrics_observe(s->mx, MX_TOKEN, now - q->t_last);
@@ -386,12 +391,13 @@ static void drop_expired(serve_sched *s) {
     }
 }
 
-/* Without the lock: the job's choices join the batch, each prefilled in one pass. */
-static void job_start(serve_sched *s, serve_job *j) {
+/* Without the lock: the job's choices join the batch at seqs[at..], each prefilled in one
+ * pass. */
+static void job_start(serve_sched *s, serve_job *j, int at) {
     static uint64_t clock_seed;
     const serve_params *p = &j->p;
     for (int c = 0; c < p->n; c++) {
-        seq *q = &s->seqs[s->n_seqs + c];
+        seq *q = &s->seqs[at + c];
         memset(q, 0, sizeof *q);
         q->job = j;
         q->choice = c;
@@ -456,7 +462,7 @@ static void *sched_main(void *arg) {
         pthread_mutex_unlock(&s->mu);
         /* the scheduler's own arrays: the connections never read them */
         for (int k = 0; k < n_adm; k++) {
-            job_start(s, admitted[k]);
+            job_start(s, admitted[k], n);
             n += admitted[k]->p.n;
         }
         int32_t *next = s->next;
@@ -504,6 +510,7 @@ static void sched_free(serve_sched *s) {
     free(s->step_kv);
     free(s->step_tok);
     free(s->next);
+    free(s->biased);
     andrea_kv_batch_free(s->batch);
     andrea_context_free(s->ctx);
     pthread_mutex_destroy(&s->mu);
@@ -525,9 +532,10 @@ serve_sched *serve_sched_start(const serve_config *cfg, serve_metrics *mx) {
     s->step_kv = calloc(P, sizeof *s->step_kv);
     s->step_tok = calloc(P, sizeof *s->step_tok);
     s->next = calloc(P, sizeof *s->next);
+    s->biased = calloc((size_t)andrea_model_config((andrea_model *)cfg->m)->vocab, sizeof *s->biased);
     s->batch = andrea_kv_batch_create(cfg->m, cfg->parallel);
     s->ctx = andrea_context_create(cfg->m);
-    int ok = s->pool && s->seqs && s->queue && s->step_kv && s->step_tok && s->next && s->batch && s->ctx;
+    int ok = s->pool && s->seqs && s->queue && s->step_kv && s->step_tok && s->next && s->biased && s->batch && s->ctx;
     for (size_t i = 0; ok && i < P; i++) /* the caches of every slot, allocated once */
         if ((s->pool[i] = andrea_kv_create(cfg->m))) s->n_pool++;
         else ok = 0;
