@@ -332,6 +332,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         return MHD_YES;
     }
     set_busy(sv, r->ct); /* a whole request arrived: the watchdog lets it be */
+    /* and MHD's idle timeout too: while we decode, the connection is quiet by design (a
+     * first token may come after a long queue); --timeout and the peer's EOF bound it */
+    MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, 0u);
     if (r->too_big) {
         char msg[128];
         snprintf(msg, sizeof msg, "the body is larger than the server's limit of %zu bytes", sv->cfg->max_body);
@@ -350,6 +353,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
         if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK) serve_job_cancel(sv->sched, r->job);
         serve_job_release(sv->sched, r->job);
     }
+    MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, (unsigned)sv->cfg->conn_timeout);
     pthread_mutex_lock(&sv->track_mu);
     r->ct->busy = 0; /* the next request on this connection starts its own clock */
     r->ct->since = andrea_now();

@@ -415,12 +415,19 @@ static void job_start(serve_sched *s, serve_job *j, int at) {
     serve_metrics_add(s->mx, &s->mx->prompt_tokens, p->prompt.len * (size_t)p->n);
 }
 
+/* Prompt tokens prefilled per turn at most (but always one job): the running sequences
+ * wait for the prefills of a turn, so a burst of arrivals is spread over a few turns. */
+enum { PREFILL_BUDGET = 512 };
+
 /* Under the lock: queued jobs whose choices fit the free slots, in order. */
 static int admit(serve_sched *s, serve_job **out) {
     int n = 0, free_slots = s->cfg->parallel - s->n_seqs;
+    size_t budget = PREFILL_BUDGET;
     while (s->q_len) {
         serve_job *j = s->queue[s->q_head];
-        if (j->p.n > free_slots) break;
+        size_t cost = j->p.prompt.len * (size_t)j->p.n;
+        if (j->p.n > free_slots || (n && cost > budget)) break;
+        budget = cost < budget ? budget - cost : 0;
         free_slots -= j->p.n;
         s->q_head = (s->q_head + 1) % s->cfg->queue;
         s->q_len--;
