@@ -46,9 +46,11 @@ try {
     const frameEl = await page.waitForSelector("#attn");
     let frame = null;
     for (let k = 0; k < 300 && !frame; k++) { // srcdoc: the frame document changes once loaded
-        const f = await frameEl.contentFrame();
-        if (f && await f.$("#andrea-data")) frame = f;
-        else await new Promise((r) => setTimeout(r, 100));
+        try { // the frame navigates (about:blank -> srcdoc) while we look
+            const f = await frameEl.contentFrame();
+            if (f && await f.$("#andrea-data") && await f.$eval("#layer", (el) => el.options.length > 0)) frame = f;
+        } catch { /* navigated under us: look again */ }
+        if (!frame) await new Promise((r) => setTimeout(r, 100));
     }
     check(frame !== null, "the attention explorer opened in the side frame");
     if (frame) {

@@ -13,7 +13,8 @@ if "$A" serve --help 2>&1 | grep -q "has no server"; then echo "skip: built with
 [ -x "$CHROME" ] || { echo "skip: $CHROME not found (apt-get install chromium)" >&2; exit 77; }
 command -v node > /dev/null || { echo "skip: node not found" >&2; exit 77; }
 [ -d "$NODE_DIR/node_modules/puppeteer-core" ] || { echo "skip: puppeteer-core not in $NODE_DIR (.ci/run installs it)" >&2; exit 77; }
-printf 'To be, or not to be, that is the question:\nWhether tis nobler in the mind to suffer\n%.0s' $(seq 1 200) > "$T/small.txt"
+# one long line: no newline, so the answer seldom ends early at the next turn ("\n>")
+printf 'To be, or not to be, that is the question: whether tis nobler in the mind to suffer %.0s' $(seq 1 200) > "$T/small.txt"
 "$A" train --data "$T/small.txt" --preset tiny --ctx 96 --seq 32 --batch 8 --max-steps 60 --lr 3e-3 --warmup 10 \
     --eval-every 0 --eval-batches 1 --sample-every 0 -q -t 2 -o "$T/m" > /dev/null 2>&1 || { fail "train"; finish; }
 "$A" serve -m "$T/m/ckpt.bin" --port 0 -t 1 --api-key pagekey 2> "$T/serve.log" & SPID=$!
