@@ -162,7 +162,7 @@ int serve_job_take(serve_sched *s, serve_job *j, char *buf, size_t max, size_t *
            pthread_cond_timedwait(&j->cond, &s->mu, &ts) != ETIMEDOUT) {}
     size_t k = j->out.len - j->out_sent;
     if (k > max) k = max;
-    memcpy(buf, j->out.data + j->out_sent, k);
+    if (k) memcpy(buf, j->out.data + j->out_sent, k);
     j->out_sent += k;
     if (j->out_sent == j->out.len) j->out_sent = j->out.len = 0; /* the buffer is reused */
     int finished = j->done && j->out.len == 0;
@@ -312,7 +312,8 @@ static void seq_deliver(serve_sched *s, seq *q) {
             if (j->p.kind == SERVE_CHAT && !q->opened)
                 sse_chunk(&w, j, s->cfg->tok, q->choice, "", 0, NULL, 0, NULL, 1);
             if (q->rel_len || n_lp)
-                sse_chunk(&w, j, s->cfg->tok, q->choice, q->pend.data, q->rel_len, q->plp, n_lp, NULL, 0);
+                sse_chunk(&w, j, s->cfg->tok, q->choice, q->rel_len ? (const void *)q->pend.data : "",
+                          q->rel_len, q->plp, n_lp, NULL, 0);
             if (q->finish)
                 sse_chunk(&w, j, s->cfg->tok, q->choice, "", 0, NULL, 0, q->finish, 0);
         } else if (n_lp) {
@@ -324,13 +325,13 @@ static void seq_deliver(serve_sched *s, seq *q) {
             }
         }
         q->opened = 1;
-        andrea_bytes_append(&ch->text, q->pend.data, q->rel_len);
+        if (q->rel_len) andrea_bytes_append(&ch->text, q->pend.data, q->rel_len);
         if (q->finish) ch->finish = q->finish;
         pthread_cond_broadcast(&j->cond);
     }
-    memmove(q->pend.data, q->pend.data + q->rel_len, q->pend.len - q->rel_len);
+    if (q->rel_len) memmove(q->pend.data, q->pend.data + q->rel_len, q->pend.len - q->rel_len);
     q->pend.len -= q->rel_len;
-    memmove(q->plp, q->plp + n_lp, sizeof *q->plp * (size_t)(q->n_plp - n_lp));
+    if (n_lp) memmove(q->plp, q->plp + n_lp, sizeof *q->plp * (size_t)(q->n_plp - n_lp));
     q->n_plp -= n_lp;
     q->rel_len = 0;
 }

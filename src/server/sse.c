@@ -182,13 +182,13 @@ int serve_response_json(andrea_writer *w, const serve_job *j, const andrea_token
         andrea_writef(w, "%s{\"index\":%d,", c ? "," : "", c);
         if (chat) {
             andrea_write_str(w, "\"message\":{\"role\":\"assistant\",\"content\":");
-            str(w, ch->text.data, ch->text.len);
+            str(w, ch->text.len ? (const void *)ch->text.data : "", ch->text.len);
             andrea_write_str(w, "},\"logprobs\":");
             if (j->p.logprobs) chat_logprobs(w, tok, ch->lp, ch->n_lp);
             else andrea_write_str(w, "null");
         } else {
             andrea_write_str(w, "\"text\":");
-            str(w, ch->text.data, ch->text.len);
+            str(w, ch->text.len ? (const void *)ch->text.data : "", ch->text.len);
             andrea_write_str(w, ",\"logprobs\":");
             if (j->p.logprobs) completion_logprobs(w, tok, ch->lp, ch->n_lp, 0);
             else andrea_write_str(w, "null");
