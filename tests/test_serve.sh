@@ -41,7 +41,7 @@ printf 'To be, or not to be, that is the question:\nWhether tis nobler in the mi
 "$A" train --data "$T/small.txt" --preset tiny --ctx 96 --seq 32 --batch 8 --max-steps 60 --lr 3e-3 --warmup 10 \
     --eval-every 0 --eval-batches 1 --sample-every 0 -q -t 2 -o "$T/m" > /dev/null 2>&1 || { fail "train"; finish; }
 start_server "$T/serve.log" -m "$T/m/ckpt.bin" --name tiny --api-key sekret --parallel 4 --queue 32 \
-    --max-tokens 64 --header-timeout 3 --conn-timeout 5
+    --max-tokens 64 --header-timeout 5 --conn-timeout 10
 B="http://127.0.0.1:$PORT"
 K=(-H "Authorization: Bearer sekret")
 # req METHOD PATH [curl args]: prints "STATUS BODY"
@@ -94,7 +94,7 @@ if command -v node > /dev/null && [ -d "$NODE_DIR/node_modules/openai" ]; then
     steps=$(sed -n 's/^andrea_batch_steps_total \([0-9]*\)/\1/p' <<< "$m"); seqs=$(sed -n 's/^andrea_batch_sequences_total \([0-9]*\)/\1/p' <<< "$m")
     [ -n "$steps" ] && [ "$seqs" -gt "$steps" ] && pass "continuous batching: $seqs sequence-steps in $steps batched steps" || fail "batching: $steps $seqs"
     rss0=$(rss_kb "$SPID")
-    if out=$(timeout 60 node "$T/test_serve_abuse.mjs" 127.0.0.1 "$PORT" 3 2>&1); then pass "abuse: $(tr '\n' '|' <<< "$out")"
+    if out=$(timeout 60 node "$T/test_serve_abuse.mjs" 127.0.0.1 "$PORT" 5 2>&1); then pass "abuse: $(tr '\n' '|' <<< "$out")"
     else fail "abuse: $out"; fi
     rss1=$(rss_kb "$SPID")
     [ $((rss1 - rss0)) -lt 65536 ] && pass "VmRSS ${rss0} kB -> ${rss1} kB after 1,000 connections" || fail "memory grew: $rss0 -> $rss1 kB"
