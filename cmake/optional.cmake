@@ -68,3 +68,22 @@ elseif(NOT ANDREA_BLAS)
 else()
   message(STATUS "andrea: BLAS: no (openblas not found; apt install libopenblas-dev; built-in matmul kernels)")
 endif()
+
+# libmicrohttpd (libmicrohttpd-dev): the HTTP library of `andrea serve` (src/server/, which
+#   also needs jansson for request bodies). Without it: `andrea serve` says the build has no
+#   server; everything else is unchanged.
+option(ANDREA_SERVER "Build the HTTP server (andrea serve) with libmicrohttpd" ON)
+if(ANDREA_SERVER AND PKG_CONFIG_FOUND)
+  pkg_check_modules(ANDREA_MHD_PC QUIET IMPORTED_TARGET libmicrohttpd)
+endif()
+set(ANDREA_SERVER_BUILD OFF)
+if(ANDREA_MHD_PC_FOUND AND ANDREA_JANSSON_PC_FOUND)
+  set(ANDREA_SERVER_BUILD ON)
+  message(STATUS "andrea: server: yes (libmicrohttpd ${ANDREA_MHD_PC_VERSION})")
+elseif(NOT ANDREA_SERVER)
+  message(STATUS "andrea: server: no (ANDREA_SERVER=OFF; no andrea serve)")
+elseif(NOT ANDREA_MHD_PC_FOUND)
+  message(STATUS "andrea: server: no (libmicrohttpd not found; apt install libmicrohttpd-dev; no andrea serve)")
+else()
+  message(STATUS "andrea: server: no (needs jansson too; apt install libjansson-dev; no andrea serve)")
+endif()

@@ -10,6 +10,6 @@ $SUDO apt-get update -qq
 # wamerican: the word list of the coherence gate.
 $SUDO apt-get install -y -qq --no-install-recommends \
     build-essential cmake pkg-config libomp-dev \
-    libpcre2-dev libjansson-dev libpng-dev libopenblas-dev \
+    libpcre2-dev libjansson-dev libpng-dev libopenblas-dev libmicrohttpd-dev \
     fortunes wamerican > /dev/null
 echo "setup: done"

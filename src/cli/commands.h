@@ -16,5 +16,6 @@ int cmd_attention(int argc, char **argv);
 int cmd_explain(int argc, char **argv);
 int cmd_score(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
 
 #endif

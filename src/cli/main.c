@@ -24,6 +24,7 @@ static const command COMMANDS[] = {
     {"chat", cmd_chat, "talk to a checkpoint in ANDREA's '> user' / '< model' turn format"},
     {"bench", cmd_bench, "training and generation speed, MFU and memory of a preset"},
     {"convert", cmd_convert, "a model to/from safetensors, GGUF (llama.cpp), llm.c, andrea"},
+    {"serve", cmd_serve, "an OpenAI-compatible HTTP server with a chat page and attention"},
     /* more subcommands register here */
 };
 

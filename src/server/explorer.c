@@ -1,0 +1,127 @@
+/*
+ * explorer.c - GET/POST /attention: the page `andrea attention --html` writes, for any
+ * text, through the library's inspect API (andrea_attn_tokens_encode,
+ * andrea_attention_inspect, andrea_attention_render_html into a buffer writer). The
+ * server adds nothing to the page; a better explorer in the library is a better one here.
+ * A long text keeps its last tokens (the answer, rather than the start of the chat).
+ *
+ * Inspections run one at a time on one long-lived worker thread: each holds 4 L NH T^2
+ * floats and uses every core, and the matmul kernels keep per-thread panels that a thread
+ * leaves behind when it exits (a connection's thread would leak them on every page).
+ */
+#include "explorer.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "andrea_inspect.h"
+
+typedef struct {
+    const serve_config *cfg;
+    const char *tail;    /* NUL-terminated */
+    andrea_buffer *out;
+    serve_error *e;
+    int rc, done;
+} explorer_task;
+
+static pthread_mutex_t explorer_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t explorer_cv = PTHREAD_COND_INITIALIZER;
+static explorer_task *explorer_next; /* the one task handed to the worker, or NULL */
+static pthread_once_t explorer_once = PTHREAD_ONCE_INIT;
+static int explorer_started;
+
+/* The bytes of the last max_T tokens of text, NUL-terminated, into tail. */
+static int last_tokens(const serve_config *cfg, const char *text, size_t n, int max_T,
+                       andrea_bytes *tail, serve_error *e) {
+    andrea_ids ids = {0};
+    int rc = 0;
+    if (andrea_tokenizer_encode(cfg->tok, text, n, 0, &ids))
+        rc = serve_fail(e, 400, "invalid_request_error", "text", NULL, "cannot encode the text: %s",
+                        andrea_error());
+    size_t from = ids.len > (size_t)max_T ? ids.len - (size_t)max_T : 0;
+    for (size_t i = from; !rc && i < ids.len; i++) {
+        size_t nb = 0;
+        const uint8_t *b = andrea_tokenizer_token_bytes(cfg->tok, ids.data[i], &nb);
+        if (b && nb && andrea_bytes_append(tail, b, nb))
+            rc = serve_fail(e, 500, "server_error", NULL, NULL, "out of memory");
+    }
+    if (!rc && andrea_bytes_append(tail, "", 1))
+        rc = serve_fail(e, 500, "server_error", NULL, NULL, "out of memory");
+    andrea_ids_free(&ids);
+    return rc;
+}
+
+/* On the worker: tokens, maps, page. */
+static int render(const serve_config *cfg, const char *tail, andrea_buffer *out, serve_error *e) {
+    const andrea_config *c = andrea_model_config((andrea_model *)cfg->m);
+    andrea_attn_tokens tk = {0};
+    andrea_attn_maps maps = {0};
+    int rc = 0;
+    if (andrea_attn_tokens_encode(cfg->tok, tail, 0, c->ctx, &tk) ||
+        andrea_attention_inspect(cfg->m, tk.ids, tk.T, ANDREA_VIEWS_ALL, &maps))
+        rc = serve_fail(e, 400, "invalid_request_error", "text", NULL, "%s", andrea_error());
+    if (!rc) {
+        andrea_attn_export x = {cfg->model_name, tail, &tk, &maps, NULL, NULL, 0, 0};
+        andrea_writer w = andrea_writer_buffer(out);
+        if (andrea_attention_render_html(&w, &x))
+            rc = serve_fail(e, 500, "server_error", NULL, NULL, "%s", andrea_error());
+    }
+    andrea_attn_maps_free(&maps);
+    andrea_attn_tokens_free(&tk);
+    return rc;
+}
+
+static void *worker(void *arg) {
+    (void)arg;
+    pthread_mutex_lock(&explorer_mu);
+    for (;;) {
+        while (!explorer_next || explorer_next->done) pthread_cond_wait(&explorer_cv, &explorer_mu);
+        explorer_task *t = explorer_next;
+        pthread_mutex_unlock(&explorer_mu);
+        int rc = render(t->cfg, t->tail, t->out, t->e);
+        pthread_mutex_lock(&explorer_mu);
+        t->rc = rc;
+        t->done = 1;
+        pthread_cond_broadcast(&explorer_cv);
+    }
+    return NULL;
+}
+
+static void start_worker(void) {
+    pthread_t th;
+    if (pthread_create(&th, NULL, worker, NULL) == 0) {
+        pthread_detach(th); /* it lives as long as the server */
+        explorer_started = 1;
+    }
+}
+
+int serve_explorer(const serve_config *cfg, const char *text, size_t n, andrea_buffer *out,
+                   serve_error *e) {
+    const andrea_config *c = andrea_model_config((andrea_model *)cfg->m);
+    if (n == 0) return serve_fail(e, 400, "invalid_request_error", "text", NULL, "'text' is empty");
+    if (memchr(text, 0, n))
+        return serve_fail(e, 400, "invalid_request_error", "text", NULL, "'text' contains a NUL byte");
+    int max_T = cfg->attn_max_tokens < c->ctx ? cfg->attn_max_tokens : c->ctx;
+    andrea_bytes tail = {0};
+    if (last_tokens(cfg, text, n, max_T, &tail, e)) {
+        andrea_bytes_free(&tail);
+        return -1;
+    }
+    pthread_once(&explorer_once, start_worker);
+    if (!explorer_started) {
+        andrea_bytes_free(&tail);
+        return serve_fail(e, 500, "server_error", NULL, NULL, "cannot start the explorer thread");
+    }
+    explorer_task t = {cfg, (const char *)tail.data, out, e, 0, 0};
+    pthread_mutex_lock(&explorer_mu);
+    while (explorer_next && !explorer_next->done) pthread_cond_wait(&explorer_cv, &explorer_mu);
+    explorer_next = &t; /* one at a time: the worker takes it */
+    pthread_cond_broadcast(&explorer_cv);
+    while (!t.done) pthread_cond_wait(&explorer_cv, &explorer_mu);
+    explorer_next = NULL;
+    pthread_cond_broadcast(&explorer_cv);
+    pthread_mutex_unlock(&explorer_mu);
+    andrea_bytes_free(&tail);
+    return t.rc;
+}

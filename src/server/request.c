@@ -1,0 +1,257 @@
+/*
+ * request.c - one /v1/completions or /v1/chat/completions body, parsed with jansson and
+ * checked field by field against OpenAI's types and the server's limits. Every failure
+ * names the field (error.param) so a client can tell what to fix; nothing is clamped
+ * silently.
+ *
+ * Chat template (docs/server.md): ANDREA's turn format, as `andrea chat` writes it.
+ *   system     its text on a line of its own, first
+ *   user       "> " text "\n"
+ *   assistant  "< " text "\n"
+ * then "< " for the reply. Newlines inside a message become spaces (a turn is one line),
+ * and the reply also ends at "\n>" (the model starting the next user turn).
+ */
+#include "request.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int serve_fail(serve_error *e, int status, const char *type, const char *param, const char *code,
+               const char *fmt, ...) {
+    e->status = status;
+    e->type = type;
+    e->param = param;
+    e->code = code;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(e->message, sizeof e->message, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+#define BAD(e, param, ...) serve_fail(e, 400, "invalid_request_error", param, NULL, __VA_ARGS__)
+
+/* A number field in [lo, hi] into *out; absent or null keeps *out. */
+static int get_number(json_t *o, const char *key, double lo, double hi, float *out, serve_error *e) {
+    json_t *v = json_object_get(o, key);
+    if (!v || json_is_null(v)) return 0;
+    if (!json_is_number(v)) return BAD(e, key, "'%s' must be a number", key);
+    double x = json_number_value(v);
+    if (!(x >= lo && x <= hi)) return BAD(e, key, "'%s' must be between %g and %g (got %g)", key, lo, hi, x);
+    *out = (float)x;
+    return 0;
+}
+
+/* An integer field in [lo, hi]; returns 1 when present. */
+static int get_int(json_t *o, const char *key, long long lo, long long hi, long long *out,
+                   serve_error *e) {
+    json_t *v = json_object_get(o, key);
+    if (!v || json_is_null(v)) return 0;
+    if (!json_is_integer(v)) return BAD(e, key, "'%s' must be an integer", key);
+    long long x = json_integer_value(v);
+    if (x < lo || x > hi) return BAD(e, key, "'%s' must be between %lld and %lld (got %lld)", key, lo, hi, x);
+    *out = x;
+    return 1;
+}
+
+static int get_bool(json_t *o, const char *key, int *out, serve_error *e) {
+    json_t *v = json_object_get(o, key);
+    if (!v || json_is_null(v)) return 0;
+    if (!json_is_boolean(v)) return BAD(e, key, "'%s' must be true or false", key);
+    *out = json_is_true(v);
+    return 0;
+}
+
+static int add_stop(serve_params *p, const char *s, size_t n, serve_error *e) {
+    if (n == 0) return BAD(e, "stop", "'stop' strings must not be empty");
+    if (n > 64) return BAD(e, "stop", "'stop' strings are at most 64 bytes");
+    if (p->n_stops == SERVE_MAX_STOPS) return BAD(e, "stop", "'stop' has at most 4 strings");
+    char *c = malloc(n + 1);
+    if (!c) return serve_fail(e, 500, "server_error", NULL, NULL, "out of memory");
+    memcpy(c, s, n);
+    c[n] = '\0';
+    p->stops[p->n_stops++] = c;
+    return 0;
+}
+
+static int get_stops(json_t *o, serve_params *p, serve_error *e) {
+    json_t *v = json_object_get(o, "stop");
+    if (!v || json_is_null(v)) return 0;
+    if (json_is_string(v)) return add_stop(p, json_string_value(v), json_string_length(v), e);
+    if (!json_is_array(v)) return BAD(e, "stop", "'stop' must be a string or an array of strings");
+    if (json_array_size(v) > 4) return BAD(e, "stop", "'stop' has at most 4 strings");
+    size_t i;
+    json_t *s;
+    json_array_foreach(v, i, s) {
+        if (!json_is_string(s)) return BAD(e, "stop", "'stop' must be a string or an array of strings");
+        if (add_stop(p, json_string_value(s), json_string_length(s), e)) return -1;
+    }
+    return 0;
+}
+
+/* Appends text with newlines as spaces (one turn, one line). */
+static int append_line(andrea_bytes *t, const char *s, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        char ch = s[i] == '\n' || s[i] == '\r' ? ' ' : s[i];
+        if (andrea_bytes_append(t, &ch, 1)) return -1;
+    }
+    return 0;
+}
+
+/* messages -> ANDREA's turn format, ending with "< " for the reply. */
+static int chat_transcript(json_t *msgs, andrea_bytes *t, serve_error *e) {
+    if (!json_is_array(msgs) || json_array_size(msgs) == 0)
+        return BAD(e, "messages", "'messages' must be a non-empty array");
+    size_t i;
+    json_t *msg;
+    json_array_foreach(msgs, i, msg) {
+        json_t *role = json_object_get(msg, "role"), *content = json_object_get(msg, "content");
+        if (!json_is_object(msg) || !json_is_string(role))
+            return BAD(e, "messages", "messages[%zu] needs a string 'role'", i);
+        if (!json_is_string(content))
+            return BAD(e, "messages", "messages[%zu].content must be a string", i);
+        const char *r = json_string_value(role), *prefix;
+        if (strcmp(r, "system") == 0 || strcmp(r, "developer") == 0) prefix = "";
+        else if (strcmp(r, "user") == 0) prefix = "> ";
+        else if (strcmp(r, "assistant") == 0) prefix = "< ";
+        else return BAD(e, "messages", "messages[%zu].role '%.40s' is not system, user or assistant", i, r);
+        if (andrea_bytes_append(t, prefix, strlen(prefix)) ||
+            append_line(t, json_string_value(content), json_string_length(content)) ||
+            andrea_bytes_append(t, "\n", 1))
+            return serve_fail(e, 500, "server_error", NULL, NULL, "out of memory");
+    }
+    if (andrea_bytes_append(t, "< ", 2)) return serve_fail(e, 500, "server_error", NULL, NULL, "out of memory");
+    return 0;
+}
+
+/* prompt: a string, [string] or [token ids]. Encodes into p->prompt. */
+static int completion_prompt(const serve_config *cfg, json_t *v, serve_params *p, serve_error *e) {
+    if (json_is_array(v) && json_array_size(v) == 1 && json_is_string(json_array_get(v, 0)))
+        v = json_array_get(v, 0);
+    if (json_is_string(v)) {
+        if (andrea_tokenizer_encode(cfg->tok, json_string_value(v), json_string_length(v), 0, &p->prompt))
+            return BAD(e, "prompt", "cannot encode 'prompt': %s", andrea_error());
+        return 0;
+    }
+    if (!json_is_array(v)) return BAD(e, "prompt", "'prompt' must be a string or an array of token ids");
+    const andrea_config *c = andrea_model_config((andrea_model *)cfg->m);
+    size_t i;
+    json_t *id;
+    json_array_foreach(v, i, id) {
+        if (!json_is_integer(id) || json_integer_value(id) < 0 || json_integer_value(id) >= c->vocab)
+            return BAD(e, "prompt", "'prompt' holds one string, or token ids in [0, %d)", c->vocab);
+        if (andrea_ids_push(&p->prompt, (int32_t)json_integer_value(id)))
+            return serve_fail(e, 500, "server_error", NULL, NULL, "out of memory");
+    }
+    return 0;
+}
+
+/* logit_bias: {"token id": bias in [-100, 100]}, as OpenAI's */
+static int get_bias(json_t *o, int vocab, serve_params *p, serve_error *e) {
+    json_t *v = json_object_get(o, "logit_bias");
+    if (!v || json_is_null(v)) return 0;
+    if (!json_is_object(v)) return BAD(e, "logit_bias", "'logit_bias' must be an object of token id: bias");
+    if (json_object_size(v) > SERVE_MAX_BIAS) return BAD(e, "logit_bias", "'logit_bias' has at most %d entries", SERVE_MAX_BIAS);
+    const char *key;
+    json_t *b;
+    json_object_foreach(v, key, b) {
+        char *end;
+        long id = strtol(key, &end, 10);
+        if (*end || end == key || id < 0 || id >= vocab)
+            return BAD(e, "logit_bias", "'logit_bias' keys are token ids in [0, %d)", vocab);
+        if (!json_is_number(b) || !(fabs(json_number_value(b)) <= 100))
+            return BAD(e, "logit_bias", "'logit_bias' values are numbers in [-100, 100]");
+        p->bias_id[p->n_bias] = (int32_t)id;
+        p->bias[p->n_bias++] = (float)json_number_value(b);
+    }
+    return 0;
+}
+
+static int parse_logprobs(json_t *o, int kind, serve_params *p, serve_error *e) {
+    long long k = 0;
+    if (kind == SERVE_CHAT) {
+        if (get_bool(o, "logprobs", &p->logprobs, e)) return -1;
+        int r = get_int(o, "top_logprobs", 0, SERVE_MAX_TOP, &k, e);
+        if (r < 0) return -1;
+        if (r && !p->logprobs) return BAD(e, "top_logprobs", "'top_logprobs' needs 'logprobs': true");
+        p->top_logprobs = (int)k;
+        return 0;
+    }
+    int r = get_int(o, "logprobs", 0, 5, &k, e); /* completions: how many alternatives */
+    if (r < 0) return -1;
+    p->logprobs = r == 1;
+    p->top_logprobs = (int)k;
+    return 0;
+}
+
+static int parse_fields(const serve_config *cfg, int kind, json_t *o, serve_params *p, serve_error *e) {
+    const andrea_config *c = andrea_model_config((andrea_model *)cfg->m);
+    if (kind == SERVE_CHAT) {
+        andrea_bytes t = {0};
+        int rc = chat_transcript(json_object_get(o, "messages"), &t, e);
+        if (!rc && andrea_tokenizer_encode(cfg->tok, t.data, t.len, 0, &p->prompt))
+            rc = BAD(e, "messages", "cannot encode the messages: %s", andrea_error());
+        andrea_bytes_free(&t);
+        if (rc || add_stop(p, "\n>", 2, e)) return -1;
+    } else {
+        json_t *v = json_object_get(o, "prompt");
+        if (!v) return BAD(e, "prompt", "'prompt' is required");
+        if (completion_prompt(cfg, v, p, e)) return -1;
+    }
+    if (p->prompt.len == 0) return BAD(e, kind == SERVE_CHAT ? "messages" : "prompt", "the prompt is empty");
+    int max_prompt = cfg->max_prompt < c->ctx - 1 ? cfg->max_prompt : c->ctx - 1;
+    if ((long)p->prompt.len > max_prompt)
+        return serve_fail(e, 400, "invalid_request_error", kind == SERVE_CHAT ? "messages" : "prompt",
+                          "context_length_exceeded",
+                          "the prompt is %zu tokens; this server takes at most %d (the model's "
+                          "context is %d, with room for a reply)", p->prompt.len, max_prompt, c->ctx);
+    long long x = cfg->max_tokens;
+    const char *mt = json_object_get(o, "max_completion_tokens") ? "max_completion_tokens" : "max_tokens";
+    if (get_int(o, mt, 1, cfg->max_tokens, &x, e) < 0) return -1;
+    p->max_tokens = (int)x;
+    if (get_number(o, "temperature", 0, 2, &p->sampler.temperature, e) ||
+        get_number(o, "top_p", 0, 1, &p->sampler.top_p, e) || get_stops(o, p, e) ||
+        get_bool(o, "stream", &p->stream, e) || parse_logprobs(o, kind, p, e) ||
+        get_bias(o, c->vocab, p, e))
+        return -1;
+    if (p->sampler.top_p <= 0) return BAD(e, "top_p", "'top_p' must be > 0");
+    x = 1;
+    int nmax = cfg->parallel < SERVE_MAX_N ? cfg->parallel : SERVE_MAX_N;
+    if (get_int(o, "n", 1, nmax, &x, e) < 0) return -1;
+    p->n = (int)x;
+    int r = get_int(o, "seed", INT64_MIN, INT64_MAX, &x, e);
+    if (r < 0) return -1;
+    p->seed_given = r;
+    p->seed = r ? (uint64_t)x : 0;
+    json_t *so = json_object_get(o, "stream_options");
+    if (so && !json_is_null(so)) {
+        if (!json_is_object(so)) return BAD(e, "stream_options", "'stream_options' must be an object");
+        if (get_bool(so, "include_usage", &p->include_usage, e)) return -1;
+    }
+    return 0;
+}
+
+int serve_parse_request(const serve_config *cfg, int kind, const char *body, size_t len,
+                        serve_params *p, serve_error *e) {
+    memset(p, 0, sizeof *p);
+    p->kind = kind;
+    p->sampler = cfg->sampler;
+    json_error_t je;
+    json_t *o = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
+    if (!o) return BAD(e, NULL, "the body is not valid JSON: %s (line %d, column %d)", je.text, je.line, je.column);
+    int rc = 0;
+    if (!json_is_object(o)) rc = BAD(e, NULL, "the body must be a JSON object");
+    else rc = parse_fields(cfg, kind, o, p, e);
+    json_decref(o);
+    return rc;
+}
+
+void serve_params_free(serve_params *p) {
+    for (int i = 0; i < p->n_stops; i++) free(p->stops[i]);
+    p->n_stops = 0;
+    andrea_ids_free(&p->prompt);
+}

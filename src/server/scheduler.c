@@ -1,0 +1,566 @@
+/*
+ * scheduler.c - continuous batching. One thread owns the model's decoding state: a pool
+ * of --parallel KV caches, one andrea_kv_batch and one context for prefills. Each turn
+ * of its loop
+ *   1. drops sequences whose client went away or whose deadline passed,
+ *   2. admits queued jobs while batch slots are free (each choice prefilled in one pass),
+ *   3. samples one token for every sequence from its logits, releases the text that can
+ *      no longer be part of a stop string, and hands it to the job (an SSE chunk when
+ *      streamed),
+ *   4. advances every sequence still running by one token in ONE batched step.
+ * So a request joins and leaves the running batch between steps, and every weight row is
+ * read once per step for all of them. Connections only touch a job's shared fields
+ * (scheduler.h) under the lock; the model is the scheduler's alone.
+ */
+#include "scheduler.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "sse.h"
+#include "util/error.h"
+#include "util/perf.h"
+
+typedef struct {
+    serve_job *job;
+    int choice;
+    andrea_kv *kv;
+    andrea_rng rng;
+    andrea_ids hist;        /* prompt and generated tokens (the repeat penalty's window) */
+    andrea_bytes pend;      /* generated text not yet released (could start a stop string) */
+    serve_tokprob *plp;     /* log-probabilities of tokens not yet released */
+    int n_plp, cap_plp;
+    int opened;             /* chat streams: the role chunk was sent */
+    double t_last;          /* when its last token was sampled */
+    const char *finish;     /* set when the sequence ends this turn */
+    /* released this turn: text and tokens handed over under the lock */
+    size_t rel_len;
+    int rel_lp;
+} seq;
+
+struct serve_sched {
+    const serve_config *cfg;
+    serve_metrics *mx;
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t wake;
+    int stop;
+    serve_job **queue;      /* ring of cfg->queue */
+    int q_head, q_len;
+    seq *seqs;              /* (parallel): [0, n_seqs) in the batch */
+    int n_seqs;
+    andrea_kv **pool;       /* free caches */
+    int n_pool;
+    andrea_kv_batch *batch;
+    andrea_context *ctx;
+    andrea_kv **step_kv;
+    int32_t *step_tok;
+    int32_t *next;          /* (parallel) each sequence's sampled token */
+    float *biased;          /* (V) logits plus a request's logit_bias */
+};
+
+static double wall_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void deadline_ts(double wait_s, struct timespec *ts) {
+    double t = wall_now() + wait_s;
+    ts->tv_sec = (time_t)t;
+    ts->tv_nsec = (long)((t - (double)ts->tv_sec) * 1e9);
+}
+
+/* ---- jobs --------------------------------------------------------------------------- */
+
+serve_job *serve_job_new(serve_params *p, const char *model) {
+    static unsigned long counter;
+    serve_job *j = calloc(1, sizeof *j);
+    if (!j) return NULL;
+    j->choices = calloc((size_t)p->n, sizeof *j->choices);
+    if (!j->choices) {
+        free(j);
+        return NULL;
+    }
+    j->p = *p;
+    memset(p, 0, sizeof *p);
+    j->created = (long)time(NULL);
+    j->model = model;
+    snprintf(j->id, sizeof j->id, "%s-%lx%04lx", j->p.kind == SERVE_CHAT ? "chatcmpl" : "cmpl",
+             (unsigned long)j->created, __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED) & 0xffff);
+    pthread_cond_init(&j->cond, NULL);
+    j->t_submit = andrea_now();
+    j->refs = 1;
+    return j;
+}
+
+static void job_free(serve_job *j) {
+    for (int c = 0; c < j->p.n; c++) {
+        andrea_bytes_free(&j->choices[c].text);
+        free(j->choices[c].lp);
+    }
+    free(j->choices);
+    andrea_buffer_free(&j->out);
+    serve_params_free(&j->p);
+    pthread_cond_destroy(&j->cond);
+    free(j);
+}
+
+void serve_job_retain(serve_sched *s, serve_job *j) {
+    pthread_mutex_lock(&s->mu);
+    j->refs++;
+    pthread_mutex_unlock(&s->mu);
+}
+
+void serve_job_release(serve_sched *s, serve_job *j) {
+    pthread_mutex_lock(&s->mu);
+    int last = --j->refs == 0;
+    pthread_mutex_unlock(&s->mu);
+    if (last) job_free(j);
+}
+
+void serve_job_cancel(serve_sched *s, serve_job *j) {
+    pthread_mutex_lock(&s->mu);
+    if (!j->done) j->cancelled = 1;
+    pthread_cond_signal(&s->wake);
+    pthread_mutex_unlock(&s->mu);
+}
+
+int serve_sched_submit(serve_sched *s, serve_job *j) {
+    pthread_mutex_lock(&s->mu);
+    int full = s->q_len == s->cfg->queue || s->stop;
+    if (!full) {
+        j->refs++;
+        j->deadline = j->t_submit + s->cfg->timeout;
+        s->queue[(s->q_head + s->q_len++) % s->cfg->queue] = j;
+        pthread_cond_signal(&s->wake);
+    }
+    pthread_mutex_unlock(&s->mu);
+    if (full) serve_metrics_add(s->mx, &s->mx->rejected_full, 1);
+    return full ? -1 : 0;
+}
+
+int serve_job_wait_done(serve_sched *s, serve_job *j, double wait_s) {
+    struct timespec ts;
+    deadline_ts(wait_s, &ts);
+    pthread_mutex_lock(&s->mu);
+    while (!j->done && pthread_cond_timedwait(&j->cond, &s->mu, &ts) != ETIMEDOUT) {}
+    int done = j->done;
+    pthread_mutex_unlock(&s->mu);
+    return done;
+}
+
+int serve_job_take(serve_sched *s, serve_job *j, char *buf, size_t max, size_t *n, double wait_s) {
+    struct timespec ts;
+    deadline_ts(wait_s, &ts);
+    pthread_mutex_lock(&s->mu);
+    while (!j->done && j->out_sent == j->out.len &&
+           pthread_cond_timedwait(&j->cond, &s->mu, &ts) != ETIMEDOUT) {}
+    size_t k = j->out.len - j->out_sent;
+    if (k > max) k = max;
+    if (k) memcpy(buf, j->out.data + j->out_sent, k);
+    j->out_sent += k;
+    if (j->out_sent == j->out.len) j->out_sent = j->out.len = 0; /* the buffer is reused */
+    int finished = j->done && j->out.len == 0;
+    pthread_mutex_unlock(&s->mu);
+    *n = k;
+    return finished;
+}
+
+void serve_sched_load(serve_sched *s, int *queued, int *active) {
+    pthread_mutex_lock(&s->mu);
+    *queued = s->q_len;
+    *active = s->n_seqs;
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* Under the lock: the job ends with an error (408, 500, ...). */
+static void job_fail(serve_job *j, const serve_error *e) {
+    if (j->done) return;
+    j->failed = 1;
+    j->err = *e;
+    if (j->p.stream) {
+        andrea_writer w = andrea_writer_buffer(&j->out);
+        sse_error(&w, e);
+    }
+    j->done = 1;
+    pthread_cond_broadcast(&j->cond);
+}
+
+/* ---- one sequence ------------------------------------------------------------------- */
+
+/* Bytes of pend that may be released: all but what could still begin a stop string, and
+ * never half of a UTF-8 character (a stream's chunk is a JSON string). */
+static size_t releasable(const seq *q) {
+    size_t keep = 0;
+    for (int i = 0; i < q->job->p.n_stops; i++) {
+        size_t k = strlen(q->job->p.stops[i]);
+        if (k - 1 > keep) keep = k - 1;
+    }
+    size_t n = q->pend.len > keep ? q->pend.len - keep : 0;
+    const uint8_t *b = q->pend.data;
+    for (size_t back = 1; back <= 3 && back <= n; back++) {
+        uint8_t c = b[n - back];
+        if ((c & 0xC0) == 0x80) continue; /* a continuation byte: look further back */
+        int need = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+        if ((size_t)need > back) n -= back; /* the character is not complete yet */
+        break;
+    }
+    return n;
+}
+
+/* The earliest stop string in pend, or -1. */
+static long find_stop(const seq *q) {
+    long at = -1;
+    for (int i = 0; i < q->job->p.n_stops; i++) {
+        const char *st = q->job->p.stops[i];
+        size_t k = strlen(st);
+        for (size_t o = 0; o + k <= q->pend.len && (at < 0 || (long)o < at); o++)
+            if (memcmp(q->pend.data + o, st, k) == 0) {
+                at = (long)o;
+                break;
+            }
+    }
+    return at;
+}
+
+static int push_logprob(seq *q, const float *logits, int V, int32_t id, int n_top) {
+    if (q->n_plp == q->cap_plp) {
+        int cap = q->cap_plp ? 2 * q->cap_plp : 16;
+        serve_tokprob *p = realloc(q->plp, sizeof *p * (size_t)cap);
+        if (!p) return -1;
+        q->plp = p;
+        q->cap_plp = cap;
+    }
+    serve_tokprob *t = &q->plp[q->n_plp++];
+    t->id = id;
+    t->logprob = andrea_logprob(logits, V, id);
+    /* the alternatives' log-probabilities differ from the chosen one's by their logits' */
+    t->n_top = 0;
+    for (int k = 0; k < n_top && k < V; k++) {
+        int best = -1;
+        for (int v = 0; v < V; v++) {
+            int taken = 0;
+            for (int r = 0; r < k && !taken; r++) taken = t->top_id[r] == v;
+            if (!taken && (best < 0 || logits[v] > logits[best])) best = v;
+        }
+        t->top_id[k] = best;
+        t->top_lp[k] = logits[best] - logits[id] + t->logprob;
+        t->n_top++;
+    }
+    return 0;
+}
+
+/* Samples q's next token (no lock: q is the scheduler's) and decides what to release. */
+static void seq_sample(serve_sched *s, seq *q, int32_t *next) {
+    const andrea_config *c = andrea_model_config((andrea_model *)s->cfg->m);
+    const serve_params *p = &q->job->p;
+    const float *logits = andrea_kv_logits(q->kv);
+    serve_choice *ch = &q->job->choices[q->choice];
+    if (p->n_bias) { /* reported log-probabilities stay the model's own */
+        memcpy(s->biased, logits, sizeof(float) * (size_t)c->vocab);
+        for (int i = 0; i < p->n_bias; i++) s->biased[p->bias_id[i]] += p->bias[i];
+    }
+    int tok = andrea_sample_ex(p->n_bias ? s->biased : logits, c->vocab, &p->sampler, q->hist.data, (int)q->hist.len, &q->rng);
+    double now = andrea_now();
+    if (ch->n_tokens == 0) serve_metrics_observe(s->mx, MX_TTFT, now - q->job->t_submit);
+    else serve_metrics_observe(s->mx, MX_TOKEN, now - q->t_last);
+    q->t_last = now;
+    *next = tok;
+    if (tok < 0 || (p->logprobs && push_logprob(q, logits, c->vocab, tok, p->top_logprobs)) ||
+        andrea_ids_push(&q->hist, tok)) {
+        q->finish = "error";
+        return;
+    }
+    if (tok == andrea_tokenizer_bos(s->cfg->tok)) { /* the end of a text: not part of it */
+        q->finish = "stop";
+        q->n_plp -= p->logprobs;
+        q->rel_len = q->pend.len;
+        return;
+    }
+    ch->n_tokens++;
+    size_t nb = 0;
+    const uint8_t *b = andrea_tokenizer_token_bytes(s->cfg->tok, tok, &nb);
+    if (b && nb && andrea_bytes_append(&q->pend, b, nb)) {
+        q->finish = "error";
+        return;
+    }
+    long at = find_stop(q);
+    if (at >= 0) {
+        q->finish = "stop";
+        q->rel_len = (size_t)at;
+    } else if (ch->n_tokens >= p->max_tokens || andrea_kv_pos(q->kv) >= c->ctx) {
+        q->finish = "length";
+        q->rel_len = q->pend.len;
+    } else {
+        q->rel_len = releasable(q);
+    }
+}
+
+/* Under the lock: hands q's released text and log-probabilities to its job. */
+static void seq_deliver(serve_sched *s, seq *q) {
+    serve_job *j = q->job;
+    serve_choice *ch = &j->choices[q->choice];
+    int n_lp = q->rel_len || q->finish ? q->n_plp : 0;
+    if (!j->done && !j->cancelled && (q->rel_len || n_lp || q->finish)) {
+        if (j->p.stream) {
+            andrea_writer w = andrea_writer_buffer(&j->out);
+            if (j->p.kind == SERVE_CHAT && !q->opened)
+                sse_chunk(&w, j, s->cfg->tok, q->choice, "", 0, NULL, 0, NULL, 1);
+            if (q->rel_len || n_lp)
+                sse_chunk(&w, j, s->cfg->tok, q->choice, q->rel_len ? (const void *)q->pend.data : "",
+                          q->rel_len, q->plp, n_lp, NULL, 0);
+            if (q->finish)
+                sse_chunk(&w, j, s->cfg->tok, q->choice, "", 0, NULL, 0, q->finish, 0);
+        } else if (n_lp) {
+            serve_tokprob *lp = realloc(ch->lp, sizeof *lp * (size_t)(ch->n_lp + n_lp));
+            if (lp) {
+                memcpy(lp + ch->n_lp, q->plp, sizeof *lp * (size_t)n_lp);
+                ch->lp = lp;
+                ch->n_lp += n_lp;
+            }
+        }
+        q->opened = 1;
+        if (q->rel_len) andrea_bytes_append(&ch->text, q->pend.data, q->rel_len);
+        if (q->finish) ch->finish = q->finish;
+        pthread_cond_broadcast(&j->cond);
+    }
+    if (q->rel_len) memmove(q->pend.data, q->pend.data + q->rel_len, q->pend.len - q->rel_len);
+    q->pend.len -= q->rel_len;
+    if (n_lp) memmove(q->plp, q->plp + n_lp, sizeof *q->plp * (size_t)(q->n_plp - n_lp));
+    q->n_plp -= n_lp;
+    q->rel_len = 0;
+}
+
+/* ---- the batch ------------------------------------------------------------------------ */
+
+/* Under the lock: the scheduler lets go of j (its reference), and j ends if it had not. */
+static void job_leave(serve_sched *s, serve_job *j) {
+    if (!j->done) {
+        if (j->p.stream) {
+            andrea_writer w = andrea_writer_buffer(&j->out);
+            sse_end(&w, j);
+        }
+        j->done = 1;
+        pthread_cond_broadcast(&j->cond);
+    }
+    if (j->cancelled) serve_metrics_add(s->mx, &s->mx->cancelled, 1);
+    serve_metrics_observe(s->mx, MX_REQUEST, andrea_now() - j->t_submit);
+    if (--j->refs == 0) job_free(j);
+}
+
+/* Under the lock: sequence i leaves the batch; its cache goes back to the pool. */
+static void seq_retire(serve_sched *s, int i) {
+    seq *q = &s->seqs[i];
+    serve_job *j = q->job;
+    s->pool[s->n_pool++] = q->kv;
+    andrea_ids_free(&q->hist);
+    andrea_bytes_free(&q->pend);
+    free(q->plp);
+    s->seqs[i] = s->seqs[--s->n_seqs];
+    if (--j->live == 0) job_leave(s, j);
+}
+
+static void drop_expired(serve_sched *s) {
+    double now = andrea_now();
+    serve_error e;
+    serve_fail(&e, 408, "timeout_error", NULL, "timeout", "the request took longer than the "
+               "server's --timeout of %g s", s->cfg->timeout);
+    for (int i = s->n_seqs - 1; i >= 0; i--) {
+        serve_job *j = s->seqs[i].job;
+        if (!j->cancelled && now <= j->deadline) continue;
+        if (!j->cancelled && !j->done) {
+            serve_metrics_add(s->mx, &s->mx->timeouts, 1);
+            job_fail(j, &e);
+        }
+        seq_retire(s, i);
+    }
+    int n = s->q_len; /* the queue, kept in order */
+    for (int k = 0, kept = 0; k < n; k++) {
+        serve_job *j = s->queue[(s->q_head + k) % s->cfg->queue];
+        if (j->cancelled || now > j->deadline) {
+            if (!j->cancelled) serve_metrics_add(s->mx, &s->mx->timeouts, 1), job_fail(j, &e);
+            s->q_len--;
+            job_leave(s, j);
+        } else {
+            s->queue[(s->q_head + kept++) % s->cfg->queue] = j;
+        }
+    }
+}
+
+/* Without the lock: the job's choices join the batch at seqs[at..], each prefilled in one
+ * pass. */
+static void job_start(serve_sched *s, serve_job *j, int at) {
+    static uint64_t clock_seed;
+    const serve_params *p = &j->p;
+    for (int c = 0; c < p->n; c++) {
+        seq *q = &s->seqs[at + c];
+        memset(q, 0, sizeof *q);
+        q->job = j;
+        q->choice = c;
+        q->kv = s->pool[--s->n_pool];
+        uint64_t seed = p->seed_given ? p->seed + (uint64_t)c
+                                      : (uint64_t)(wall_now() * 1e6) + ++clock_seed;
+        andrea_rng_seed(&q->rng, seed);
+        andrea_kv_reset(q->kv);
+        if (!andrea_kv_prefill_ctx(s->cfg->m, s->ctx, q->kv, p->prompt.data, (int)p->prompt.len) ||
+            andrea_ids_push(&q->hist, 0))
+            q->finish = "error";
+        q->hist.len = 0;
+        for (size_t i = 0; i < p->prompt.len && !q->finish; i++) andrea_ids_push(&q->hist, p->prompt.data[i]);
+    }
+    serve_metrics_add(s->mx, &s->mx->prompt_tokens, p->prompt.len * (size_t)p->n);
+}
+
+/* Prompt tokens prefilled per turn at most (but always one job): the running sequences
+ * wait for the prefills of a turn, so a burst of arrivals is spread over a few turns. */
+enum { PREFILL_BUDGET = 512 };
+
+/* Under the lock: queued jobs whose choices fit the free slots, in order. */
+static int admit(serve_sched *s, serve_job **out) {
+    int n = 0, free_slots = s->cfg->parallel - s->n_seqs;
+    size_t budget = PREFILL_BUDGET;
+    while (s->q_len) {
+        serve_job *j = s->queue[s->q_head];
+        size_t cost = j->p.prompt.len * (size_t)j->p.n;
+        if (j->p.n > free_slots || (n && cost > budget)) break;
+        budget = cost < budget ? budget - cost : 0;
+        free_slots -= j->p.n;
+        s->q_head = (s->q_head + 1) % s->cfg->queue;
+        s->q_len--;
+        j->live = j->p.n;
+        out[n++] = j;
+    }
+    return n;
+}
+
+/* Under the lock: every sequence hands over its output; the finished ones leave. */
+static void deliver_all(serve_sched *s) {
+    serve_error e;
+    serve_fail(&e, 500, "server_error", NULL, NULL, "decoding failed: %s", andrea_error());
+    for (int i = s->n_seqs - 1; i >= 0; i--) {
+        seq *q = &s->seqs[i];
+        if (q->finish && strcmp(q->finish, "error") == 0) {
+            job_fail(q->job, &e);
+            seq_retire(s, i);
+            continue;
+        }
+        seq_deliver(s, q);
+        if (q->finish) seq_retire(s, i);
+    }
+}
+
+static void *sched_main(void *arg) {
+    serve_sched *s = arg;
+    serve_job **admitted = malloc(sizeof *admitted * (size_t)s->cfg->parallel);
+    pthread_mutex_lock(&s->mu);
+    while (!s->stop) {
+        drop_expired(s);
+        if (s->n_seqs == 0 && s->q_len == 0) {
+            struct timespec ts;
+            deadline_ts(1.0, &ts);
+            pthread_cond_timedwait(&s->wake, &s->mu, &ts);
+            continue;
+        }
+        int n_adm = admitted ? admit(s, admitted) : 0, n = s->n_seqs;
+        pthread_mutex_unlock(&s->mu);
+        /* the scheduler's own arrays: the connections never read them */
+        for (int k = 0; k < n_adm; k++) {
+            job_start(s, admitted[k], n);
+            n += admitted[k]->p.n;
+        }
+        int32_t *next = s->next;
+        for (int i = 0; i < n; i++)
+            if (!s->seqs[i].finish) seq_sample(s, &s->seqs[i], &next[i]);
+        pthread_mutex_lock(&s->mu);
+        s->n_seqs = n;
+        int n_step = 0;
+        for (int i = 0; i < n; i++)
+            if (!s->seqs[i].finish) {
+                s->step_kv[n_step] = s->seqs[i].kv;
+                s->step_tok[n_step++] = next[i];
+            }
+        serve_metrics_add(s->mx, &s->mx->completion_tokens, (uint64_t)n);
+        deliver_all(s);
+        pthread_mutex_unlock(&s->mu);
+        if (n_step) { /* every running sequence, one token, one pass over the weights */
+            if (!andrea_kv_batch_step(s->cfg->m, s->batch, s->step_kv, s->step_tok, n_step))
+                fprintf(stderr, "serve: batched step failed: %s\n", andrea_error());
+            serve_metrics_add(s->mx, &s->mx->batch_steps, 1);
+            serve_metrics_add(s->mx, &s->mx->batch_seqs, (uint64_t)n_step);
+        }
+        pthread_mutex_lock(&s->mu);
+    }
+    /* shutting down: every job ends */
+    while (s->n_seqs) seq_retire(s, s->n_seqs - 1);
+    while (s->q_len) {
+        serve_job *j = s->queue[s->q_head];
+        s->q_head = (s->q_head + 1) % s->cfg->queue;
+        s->q_len--;
+        job_leave(s, j);
+    }
+    pthread_mutex_unlock(&s->mu);
+    free(admitted);
+    return NULL;
+}
+
+/* ---- start and stop ------------------------------------------------------------------- */
+
+static void sched_free(serve_sched *s) {
+    for (int i = 0; i < s->n_pool; i++) andrea_kv_free(s->pool[i]);
+    free(s->pool);
+    free(s->seqs);
+    free(s->queue);
+    free(s->step_kv);
+    free(s->step_tok);
+    free(s->next);
+    free(s->biased);
+    andrea_kv_batch_free(s->batch);
+    andrea_context_free(s->ctx);
+    pthread_mutex_destroy(&s->mu);
+    pthread_cond_destroy(&s->wake);
+    free(s);
+}
+
+serve_sched *serve_sched_start(const serve_config *cfg, serve_metrics *mx) {
+    serve_sched *s = calloc(1, sizeof *s);
+    if (!s) return andrea_set_error("out of memory"), NULL;
+    size_t P = (size_t)cfg->parallel;
+    s->cfg = cfg;
+    s->mx = mx;
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->wake, NULL);
+    s->pool = calloc(P, sizeof *s->pool);
+    s->seqs = calloc(P, sizeof *s->seqs);
+    s->queue = calloc((size_t)cfg->queue, sizeof *s->queue);
+    s->step_kv = calloc(P, sizeof *s->step_kv);
+    s->step_tok = calloc(P, sizeof *s->step_tok);
+    s->next = calloc(P, sizeof *s->next);
+    s->biased = calloc((size_t)andrea_model_config((andrea_model *)cfg->m)->vocab, sizeof *s->biased);
+    s->batch = andrea_kv_batch_create(cfg->m, cfg->parallel);
+    s->ctx = andrea_context_create(cfg->m);
+    int ok = s->pool && s->seqs && s->queue && s->step_kv && s->step_tok && s->next && s->biased && s->batch && s->ctx;
+    for (size_t i = 0; ok && i < P; i++) /* the caches of every slot, allocated once */
+        if ((s->pool[i] = andrea_kv_create(cfg->m))) s->n_pool++;
+        else ok = 0;
+    if (!ok || pthread_create(&s->thread, NULL, sched_main, s) != 0) {
+        if (ok) andrea_set_error("cannot start the scheduler thread");
+        sched_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+void serve_sched_stop(serve_sched *s) {
+    if (!s) return;
+    pthread_mutex_lock(&s->mu);
+    s->stop = 1;
+    pthread_cond_signal(&s->wake);
+    pthread_mutex_unlock(&s->mu);
+    pthread_join(s->thread, NULL);
+    sched_free(s);
+}
