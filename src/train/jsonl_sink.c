@@ -162,8 +162,8 @@ void andrea_jsonl_error(andrea_jsonl_log *log, int64_t step, const char *message
 
 int andrea_jsonl_check(const andrea_jsonl_log *log) {
     if (!log->err) return 0;
-    return andrea_set_error("log '%s': write failed: %s; training stopped (the last checkpoint "
-                            "is intact)", log->path, strerror(log->err));
+    return andrea_set_error("log '%s': write failed: %s; training stopped", log->path,
+                            strerror(log->err));
 }
 
 /* ---- opening ----------------------------------------------------------------------------- */
