@@ -3,9 +3,11 @@
  * OUT/lock, held from setup until the run's end (the kernel drops it when the process
  * dies, kill -9 included), so a second run into the same folder is refused instead of
  * interleaving checkpoints and log lines; and a fresh run does not write over the
- * ckpt.bin, best.bin or log.jsonl of another run unless --force says so.
+ * ckpt.bin, best.bin or log.jsonl of another run unless --force says so. The lock
+ * holder also removes the checkpoint temporaries a killed writer left behind.
  */
 #define _XOPEN_SOURCE 700 /* realpath */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -46,6 +48,22 @@ static int take_lock(andrea_train_run *r) {
     return 0;
 }
 
+/* Temporaries of checkpoints whose writer died (kill -9 mid-write): with the lock held
+ * no one else writes here, so every "ckpt.bin.tmp.*" and "best.bin.tmp.*" is stale. */
+static void remove_stale_temporaries(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strncmp(e->d_name, "ckpt.bin.tmp.", 13) != 0 && strncmp(e->d_name, "best.bin.tmp.", 13) != 0)
+            continue;
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        unlink(path);
+    }
+    closedir(d);
+}
+
 /* Is dir the folder of the checkpoint being resumed? */
 static int is_resume_folder(const char *dir, const char *resume) {
     if (!resume) return 0;
@@ -63,6 +81,7 @@ static int is_resume_folder(const char *dir, const char *resume) {
 int andrea_run_lock(andrea_train_run *r) {
     if (take_lock(r)) return -1;
     const char *dir = r->o.out_dir;
+    remove_stale_temporaries(dir);
     if (is_resume_folder(dir, r->o.resume_path)) return 0;
     for (size_t i = 0; i < sizeof RUN_FILES / sizeof RUN_FILES[0]; i++) {
         char path[4096];
