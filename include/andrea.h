@@ -329,6 +329,8 @@ typedef struct {
     const char *words_path;  /* English word list (NULL: the system's, wamerican) */
     const char *out_dir;
     const char *resume_path; /* NULL: fresh start */
+    int force;               /* 1: out_dir may hold another run's files (they are replaced);
+                              * 0: such a folder is refused (a resume may use its own) */
     int quiet;               /* 1: no progress wanted, so the 0.3 s sgemm measurement that
                               * MFU needs is skipped (mfu is logged as 0) */
     int stop_at;             /* > 0: stop after this step as if interrupted (schedule unchanged) */

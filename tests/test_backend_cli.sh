@@ -9,9 +9,9 @@ T="$ANDREA_TMP"
 common=(--data "$data" --preset tiny --batch 4 --max-steps 20 --eval-every 20 --sample-every 0 -t 2 -q)
 last_loss() { step_losses "$1/log.jsonl" | tail -1 | cut -d' ' -f2; }
 
-"$ANDREA_BIN" train "${common[@]}" -o "$T/cpu" || fail "train --backend default"
+"$ANDREA_BIN" train "${common[@]}" -o "$T/default" || fail "train --backend default"
 "$ANDREA_BIN" bench --list-backends > "$T/list.txt" || fail "bench --list-backends"
-ref=$(last_loss "$T/cpu")
+ref=$(last_loss "$T/default")
 while read -r be _; do
     "$ANDREA_BIN" train "${common[@]}" --backend "$be" -o "$T/$be" || { fail "train --backend $be"; continue; }
     got=$(last_loss "$T/$be")

@@ -39,7 +39,7 @@ rc=0; (cd "$T" && "$A" train --data small.txt $small --stop-at 3 -o part) || rc=
 (cd / && "$A" train --resume "$T/part/ckpt.bin" -t 1 -q -o "$T/part") \
     && pass "--resume without --data uses the recorded data path" || fail "resume without --data failed"
 if [ "$(step_losses "$T/full/log.jsonl")" = "$(step_losses "$T/part/log.jsonl")" ] &&
-   cmp -s <(grep eval "$T/full/log.jsonl") <(grep eval "$T/part/log.jsonl"); then
+   cmp -s <(grep '"type":"eval"' "$T/full/log.jsonl") <(grep '"type":"eval"' "$T/part/log.jsonl"); then
     pass "stopped + resumed = uninterrupted (steps and validation)"
 else fail "resumed run differs"; fi
 cp "$T/part/ckpt.bin" "$T/moved.bin" && mv "$T/small.txt" "$T/small_moved.txt"

@@ -2,6 +2,7 @@
 #include "args.h"
 
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +30,12 @@ static int set_value(const char *cmd, arg_spec *s, const char *val) {
             fprintf(stderr, "andrea %s: --%s expects an integer, got '%s'\n", cmd, s->name, val);
             return -1;
         }
+        /* -t/--threads is the same flag in every command: OpenMP would start them all */
+        if (strcmp(s->name, "threads") == 0 && (v < 0 || v > ARGS_MAX_THREADS)) {
+            fprintf(stderr, "andrea %s: --%s must be between 0 (all cores) and %d, got %ld\n",
+                    cmd, s->name, ARGS_MAX_THREADS, v);
+            return -1;
+        }
         *(int *)s->dst = (int)v;
         break;
     }
@@ -49,8 +56,15 @@ static int set_value(const char *cmd, arg_spec *s, const char *val) {
     }
     case ARG_FLOAT: {
         double v = strtod(val, &end);
-        if (*val == '\0' || *end != '\0' || errno || !isfinite(v)) {
+        if (*val == '\0' || *end != '\0' || (errno && errno != ERANGE) ||
+            (!isfinite(v) && errno != ERANGE)) {
             fprintf(stderr, "andrea %s: --%s expects a number, got '%s'\n", cmd, s->name, val);
+            return -1;
+        }
+        /* the destination is a float: 1e39 would become inf, 1e-50 a silent 0 */
+        if (errno == ERANGE || fabs(v) > FLT_MAX || (v != 0 && fabs(v) < FLT_MIN)) {
+            fprintf(stderr, "andrea %s: --%s %s is out of range for a float (%g to %g in "
+                    "magnitude, or 0)\n", cmd, s->name, val, (double)FLT_MIN, (double)FLT_MAX);
             return -1;
         }
         *(float *)s->dst = (float)v;

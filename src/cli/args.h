@@ -4,6 +4,9 @@
 
 #include <stdint.h>
 
+/* -t/--threads above this is refused (a typo, not a machine). */
+#define ARGS_MAX_THREADS 1024
+
 typedef enum { ARG_INT, ARG_U64, ARG_FLOAT, ARG_STR, ARG_FLAG } arg_type;
 
 typedef struct {

@@ -10,6 +10,19 @@
 #include "args.h"
 #include "commands.h"
 #include "model_open.h"
+#include "util/atomic_file.h"
+
+/* andrea_model_save_as under a temporary name, published whole (util/atomic_file.h) */
+typedef struct {
+    int format, dtype, names;
+    const andrea_model *m;
+    const andrea_tokenizer *tok;
+} convert_out;
+
+static int write_model(const char *tmp, void *ctx) {
+    const convert_out *c = ctx;
+    return andrea_model_save_as(tmp, c->format, c->m, c->tok, c->dtype, c->names);
+}
 
 int cmd_convert(int argc, char **argv) {
     const char *to = NULL, *type = "f32", *tok_spec = NULL, *names = NULL;
@@ -68,7 +81,8 @@ int cmd_convert(int argc, char **argv) {
            andrea_act_name(c->act), c->bias, c->tied,
            andrea_tokenizer_kind_name(andrea_tokenizer_kind(tok)), pos[1], andrea_format_name(format),
            format == ANDREA_FORMAT_GGUF ? " " : "", format == ANDREA_FORMAT_GGUF ? type : "");
-    int rc = andrea_model_save_as(pos[1], format, m, tok, dtype, nm);
+    convert_out co = {format, dtype, nm, m, tok};
+    int rc = andrea_atomic_write_with(pos[1], write_model, &co);
     if (rc) fprintf(stderr, "andrea convert: %s\n", andrea_error());
     else if (format == ANDREA_FORMAT_SAFETENSORS)
         printf("andrea convert: wrote %s, and tokenizer.tok%s beside it\n", pos[1],

@@ -40,6 +40,11 @@ int cmd_eval(int argc, char **argv) {
         fprintf(stderr, "andrea eval: --quant: %s\n", andrea_error());
         return 2;
     }
+    if (seq < 0 || batch <= 0 || max_batches < 0) {
+        fprintf(stderr, "andrea eval: %s\n", seq < 0 ? "--seq must be >= 0 (0 = the model's context)"
+                : batch <= 0 ? "--batch must be >= 1" : "--max-batches must be >= 0 (0 = whole file)");
+        return 2;
+    }
     if (backend_check("eval", backend)) return 2;
     cli_set_threads(threads);
     andrea_tokenizer *tok = NULL;

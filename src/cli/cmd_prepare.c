@@ -17,6 +17,7 @@
 #include "args.h"
 #include "commands.h"
 #include "train/docset.h"
+#include "util/atomic_file.h"
 #include "util/perf.h"
 
 #ifdef ANDREA_HAVE_JANSSON
@@ -37,7 +38,7 @@ typedef struct {
     uint64_t bytes_in, total_bytes, docs;
 } prep;
 
-static void progress(prep *p, int force) {
+static void progress(prep *p, int force, uint64_t tokens) {
     double t = andrea_now();
     if (p->quiet || (!force && t - p->last < 2.0)) return;
     p->last = t;
@@ -45,7 +46,7 @@ static void progress(prep *p, int force) {
     double eta = mbps > 0 ? (double)(p->total_bytes - p->bytes_in) / 1e6 / mbps : 0;
     fprintf(stderr, "prepare: %.1f/%.1f MB, %llu tokens, %llu documents, %.1f MB/s, ETA %.0fs\n",
             (double)p->bytes_in / 1e6, (double)p->total_bytes / 1e6,
-            (unsigned long long)andrea_token_writer_count(p->w), (unsigned long long)p->docs, mbps, eta);
+            (unsigned long long)tokens, (unsigned long long)p->docs, mbps, eta);
 }
 
 /* Encodes s[0..n), which starts at byte `base` of `file`. */
@@ -66,6 +67,17 @@ static int emit_bos(prep *p) {
         return -1;
     }
     return 0;
+}
+
+/* Where a block may end (andrea_tokenizer_safe_cut: before a '\n' followed by a visible
+ * character), minus the points before a '<' when special tokens are on: the text is split
+ * at "<|endoftext|>" before GPT-2's regex, so a whitespace run before one ends there
+ * ("\n\n<|endoftext|>" is the one piece "\n\n"), and a cut inside the run would make
+ * two pieces. Reads buf[0 .. len). */
+static size_t block_cut(const uint8_t *buf, size_t len, int special) {
+    size_t cut = andrea_tokenizer_safe_cut(buf, len);
+    while (special && cut > 0 && buf[cut + 1] == '<') cut = andrea_tokenizer_safe_cut(buf, cut + 1);
+    return cut;
 }
 
 static int prepare_text(prep *p, const char *path) {
@@ -95,7 +107,7 @@ static int prepare_text(prep *p, const char *path) {
         }
         size_t cut = len;
         if (!eof) { /* keep one byte of look-ahead; cut where encoding cannot change */
-            cut = andrea_tokenizer_safe_cut(buf, len);
+            cut = block_cut(buf, len, p->flags & ANDREA_ENCODE_SPECIAL);
             if (cut == 0) {
                 if (cap < MAX_BLOCK) { /* a long line: read more before cutting */
                     uint8_t *nb = realloc(buf, cap * 2);
@@ -115,7 +127,7 @@ static int prepare_text(prep *p, const char *path) {
         len -= cut;
         off += cut;
         p->bytes_in += cut;
-        progress(p, 0);
+        progress(p, 0, andrea_token_writer_count(p->w));
         if (eof && len == 0) break;
     }
     if (!buf) fprintf(stderr, "andrea prepare: out of memory\n");
@@ -154,7 +166,7 @@ static int prepare_jsonl(prep *p, const char *path) {
         first = 0;
         if (emit(p, path, doc.data, doc.len, 0)) { rc = -1; break; }
         p->docs++;
-        progress(p, 0);
+        progress(p, 0, andrea_token_writer_count(p->w));
     }
     if (!rc && ferror(f)) {
         fprintf(stderr, "andrea prepare: '%s': read error after line %ld\n", path, lineno);
@@ -255,7 +267,15 @@ int cmd_prepare(int argc, char **argv) {
                 andrea_tokenizer_kind_name(andrea_tokenizer_kind(p.tok)),
                 andrea_tokenizer_vocab_size(p.tok), andrea_tokenizer_bos(p.tok), n_in,
                 (double)p.total_bytes / 1e6, out);
-    p.w = andrea_token_writer_create(out, p.tok);
+    /* written whole under a temporary name, then renamed over OUT: a kill or an error
+     * never destroys an existing OUT nor leaves a half-written one */
+    char tmp[4200];
+    if (andrea_atomic_tmp_name(out, tmp, sizeof tmp)) {
+        fprintf(stderr, "andrea prepare: %s\n", andrea_error());
+        andrea_tokenizer_free(p.tok);
+        return 2;
+    }
+    p.w = andrea_token_writer_create(tmp, p.tok);
     if (!p.w) {
         fprintf(stderr, "andrea prepare: %s\n", andrea_error());
         andrea_tokenizer_free(p.tok);
@@ -274,9 +294,12 @@ int cmd_prepare(int argc, char **argv) {
         rc = -1;
     }
     if (rc) {
-        remove(out); /* never leave a half-written token file behind */
+        remove(tmp);
+    } else if (andrea_atomic_publish(tmp, out)) {
+        fprintf(stderr, "andrea prepare: %s\n", andrea_error());
+        rc = -1;
     } else {
-        progress(&p, 1);
+        progress(&p, 1, count); /* the writer is closed (freed) by now */
         if (!quiet)
             fprintf(stderr, "prepare: wrote '%s': %llu tokens (%llu documents), %.3f bytes/token, %.1fs\n",
                     out, (unsigned long long)count, (unsigned long long)p.docs,

@@ -11,6 +11,7 @@
 
 #include "andrea_tokenizer.h"
 #include "args.h"
+#include "util/atomic_file.h"
 #include "commands.h"
 #include "util/perf.h"
 
@@ -78,6 +79,24 @@ static andrea_tokenizer *open_tok(const char *spec) {
 static void print_progress(void *user, const char *line) {
     (void)user;
     fprintf(stderr, "%s\n", line);
+}
+
+
+/* A tokenizer file written whole, then renamed over `out` (util/atomic_file.h): an
+ * interrupted save never leaves a torn .tok nor destroys the previous one. */
+typedef struct {
+    const andrea_tokenizer *t;
+    int json; /* 1: harris_segments.json, 0: .tok */
+} tok_out;
+
+static int write_tok(const char *tmp, void *ctx) {
+    const tok_out *o = ctx;
+    return o->json ? andrea_tokenizer_harris_export(o->t, tmp) : andrea_tokenizer_save(o->t, tmp);
+}
+
+static int save_atomic(const andrea_tokenizer *t, const char *out, int json) {
+    tok_out o = {t, json};
+    return andrea_atomic_write_with(out, write_tok, &o);
 }
 
 static int tok_train(int argc, char **argv) {
@@ -150,8 +169,8 @@ static int tok_train(int argc, char **argv) {
         return 1;
     }
     double train_s = andrea_now() - t0;
-    int ok = andrea_tokenizer_save(t, out) == 0;
-    if (ok && json) ok = andrea_tokenizer_harris_export(t, json) == 0;
+    int ok = save_atomic(t, out, 0) == 0;
+    if (ok && json) ok = save_atomic(t, json, 1) == 0;
     if (!ok) fprintf(stderr, "andrea tokenizer train: %s\n", andrea_error());
     if (ok && !quiet) {
         andrea_ids ids = {0};
@@ -386,7 +405,7 @@ static int tok_export(int argc, char **argv) {
     if (!t) return 1;
     size_t n = strlen(out);
     int json = n >= 5 && strcmp(out + n - 5, ".json") == 0;
-    rc = json ? andrea_tokenizer_harris_export(t, out) : andrea_tokenizer_save(t, out);
+    rc = save_atomic(t, out, json);
     if (rc) fprintf(stderr, "andrea tokenizer export: %s\n", andrea_error());
     andrea_tokenizer_free(t);
     return rc ? 1 : 0;

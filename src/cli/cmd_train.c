@@ -193,7 +193,32 @@ static int run(andrea_config *cfg, andrea_train_options *o) {
     return rc;
 }
 
+/* A resume takes the checkpoint's tokenizer (a flag saying otherwise is an error, not
+ * ignored) and, without -o, writes beside the checkpoint: into its own run folder,
+ * never over whatever run sits in ./out. */
+static int resume_flags(andrea_train_options *o, const arg_spec *specs, int n_specs, char *dir,
+                        size_t n) {
+    if (args_seen(specs, n_specs, "tokenizer")) {
+        fprintf(stderr, "andrea train: --tokenizer cannot be given with --resume: a resume "
+                "continues with the tokenizer stored in '%s'\n", o->resume_path);
+        return -1;
+    }
+    if (args_seen(specs, n_specs, "out-dir")) return 0;
+    const char *slash = strrchr(o->resume_path, '/');
+    if (!slash) snprintf(dir, n, ".");
+    else if (slash == o->resume_path) snprintf(dir, n, "/");
+    else if ((size_t)(slash - o->resume_path) < n)
+        snprintf(dir, n, "%.*s", (int)(slash - o->resume_path), o->resume_path);
+    else {
+        fprintf(stderr, "andrea train: --resume: path too long\n");
+        return -1;
+    }
+    o->out_dir = dir;
+    return 0;
+}
+
 int cmd_train(int argc, char **argv) {
+    char out_dir[4096];
     andrea_train_options o;
     engine_flags e;
     arg_spec specs[64];
@@ -216,6 +241,7 @@ int cmd_train(int argc, char **argv) {
     /* pass 2: flags given now override the defaults or the checkpoint's options */
     andrea_config saved = cfg;
     parse(argc, argv, &o, &e, specs, &n_specs);
+    if (o.resume_path && resume_flags(&o, specs, n_specs, out_dir, sizeof out_dir)) return 2;
     if (o.resume_path && !model_flags_any(specs, n_specs)) cfg = saved;
     else if (model_flags_apply("train", &e.mf, specs, n_specs, "baby", &cfg)) return 2;
     if (engine_apply(&e, &o)) return 2;

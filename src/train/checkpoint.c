@@ -7,13 +7,10 @@
 #include "train/checkpoint.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <libgen.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "andrea_tokenizer.h"
 #include "model/model.h"
@@ -21,6 +18,7 @@
 #include "train/ckpt_format.h"
 #include "train/ckpt_stream.h"
 #include "train/run_options.h"
+#include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/le.h"
 
@@ -145,18 +143,6 @@ static void write_tensor_section(andrea_ckpt_stream *w, const char tag[4], const
     andrea_ckpt_write(w, zero, (size_t)((8 - len % 8) % 8));
 }
 
-/* fsync the directory so that the rename itself survives a crash */
-static void sync_dir(const char *path) {
-    char *dircopy = strdup(path);
-    if (!dircopy) return;
-    int dfd = open(dirname(dircopy), O_RDONLY);
-    if (dfd >= 0) {
-        fsync(dfd);
-        close(dfd);
-    }
-    free(dircopy);
-}
-
 int andrea_checkpoint_save(const char *path, const andrea_model *model, const float *adam_m,
                            const float *adam_v, const andrea_ckpt_state *st, const void *blob,
                            uint64_t blob_len) {
@@ -172,44 +158,25 @@ int andrea_checkpoint_save(const char *path, const andrea_model *model, const fl
     if (has_moments) size += ANDREA_CKPT_SECTION_HEADER + 8 * n;
     put_u64(meta.data + 16, size);
 
-    size_t plen = strlen(path);
-    char *tmp = malloc(plen + 8);
+    andrea_atomic_file af;
     andrea_ckpt_stream *w = malloc(sizeof *w);
-    FILE *f = NULL;
-    if (tmp) snprintf(tmp, plen + 8, "%s.tmp", path);
-    if (!tmp || !w || !(f = fopen(tmp, "wb"))) {
-        if (tmp && w) andrea_set_error("cannot write checkpoint '%s': %s", tmp, strerror(errno));
-        else andrea_set_error("out of memory");
-        free(tmp);
+    if (!w || !andrea_atomic_open(&af, path)) {
+        if (!w) andrea_set_error("out of memory");
         free(w);
         andrea_bytes_free(&meta);
         return -1;
     }
-    andrea_ckpt_wopen(w, f);
+    andrea_ckpt_wopen(w, af.f);
     andrea_ckpt_write(w, meta.data, meta.len);
     andrea_bytes_free(&meta);
     write_tensor_section(w, "PARM", model->params, NULL, n);
     if (has_moments) write_tensor_section(w, "ADAM", adam_m, adam_v, n);
     int bad = andrea_ckpt_wclose(w) != 0;
     free(w);
-    if (!bad) bad = fflush(f) != 0 || fsync(fileno(f)) != 0;
-    int err = errno;
-    if (fclose(f) != 0 && !bad) {
-        bad = 1;
-        err = errno;
-    }
-    if (!bad && rename(tmp, path) != 0) {
-        bad = 1;
-        err = errno;
-    }
     if (bad) {
-        andrea_set_error("writing checkpoint '%s' failed: %s (the previous file is untouched)",
-                         path, strerror(err));
-        unlink(tmp);
-        free(tmp);
-        return -1;
+        andrea_atomic_abort(&af);
+        return andrea_set_error("writing checkpoint '%s' failed: %s (the previous file is "
+                                "untouched)", path, strerror(errno));
     }
-    sync_dir(path);
-    free(tmp);
-    return 0;
+    return andrea_atomic_commit(&af);
 }

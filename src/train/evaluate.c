@@ -63,11 +63,11 @@ static int validate_parts(andrea_train_run *r, double *val_loss) {
         int64_t ntok;
         if (andrea_eval_tokens(r->m, v, n, r->o.batch, r->o.seq, r->o.eval_batches, &l, &ntok))
             return -1;
-        if (r->log) {
-            fprintf(r->log, "{\"type\":\"eval_source\",\"step\":%lld,\"source\":",
+        if (r->log.f) {
+            fprintf(r->log.f, "{\"type\":\"eval_source\",\"step\":%lld,\"source\":",
                     (long long)r->st->step);
-            andrea_json_write_string(r->log, name, strlen(name));
-            fprintf(r->log, ",\"val_loss\":%.9g,\"tokens\":%lld}\n", l, (long long)ntok);
+            andrea_json_write_string(r->log.f, name, strlen(name));
+            fprintf(r->log.f, ",\"val_loss\":%.9g,\"tokens\":%lld}\n", l, (long long)ntok);
         }
         sum += l;
         used++;

@@ -1,7 +1,8 @@
 /*
  * run_files.c - what a run leaves in its output directory: ckpt.bin (the full state, to
- * resume from), best.bin (weights of the best validation loss) and log.jsonl (appended to
- * when resuming). Checkpoints are written atomically by andrea_checkpoint_save.
+ * resume from), best.bin (weights of the best validation loss) and log.jsonl (jsonl_sink.c;
+ * cut back to the checkpoint's step when resuming), in a folder locked for the run
+ * (run_lock.c). Checkpoints are written atomically by andrea_checkpoint_save.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -44,6 +45,8 @@ static char *join(const char *dir, const char *name) {
 
 int andrea_run_open_files(andrea_train_run *r) {
     if (make_dir(r->o.out_dir)) return -1;
+    int rc = andrea_run_lock(r);
+    if (rc) return rc;
     r->ckpt_path = join(r->o.out_dir, "ckpt.bin");
     r->best_path = join(r->o.out_dir, "best.bin");
     char *log_path = join(r->o.out_dir, "log.jsonl");
@@ -51,11 +54,10 @@ int andrea_run_open_files(andrea_train_run *r) {
         free(log_path);
         return andrea_set_error("out of memory");
     }
-    r->log = fopen(log_path, r->o.resume_path ? "a" : "w");
-    if (!r->log) andrea_set_error("cannot write log '%s': %s", log_path, strerror(errno));
+    rc = andrea_jsonl_open(&r->log, log_path, r->o.resume_path != NULL, r->st->step);
     free(log_path);
-    if (!r->log) return -1;
-    andrea_jsonl_sink(r->log, &r->jsonl);
+    if (rc) return -1;
+    andrea_jsonl_sink(&r->log, &r->jsonl);
     return 0;
 }
 

@@ -78,6 +78,9 @@ static const andrea_train_option TABLE[] = {
      "directory for ckpt.bin, best.bin, log.jsonl, created with its parents", NOCK, NULL},
     {"resume", 0, ANDREA_OPT_STR, OPT(resume_path), 0, NULL, "continue exactly from a checkpoint",
      NOCK, NULL},
+    {"force", 0, ANDREA_OPT_FLAG, OPT(force), 0, NULL,
+     "write into an output directory that holds another run (its files are replaced)", NOCK,
+     NULL},
     {"backend", 0, ANDREA_OPT_STR, OPT(backend), 0, NULL,
      "where the model runs (cpu): cpu, cpu-avx512, cpu-avx2, cpu-baseline, cpu-blas, cpu-bf16 "
      "(this machine's: andrea bench --list-backends); not saved: a resume chooses again",

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "model/model.h"
 #include "train/manifest.h"
@@ -65,6 +66,7 @@ static int fresh_model(andrea_train_run *r) {
 
 int andrea_run_setup(andrea_train_run *r, const andrea_config *cfg, const andrea_train_options *o) {
     memset(r, 0, sizeof *r);
+    r->lock_fd = -1;
     r->o = *o;
     r->cfg = *cfg;
     r->preset_vocab = cfg->vocab;
@@ -104,8 +106,10 @@ int andrea_run_setup(andrea_train_run *r, const andrea_config *cfg, const andrea
     r->x = malloc(sizeof(int32_t) * bt * 2);
     if (!r->x) return andrea_set_error("out of memory");
     r->y = r->x + bt;
-    if (andrea_step_prepare(r) || andrea_run_open_files(r) || andrea_run_gate_open(r)) return -1;
-    return 0;
+    if (andrea_step_prepare(r)) return -1;
+    rc = andrea_run_open_files(r);
+    if (rc) return rc;
+    return andrea_run_gate_open(r);
 }
 
 void andrea_run_start_report(andrea_train_run *r, andrea_train_start *s, char *data, size_t n) {
@@ -124,7 +128,8 @@ void andrea_run_start_report(andrea_train_run *r, andrea_train_start *s, char *d
 void andrea_run_free(andrea_train_run *r) {
     andrea_kv_free(r->kv);
     andrea_gate_free(r->gate);
-    if (r->log) fclose(r->log);
+    andrea_jsonl_close(&r->log);
+    if (r->lock_fd >= 0) close(r->lock_fd); /* releases the folder's lock */
     free(r->x);
     free(r->ckpt_path);
     free(r->best_path);

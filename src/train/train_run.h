@@ -4,7 +4,8 @@
  *   step.c         one optimisation step (every call into the model and its kernels)
  *   evaluate.c     validation loss
  *   sample_gate.c  a generated sample scored by the coherence gate
- *   jsonl_sink.c   log.jsonl
+ *   jsonl_sink.c   log.jsonl: opened (cut back to the checkpoint on resume), written, checked
+ *   run_lock.c     the run folder's lock, and the refusal to write over another run
  *   run_files.c    output directory, checkpoints (periodic, best, on stop)
  *   trainer.c      the loop over them
  */
@@ -18,6 +19,13 @@
 #include "andrea_tokenizer.h"
 #include "train/batch_source.h"
 #include "train/checkpoint.h"
+
+/* log.jsonl: err is the errno of the first failed write (0: none); the run stops on it. */
+typedef struct {
+    FILE *f;
+    char *path;
+    int err;
+} andrea_jsonl_log;
 
 typedef struct {
     andrea_train_options o;   /* effective: seq resolved, data path from the checkpoint */
@@ -33,7 +41,8 @@ typedef struct {
     andrea_gate *gate;        /* NULL when sampling is off */
     andrea_kv *kv;
     char *ckpt_path, *best_path;
-    FILE *log;                /* log.jsonl */
+    int lock_fd;              /* holds the run folder's lock; -1: none */
+    andrea_jsonl_log log;
     andrea_train_sink jsonl;  /* writes log */
 } andrea_train_run;
 
@@ -67,8 +76,20 @@ int andrea_run_validate(andrea_train_run *r, double *val_loss);
 int andrea_run_sample(andrea_train_run *r, int step, andrea_gate_result *gr);
 int andrea_run_gate_open(andrea_train_run *r);
 
-/* jsonl_sink.c */
-void andrea_jsonl_sink(FILE *log, andrea_train_sink *out);
+/* jsonl_sink.c: opens path, for a resume cut back to the lines of steps <= keep_step
+ * (what came after the checkpoint is redone; a torn last line goes too). 0 or -1. */
+int andrea_jsonl_open(andrea_jsonl_log *log, const char *path, int resume, int64_t keep_step);
+void andrea_jsonl_close(andrea_jsonl_log *log);
+void andrea_jsonl_sink(andrea_jsonl_log *log, andrea_train_sink *out);
+/* {"type":"error","step","time","message"}: why the run failed. */
+void andrea_jsonl_error(andrea_jsonl_log *log, int64_t step, const char *message);
+/* 0, or -1 with andrea_error() when a write to the log has failed. */
+int andrea_jsonl_check(const andrea_jsonl_log *log);
+
+/* run_lock.c: locks the output folder for the whole run (released by close(lock_fd)),
+ * then refuses a folder that holds another run's files unless o.force or it is the
+ * folder of the checkpoint resumed. 0, -1 (locked, I/O) or ANDREA_TRAIN_BAD_OPTIONS. */
+int andrea_run_lock(andrea_train_run *r);
 
 /* run_files.c */
 int andrea_run_open_files(andrea_train_run *r);

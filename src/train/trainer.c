@@ -4,16 +4,38 @@
  * validation (evaluate.c), a scored sample (sample_gate.c) and checkpoints (run_files.c),
  * until max_steps, a stop request, or an error. Everything is reported through sinks
  * (log.jsonl and the caller's); the library prints nothing.
+ *
+ * The NaN guard: a skipped step leaves the weights and moments untouched, so the state
+ * is always the last finite one. A skipped step still counts for checkpoints, --stop-at
+ * and the end, so a run that ends on skipped steps leaves ckpt.bin holding that last
+ * finite state and fails with a message saying so (never exit 0 on a stale file).
  */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "train/train_run.h"
 #include "util/error.h"
 #include "util/perf.h"
 
-/* After a good step: validation, sample gate, checkpoints. 0, -1, or 1: stop requested. */
-static int after_step(andrea_train_run *r, int done);
+typedef struct {
+    int bad_steps;       /* consecutive non-finite steps */
+    int last_good;       /* the last step whose update was applied (0: none this run) */
+    int timed_steps;
+    double ms_sum;
+} loop_state;
+
+/* After a good step: validation and sample gate. 0 or -1. */
+static int after_good_step(andrea_train_run *r, int done);
+/* After any step, skipped or not: checkpoint when due, stop requests. 0, -1, or
+ * ANDREA_STOP_*: stop requested. */
+static int checkpoint_or_stop(andrea_train_run *r, int done);
+/* One step: 0, or -1 (also when max_bad_steps ran out: checkpoint saved, error set). */
+static int train_step(andrea_train_run *r, loop_state *ls, const andrea_train_start *start);
+
+/* The error of a run that ends on skipped steps, naming the checkpoint of the last
+ * finite state (saved first unless `saved`). -1. */
+static int fail_nonfinite(andrea_train_run *r, const loop_state *ls, const char *why, int saved);
 
 int andrea_train(const andrea_config *cfg, const andrea_train_options *opts) {
     andrea_train_run run, *r = &run;
@@ -31,71 +53,92 @@ int andrea_train(const andrea_config *cfg, const andrea_train_options *opts) {
                                                                  0.3);
     start.flops_per_token = andrea_train_flops_per_token(&r->cfg, o->seq);
     ANDREA_REPORT(r, on_start, &start);
+    rc = andrea_jsonl_check(&r->log);
 
     andrea_ckpt_state *st = r->st;
-    int bad_steps = 0, timed_steps = 0, stop = 0;
-    double t_start = andrea_now(), ms_sum = 0.0;
-    while (rc == 0 && st->step < o->max_steps) {
-        int step = (int)st->step;
-        double t0 = andrea_now();
-        float lr = andrea_lr_at(o, step), loss, gnorm;
-        if (andrea_step_grads(r, step, &loss, &gnorm)) {
-            rc = -1;
-            break;
+    loop_state ls = {0, (int)st->step, 0, 0.0};
+    int stop = 0;
+    double t_start = andrea_now();
+    while (rc == 0 && !stop && st->step < o->max_steps) {
+        rc = train_step(r, &ls, &start);
+        if (rc == 0) {
+            int s = checkpoint_or_stop(r, (int)st->step);
+            if (s < 0) rc = -1;
+            else stop = s;
         }
-        if (!isfinite(loss) || !isfinite(gnorm)) {
-            /* the step is consumed (its batch drawn), the weights untouched */
-            andrea_train_skip sk = {step + 1, loss, gnorm, ++bad_steps, o->max_bad_steps};
-            ANDREA_REPORT(r, on_skip, &sk);
-            if (bad_steps >= o->max_bad_steps)
-                rc = andrea_set_error("training stopped at step %d: %d consecutive non-finite "
-                                      "steps (lower --lr or --grad-clip?); the last good "
-                                      "checkpoint is '%s'", step + 1, bad_steps, r->ckpt_path);
-            st->step++;
-            continue;
-        }
-        bad_steps = 0;
-        andrea_step_update(r, step, lr, gnorm);
-        int done = (int)++st->step;
-        /* the curriculum learns the loss of the batch it gave */
-        if (r->src->observe && r->src->observe(r->src, done, loss, r->log)) {
-            rc = -1;
-            break;
-        }
-        st->smooth_loss = isnan(st->smooth_loss) ? loss : 0.9f * st->smooth_loss + 0.1f * loss;
-
-        double ms = (andrea_now() - t0) * 1e3;
-        if (step > 0 || o->resume_path) { /* the first step pays for allocation */
-            ms_sum += ms;
-            timed_steps++;
-        }
-        double avg_ms = timed_steps ? ms_sum / timed_steps : ms;
-        double tok_s = (double)o->batch * o->seq * o->grad_accum / (ms / 1e3);
-        andrea_train_step rep = {done, o->max_steps, loss, st->smooth_loss, lr, gnorm, ms, tok_s,
-                                 avg_ms * (o->max_steps - done) / 1e3,
-                                 start.peak_gflops > 0 ? start.flops_per_token * tok_s / 1e9 /
-                                                             start.peak_gflops : 0.0};
-        ANDREA_REPORT(r, on_step, &rep);
-        int s = after_step(r, done);
-        if (s < 0) rc = -1;
-        if (s > 0) stop = s;
-        if (stop) break;
+        if (rc == 0) rc = andrea_jsonl_check(&r->log);
     }
     if (rc == 0 && st->step == 0 && o->max_steps == 0)
         rc = andrea_run_save(r, 1); /* nothing to train: still leave the initial weights */
+    if (rc == 0 && !stop && ls.bad_steps > 0) /* ended on skipped steps: saved, but say so */
+        rc = fail_nonfinite(r, &ls, "ended", 1);
     if (rc == 0) {
         andrea_train_done d = {stop ? stop : ANDREA_STOP_DONE, st->step, andrea_now() - t_start,
                                st->best_val_loss, o->out_dir, r->ckpt_path};
         ANDREA_REPORT(r, on_done, &d);
-        if (stop) rc = ANDREA_TRAIN_INTERRUPTED;
+        rc = andrea_jsonl_check(&r->log);
+        if (rc == 0 && stop) rc = ANDREA_TRAIN_INTERRUPTED;
     }
+    if (rc == -1) andrea_jsonl_error(&r->log, st->step, andrea_error());
     andrea_run_free(r);
     return rc;
 }
 
+static int train_step(andrea_train_run *r, loop_state *ls, const andrea_train_start *start) {
+    const andrea_train_options *o = &r->o;
+    andrea_ckpt_state *st = r->st;
+    int step = (int)st->step;
+    double t0 = andrea_now();
+    float lr = andrea_lr_at(o, step), loss, gnorm;
+    if (andrea_step_grads(r, step, &loss, &gnorm)) return -1;
+    if (!isfinite(loss) || !isfinite(gnorm)) {
+        /* the step is consumed (its batch drawn), the weights untouched */
+        andrea_train_skip sk = {step + 1, loss, gnorm, ++ls->bad_steps, o->max_bad_steps};
+        ANDREA_REPORT(r, on_skip, &sk);
+        st->step++;
+        if (ls->bad_steps < o->max_bad_steps) return 0;
+        /* a last checkpoint of the finite state, so that the message names a real file */
+        return fail_nonfinite(r, ls, "stopped", 0);
+    }
+    ls->bad_steps = 0;
+    andrea_step_update(r, step, lr, gnorm);
+    int done = (int)++st->step;
+    ls->last_good = done;
+    /* the curriculum learns the loss of the batch it gave */
+    if (r->src->observe && r->src->observe(r->src, done, loss, r->log.f)) return -1;
+    st->smooth_loss = isnan(st->smooth_loss) ? loss : 0.9f * st->smooth_loss + 0.1f * loss;
+
+    double ms = (andrea_now() - t0) * 1e3;
+    if (step > 0 || o->resume_path) { /* the first step pays for allocation */
+        ls->ms_sum += ms;
+        ls->timed_steps++;
+    }
+    double avg_ms = ls->timed_steps ? ls->ms_sum / ls->timed_steps : ms;
+    double tok_s = (double)o->batch * o->seq * o->grad_accum / (ms / 1e3);
+    andrea_train_step rep = {done, o->max_steps, loss, st->smooth_loss, lr, gnorm, ms, tok_s,
+                             avg_ms * (o->max_steps - done) / 1e3,
+                             start->peak_gflops > 0 ? start->flops_per_token * tok_s / 1e9 /
+                                                          start->peak_gflops : 0.0};
+    ANDREA_REPORT(r, on_step, &rep);
+    return after_good_step(r, done);
+}
+
+static int fail_nonfinite(andrea_train_run *r, const loop_state *ls, const char *why, int saved) {
+    int step = (int)r->st->step, first = step - ls->bad_steps + 1;
+    char held[700];
+    if (saved || andrea_run_save(r, 1) == 0)
+        snprintf(held, sizeof held, "'%s' holds the last finite state (the weights of step %d)",
+                 r->ckpt_path, ls->last_good);
+    else
+        snprintf(held, sizeof held, "no checkpoint could be saved: %s", andrea_error());
+    return andrea_set_error("training %s at step %d: %d consecutive non-finite steps (%d-%d, "
+                            "updates skipped; lower --lr or --grad-clip?); %s", why, step,
+                            ls->bad_steps, first, step, held);
+}
+
 static int due(int every, int step) { return every > 0 && step % every == 0; }
 
-static int after_step(andrea_train_run *r, int done) {
+static int after_good_step(andrea_train_run *r, int done) {
     const andrea_train_options *o = &r->o;
     andrea_ckpt_state *st = r->st;
     int last = done == o->max_steps;
@@ -114,13 +157,22 @@ static int after_step(andrea_train_run *r, int done) {
         if (andrea_run_sample(r, done, &gr)) return -1;
         st->gate_fails = gr.total < o->gate_threshold ? st->gate_fails + 1 : 0;
         if (st->gate_fails >= o->gate_patience) {
-            andrea_run_save(r, 1); /* a coherent state, kept for inspection */
+            char held[700];
+            if (andrea_run_save(r, 1) == 0) /* a coherent state, kept for inspection */
+                snprintf(held, sizeof held, "state in '%s'", r->ckpt_path);
+            else
+                snprintf(held, sizeof held, "no checkpoint could be saved: %s", andrea_error());
             return andrea_set_error("coherence gate: %d consecutive samples scored below %g "
-                                    "(last %.1f) at step %d; training halted, state in '%s'",
-                                    st->gate_fails, o->gate_threshold, gr.total, done,
-                                    r->ckpt_path);
+                                    "(last %.1f) at step %d; training halted, %s",
+                                    st->gate_fails, o->gate_threshold, gr.total, done, held);
         }
     }
+    return 0;
+}
+
+static int checkpoint_or_stop(andrea_train_run *r, int done) {
+    const andrea_train_options *o = &r->o;
+    int last = done == o->max_steps;
     int stop = o->should_stop && o->should_stop(o->stop_user) ? ANDREA_STOP_HOOK
                : o->stop_at > 0 && done >= o->stop_at && !last ? ANDREA_STOP_AT
                                                                : 0;
