@@ -14,6 +14,7 @@
 #include "commands.h"
 #include "train/docset.h"
 #include "train/manifest.h"
+#include "util/atomic_file.h"
 
 #ifdef ANDREA_HAVE_JANSSON
 #include <jansson.h>
@@ -22,7 +23,12 @@ static int write_source(const andrea_manifest_source *s, const andrea_tokenizer 
                         const char *path, int quiet) {
     andrea_docset d;
     if (andrea_docset_load(&d, s, tok, 0.0)) return -1; /* every document; the run splits */
-    andrea_token_writer *w = andrea_token_writer_create(path, tok);
+    char tmp[4200]; /* written under a temporary name, renamed over path when whole */
+    if (andrea_atomic_tmp_name(path, tmp, sizeof tmp)) {
+        andrea_docset_free(&d);
+        return -1;
+    }
+    andrea_token_writer *w = andrea_token_writer_create(tmp, tok);
     int32_t bos = andrea_tokenizer_bos(tok);
     int rc = w ? andrea_token_writer_write(w, &bos, 1) : -1;
     for (int64_t k = 0; k < d.n_docs && !rc; k++)
@@ -30,11 +36,12 @@ static int write_source(const andrea_manifest_source *s, const andrea_tokenizer 
              andrea_token_writer_write(w, &bos, 1);
     uint64_t n = w ? andrea_token_writer_count(w) : 0;
     if (w && andrea_token_writer_close(w)) rc = -1;
+    if (!rc && andrea_atomic_publish(tmp, path)) rc = -1;
     if (!rc && !quiet)
         fprintf(stderr, "prepare: source '%s': %lld documents, %llu tokens -> '%s'\n", s->name,
                 (long long)d.n_docs, (unsigned long long)n, path);
     andrea_docset_free(&d);
-    if (rc) remove(path);
+    if (rc) remove(tmp);
     return rc;
 }
 
