@@ -66,7 +66,7 @@ static int select_range(const char *what, int v, int n, int *idx) {
 
 int cmd_attention(int argc, char **argv) {
     const char *model_path = NULL, *prompt = NULL, *views_s = "softmax", *png_dir = NULL,
-               *html_path = NULL, *json_path = NULL;
+               *html_path = NULL, *json_path = NULL, *lang = NULL;
     int layer = -1, head = -1, bos = 0, threads = 0, matrices = 1;
     arg_spec specs[] = {
         {"model", 'm', ARG_STR, &model_path, "checkpoint to inspect", 0},
@@ -81,6 +81,7 @@ int cmd_attention(int argc, char **argv) {
         {"bos", 0, ARG_FLAG, &bos, "put the BOS token before the prompt", 0},
         {"matrices", 0, ARG_INT, &matrices, "1 = print matrices as text (when T <= 24), 0 = only "
                                             "statistics and checks (1)", 0},
+        {"lang", 0, ARG_STR, &lang, "language of the page and PNG labels: en (default) | id", 0},
         {"threads", 't', ARG_INT, &threads, "OpenMP threads, 0 = all cores (0)", 0},
     };
     int n_specs = (int)(sizeof specs / sizeof specs[0]);
@@ -93,6 +94,10 @@ int cmd_attention(int argc, char **argv) {
     if (r) return 2;
     if (!model_path || !prompt) {
         fprintf(stderr, "andrea attention: need a model and a prompt (use -m CKPT -p TEXT)\n");
+        return 2;
+    }
+    if (andrea_lang_check(lang)) {
+        fprintf(stderr, "andrea attention: --lang: %s\n", andrea_error());
         return 2;
     }
     unsigned views = 0;
@@ -229,7 +234,7 @@ int cmd_attention(int argc, char **argv) {
             (long long)maps.raw_mismatches, pass(same));
     ok_all = ok_all && same;
 
-    andrea_attn_export x = {model_path, prompt, &tk, &maps, layers, heads, n_layers, n_heads};
+    andrea_attn_export x = {model_path, prompt, &tk, &maps, layers, heads, n_layers, n_heads, lang};
     int wrote_ok = 1;
     if (json_path && attn_write_json_file(json_path, &x, views)) wrote_ok = 0;
     if (wrote_ok && html_path && attn_write_html_file(html_path, &x)) wrote_ok = 0;
