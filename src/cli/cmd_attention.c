@@ -68,6 +68,7 @@ int cmd_attention(int argc, char **argv) {
     const char *model_path = NULL, *prompt = NULL, *views_s = "softmax", *png_dir = NULL,
                *html_path = NULL, *json_path = NULL, *lang = NULL;
     int layer = -1, head = -1, bos = 0, threads = 0, matrices = 1;
+    float max_mb = 64;
     arg_spec specs[] = {
         {"model", 'm', ARG_STR, &model_path, "checkpoint to inspect", 0},
         {"prompt", 'p', ARG_STR, &prompt, "text to run through the model", 0},
@@ -76,11 +77,14 @@ int cmd_attention(int argc, char **argv) {
         {"views", 0, ARG_STR, &views_s,
          "comma list of raw, scaled, masked, softmax for text/JSON/PNG (softmax)", 0},
         {"png", 0, ARG_STR, &png_dir, "write PNG heatmaps into this folder", 0},
-        {"html", 0, ARG_STR, &html_path, "write a self-contained HTML explorer (all views)", 0},
+        {"html", 0, ARG_STR, &html_path, "write a self-contained HTML explorer (all views, head "
+                                         "and cell views)", 0},
         {"json", 0, ARG_STR, &json_path, "write the numbers as JSON ('-' = stdout)", 0},
         {"bos", 0, ARG_FLAG, &bos, "put the BOS token before the prompt", 0},
         {"matrices", 0, ARG_INT, &matrices, "1 = print matrices as text (when T <= 24), 0 = only "
                                             "statistics and checks (1)", 0},
+        {"max-mb", 0, ARG_FLOAT, &max_mb, "largest JSON/HTML file to write, MB; more heads are "
+                                          "narrowed to one layer, then one head (64)", 0},
         {"lang", 0, ARG_STR, &lang, "language of the page and PNG labels: en (default) | id", 0},
         {"threads", 't', ARG_INT, &threads, "OpenMP threads, 0 = all cores (0)", 0},
     };
@@ -98,6 +102,10 @@ int cmd_attention(int argc, char **argv) {
     }
     if (andrea_lang_check(lang)) {
         fprintf(stderr, "andrea attention: --lang: %s\n", andrea_error());
+        return 2;
+    }
+    if (!(max_mb > 0)) {
+        fprintf(stderr, "andrea attention: --max-mb must be > 0 (got %g)\n", (double)max_mb);
         return 2;
     }
     unsigned views = 0;
@@ -131,9 +139,8 @@ int cmd_attention(int argc, char **argv) {
         fprintf(stderr, "andrea attention: out of memory\n");
         goto done;
     }
-    int n_layers = select_range("layer", layer, c->n_layer, layers);
-    int n_heads = select_range("head", head, c->n_head, heads);
-    if (n_layers < 0 || n_heads < 0) {
+    if (select_range("layer", layer, c->n_layer, layers) < 0 ||
+        select_range("head", head, c->n_head, heads) < 0) {
         rc = 2;
         goto done;
     }
@@ -146,8 +153,24 @@ int cmd_attention(int argc, char **argv) {
         goto done;
     }
     int T = tk.T;
-    /* the HTML page switches between all four views, so it needs them all */
-    unsigned need = html_path ? ANDREA_VIEWS_ALL : views | ANDREA_VIEW_BIT(ANDREA_VIEW_SOFTMAX);
+    /* the size guard, before any inspection: andrea-120m at T = 1024 would be gigabytes */
+    andrea_attn_guard g = {0};
+    g.layer = layer;
+    g.head = head;
+    g.views = json_path ? views : 0;
+    g.html = html_path != NULL;
+    g.limit = (int64_t)((double)max_mb * 1e6);
+    if ((json_path || html_path) && andrea_attention_guard(c, T, &g)) {
+        fprintf(stderr, "andrea attention: %s (--max-mb)\n", andrea_error());
+        rc = 2;
+        goto done;
+    }
+    if (g.limited) fprintf(stderr, "andrea attention: note: %s\n", g.note);
+    int n_layers = select_range("layer", g.layer, c->n_layer, layers);
+    int n_heads = select_range("head", g.head, c->n_head, heads);
+    /* the HTML page needs the raw scores and the probabilities (it derives the rest) */
+    unsigned need = views | ANDREA_VIEW_BIT(ANDREA_VIEW_SOFTMAX) |
+                    (html_path ? ANDREA_VIEW_BIT(ANDREA_VIEW_RAW) : 0);
     if (andrea_attention_inspect(m, tk.ids, T, need, &maps)) {
         fprintf(stderr, "andrea attention: %s\n", andrea_error());
         goto done;

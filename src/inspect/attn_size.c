@@ -10,6 +10,13 @@ enum { NUMBER_BYTES = 16 }; /* "-1.23456789e-05," at %.9g, the widest */
 #define PAGE_BYTES 65536    /* the page's own HTML, CSS and script, with room */
 #define MB(x) ((double)(x) / 1e6)
 
+/* "36.8 MB", "5277 MB", "0.121 MB": three digits, no exponent */
+static const char *mb(char *buf, int64_t bytes) {
+    double x = MB(bytes);
+    snprintf(buf, 24, x >= 1000 ? "%.0f MB" : "%.3g MB", x);
+    return buf;
+}
+
 void andrea_attention_size(const andrea_config *c, int T, int n_layers, int n_heads,
                            unsigned views, andrea_attn_size *out) {
     int64_t TT = (int64_t)T * T, HS = c->d_model / c->n_head;
@@ -36,7 +43,8 @@ static void size_of(const andrea_config *c, int T, const andrea_attn_guard *g,
 }
 
 int andrea_attention_guard(const andrea_config *c, int T, andrea_attn_guard *g) {
-    int64_t limit = g->limit > 0 ? g->limit : (int64_t)64 << 20;
+    int64_t limit = g->limit > 0 ? g->limit : (int64_t)64000000;
+    char b1[24], b2[24], b3[24];
     g->limited = 0;
     g->note[0] = '\0';
     size_of(c, T, g, &g->asked);
@@ -49,20 +57,20 @@ int andrea_attention_guard(const andrea_config *c, int T, andrea_attn_guard *g) 
     if (largest(g, &g->chosen) > limit) {
         g->layer = layer0;
         g->head = head0;
-        return andrea_set_error("one head at T = %d is %.1f MB of export, over the limit of "
-                                "%.1f MB (the %d x %d heads asked for: %.1f MB); use a shorter "
-                                "prompt or raise the limit", T, MB(largest(g, &g->chosen)),
-                                MB(limit), layer0 < 0 ? c->n_layer : 1, head0 < 0 ? c->n_head : 1,
-                                MB(largest(g, &g->asked)));
+        return andrea_set_error("one head at T = %d is %s of export, over the limit of %s (the "
+                                "%d x %d heads asked for: %s); use a shorter prompt or raise the "
+                                "limit", T, mb(b1, largest(g, &g->chosen)), mb(b2, limit),
+                                layer0 < 0 ? c->n_layer : 1, head0 < 0 ? c->n_head : 1,
+                                mb(b3, largest(g, &g->asked)));
     }
     if (g->layer != layer0 || g->head != head0) {
         g->limited = 1;
         snprintf(g->note, sizeof g->note,
-                 "all %d x %d heads at T = %d would be %.0f MB of export (limit %.0f MB): "
-                 "showing layer %d%s%s only (%.1f MB); choose with --layer/--head, or raise "
-                 "--max-mb", layer0 < 0 ? c->n_layer : 1, head0 < 0 ? c->n_head : 1, T,
-                 MB(largest(g, &g->asked)), MB(limit), g->layer, g->head != head0 ? " head " : "",
-                 g->head != head0 ? (g->head == 0 ? "0" : "?") : "", MB(largest(g, &g->chosen)));
+                 "the %d x %d heads at T = %d would be %s of export (limit %s): showing layer "
+                 "%d%s only (%s); choose with --layer/--head, or raise --max-mb",
+                 layer0 < 0 ? c->n_layer : 1, head0 < 0 ? c->n_head : 1, T,
+                 mb(b1, largest(g, &g->asked)), mb(b2, limit), g->layer,
+                 g->head != head0 ? " head 0" : "", mb(b3, largest(g, &g->chosen)));
     }
     return 0;
 }
