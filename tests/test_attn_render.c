@@ -183,6 +183,26 @@ static long grey_pixels(const andrea_buffer *b, int *w, int *h) {
     free(px);
     return n;
 }
+
+/* Sum over the pixels of the distance from white (|255 - r| + |255 - g| + |255 - b|): how
+ * much colour a picture has. -1 if it does not decode. */
+static long ink(const andrea_buffer *b) {
+    png_image pi;
+    memset(&pi, 0, sizeof pi);
+    pi.version = PNG_IMAGE_VERSION;
+    if (!png_image_begin_read_from_memory(&pi, b->data, b->len)) return -1;
+    pi.format = PNG_FORMAT_RGB;
+    uint8_t *px = malloc(PNG_IMAGE_SIZE(pi));
+    if (!px || !png_image_finish_read(&pi, NULL, px, 0, NULL)) {
+        png_image_free(&pi);
+        free(px);
+        return -1;
+    }
+    long n = 0;
+    for (size_t k = 0; k < PNG_IMAGE_SIZE(pi); k++) n += 255 - px[k];
+    free(px);
+    return n;
+}
 #endif
 
 static void check_png(const andrea_attn_export *x) {
@@ -211,6 +231,29 @@ static void check_png(const andrea_attn_export *x) {
     CHECK(grey_pixels(&b, &pw, &ph) == (long)L * NH * masked * gcs * gcs);
     CHECK(pw >= NH * T * gcs && ph >= L * T * gcs);
     andrea_buffer_free(&b);
+
+    /* raw and scaled share one colour scale (issue 15): the scaled picture has less colour,
+     * where each coloured to its own maximum gave the same picture twice */
+    long ink_raw = -1, ink_scaled = -1;
+    w = andrea_writer_buffer(&b);
+    CHECK(andrea_attention_render_png(&w, x, 0, 0, ANDREA_VIEW_RAW) == 0);
+    ink_raw = ink(&b);
+    andrea_buffer_free(&b);
+    w = andrea_writer_buffer(&b);
+    CHECK(andrea_attention_render_png(&w, x, 0, 0, ANDREA_VIEW_SCALED) == 0);
+    ink_scaled = ink(&b);
+    andrea_buffer_free(&b);
+    CHECK(ink_raw > 0 && ink_scaled > 0 && ink_scaled < ink_raw);
+    /* the labels in Indonesian: another picture from the same numbers */
+    andrea_attn_export xi = *x;
+    xi.lang = "id";
+    andrea_buffer be = {0}, bi = {0};
+    andrea_writer we = andrea_writer_buffer(&be), wi = andrea_writer_buffer(&bi);
+    CHECK(andrea_attention_render_png_grid(&we, x, ANDREA_VIEW_SOFTMAX) == 0);
+    CHECK(andrea_attention_render_png_grid(&wi, &xi, ANDREA_VIEW_SOFTMAX) == 0);
+    CHECK(be.len > 0 && bi.len > 0 && (be.len != bi.len || memcmp(be.data, bi.data, be.len) != 0));
+    andrea_buffer_free(&be);
+    andrea_buffer_free(&bi);
 
     /* the writer fails inside libpng's output callback: no crash, -1, its reason */
     size_t budget = 100;
