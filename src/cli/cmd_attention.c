@@ -222,7 +222,8 @@ int cmd_attention(int argc, char **argv) {
         andrea_attention_stats(andrea_attn_map(&maps, ANDREA_VIEW_SOFTMAX, 0, 0), T, &ref);
         printf("\nper-head statistics over query rows 1..T-1 (entropy in nats; a uniform causal "
                "head would have %.4f)\n", ref.entropy_uniform);
-        printf("%5s %4s %9s %10s %12s\n", "layer", "head", "entropy", "mean_dist", "first_token");
+        printf("%5s %4s %9s %10s %12s %11s  %s\n", "layer", "head", "entropy", "mean_dist",
+               "first_token", "prev_token", "kind (measured)");
     }
     int ok_all = 1;
     double worst_row = 0;
@@ -241,8 +242,9 @@ int cmd_attention(int argc, char **argv) {
             andrea_attn_stats st;
             andrea_attention_stats(andrea_attn_map(&maps, ANDREA_VIEW_SOFTMAX, layers[li], heads[hi]),
                                    T, &st);
-            printf("%5d %4d %9.4f %10.3f %12.4f\n", layers[li], heads[hi], st.entropy,
-                   st.mean_distance, st.first_weight);
+            printf("%5d %4d %9.4f %10.3f %12.4f %11.4f  %s\n", layers[li], heads[hi], st.entropy,
+                   st.mean_distance, st.first_weight, st.prev_weight,
+                   andrea_head_kind_name(andrea_attention_head_kind(&st, T)));
         }
     int same = maps.prob_mismatches == 0 && maps.out_mismatches == 0 && maps.raw_mismatches == 0;
     fprintf(out, "\nchecks over all %d layers x %d heads:\n", c->n_layer, c->n_head);
