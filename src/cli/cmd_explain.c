@@ -209,7 +209,8 @@ static void print_claims(const andrea_explain *e, const andrea_attn_tokens *tk,
         printf(TR("explain.claim_shortcut"), e->shortcut_T, e->shortcut_vocab, e->shortcut_vocab,
                log((double)e->shortcut_vocab), e->shortcut_steps);
         printf(TR("explain.shortcut_head"), "", TR("explain.col_train"), TR("explain.col_gen"));
-        printf("  %-18s %16.4f %18.4f\n", TR("explain.no_mask"), e->shortcut_train, e->shortcut_gen);
+        printf("  %-18s %16.4f %18.4f\n", TR("explain.no_mask"), e->shortcut_train,
+               e->shortcut_gen);
         printf("  %-18s %16.4f %18.4f\n", TR("explain.with_mask"), e->causal_train, e->causal_gen);
         print_checks(e, ANDREA_EXPLAIN_SHORTCUT);
     }
@@ -220,7 +221,8 @@ static void print_claims(const andrea_explain *e, const andrea_attn_tokens *tk,
             andrea_attn_stats st;
             andrea_attention_stats(andrea_attn_map(&e->maps, ANDREA_VIEW_SOFTMAX, l, h), T, &st);
             char key[48];
-            snprintf(key, sizeof key, "kind.%s", andrea_head_kind_name(e->head_kind[l * e->NH + h]));
+            int kind = e->head_kind[l * e->NH + h];
+            snprintf(key, sizeof key, "kind.%s", andrea_head_kind_name(kind));
             printf(TR("explain.kind_row"), l, h, TR(key), st.prev_weight, st.first_weight,
                    st.self_weight, st.entropy, st.entropy_uniform);
         }
@@ -239,7 +241,7 @@ int cmd_explain(int argc, char **argv) {
         {"layer", 0, ARG_INT, &layer, "layer to walk through (0)", 0},
         {"head", 0, ARG_INT, &head, "head to walk through (0)", 0},
         {"seed", 0, ARG_U64, &seed, "seed of the toy model and of the random claims (1337)", 0},
-        {"lang", 0, ARG_STR, &lang, "language of the walk-through: en (default) | id (Indonesian)", 0},
+        {"lang", 0, ARG_STR, &lang, "language of the walk-through: en (default) | id", 0},
     };
     int n_specs = (int)(sizeof specs / sizeof specs[0]);
     int r = args_parse("explain", argc, argv, specs, n_specs, NULL, 0, NULL);

@@ -62,8 +62,10 @@ int sampler_flags_check(const char *cmd, const andrea_sampler *s) {
     double v = 0;
     if (!(s->temperature >= 0)) flag = "--temp", range = ">= 0 (0 = greedy)", v = s->temperature;
     else if (s->top_k < 0) flag = "--top-k", range = ">= 0 (0 = off)", v = s->top_k;
-    else if (!(s->top_p > 0 && s->top_p <= 1)) flag = "--top-p", range = "in (0, 1] (1 = off)", v = s->top_p;
-    else if (!(s->min_p >= 0 && s->min_p < 1)) flag = "--min-p", range = "in [0, 1) (0 = off)", v = s->min_p;
+    else if (!(s->top_p > 0 && s->top_p <= 1))
+        flag = "--top-p", range = "in (0, 1] (1 = off)", v = s->top_p;
+    else if (!(s->min_p >= 0 && s->min_p < 1))
+        flag = "--min-p", range = "in [0, 1) (0 = off)", v = s->min_p;
     else if (!(s->repeat_penalty > 0))
         flag = "--repeat-penalty", range = "> 0 (1 = off)", v = s->repeat_penalty;
     else if (s->repeat_last_n < 0) flag = "--repeat-last-n", range = ">= 0", v = s->repeat_last_n;

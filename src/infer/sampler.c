@@ -51,7 +51,7 @@ int andrea_top_tokens(const float *logits, int V, int n, int32_t *ids) {
     int k = 0; /* ids[0..k) sorted, most likely first: one insertion per logit, O(V n) */
     for (int i = 0; i < V; i++) {
         int at = k;
-        while (at > 0 && logits[i] > logits[ids[at - 1]]) at--; /* equal: the lower id stays first */
+        while (at > 0 && logits[i] > logits[ids[at - 1]]) at--; /* ties: the lower id first */
         if (at >= n) continue;
         int last = k < n ? k : n - 1;
         memmove(ids + at + 1, ids + at, sizeof(int32_t) * (size_t)(last - at));

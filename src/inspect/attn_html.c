@@ -62,7 +62,8 @@ int andrea_attention_render_html(andrea_writer *w, const andrea_attn_export *x) 
     andrea_write_str(w, "</script>\n<script type=\"application/json\" id=\"andrea-data\">\n");
     if (andrea_attention_render_json(w, x, views)) return -1;
     andrea_write_str(w, "</script>\n<script>\n");
-    for (int i = 0; andrea_attn_page_script[i]; i++) andrea_write_str(w, andrea_attn_page_script[i]);
+    for (int i = 0; andrea_attn_page_script[i]; i++)
+        andrea_write_str(w, andrea_attn_page_script[i]);
     andrea_write_str(w, "</script>\n</body></html>\n");
     return andrea_writer_status(w, "attention HTML");
 }

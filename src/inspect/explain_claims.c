@@ -36,7 +36,8 @@ static void claim_mask_value(andrea_explain *e) {
         }
         softmax_d(s1, T, p1);
         softmax_d(s2, T, p2);
-        for (int j = 0; j < T; j++) e->mask_value_differ += memcmp(&p1[j], &p2[j], sizeof p1[j]) != 0;
+        for (int j = 0; j < T; j++)
+            e->mask_value_differ += memcmp(&p1[j], &p2[j], sizeof p1[j]) != 0;
     }
     andrea_explain_add_check(e, ANDREA_EXPLAIN_MASK_VALUE, e->mask_value_differ == 0,
                              "check.mask_value", T * T, e->mask_value_differ);
