@@ -262,6 +262,9 @@ int andrea_sample_ex(const float *logits, int V, const andrea_sampler *s,
 int andrea_sample(const float *logits, int V, const andrea_sampler *s, andrea_rng *rng);
 /* log p(token) under softmax(logits) at temperature 1: the model's own belief. */
 float andrea_logprob(const float *logits, int V, int token);
+/* The n most likely tokens of logits (V), most likely first, ties by id, into ids (n).
+ * Returns how many were written (min(n, V)). */
+int andrea_top_tokens(const float *logits, int V, int n, int32_t *ids);
 
 /* ---- streaming generation (src/infer/generate.c) ---------------------------------------- */
 
@@ -276,6 +279,8 @@ typedef struct {
     const int32_t *context; /* the tokens already fed (repeat penalty, context shift) */
     int n_context;
     int context_shift;      /* when the context is full: keep its last half and go on */
+    int n_probs;            /* with logprobs: also the n most likely tokens at each step
+                             * ("top": [{"id", "text", "logprob"}, ...], llama.cpp's n_probs) */
 } andrea_gen_options;
 typedef struct {
     int n_generated;

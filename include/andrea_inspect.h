@@ -106,8 +106,26 @@ typedef struct {
     double entropy_uniform; /* the same for a uniform causal head: mean_i ln(i + 1) */
     double mean_distance;   /* mean_i sum_j A_ij (i - j): how far back it looks */
     double first_weight;    /* mean_i A_i0: weight on the first token */
+    double prev_weight;     /* mean_i A_i,i-1: weight on the previous token */
+    double self_weight;     /* mean_i A_ii: weight on the token itself */
 } andrea_attn_stats;
 void andrea_attention_stats(const float *A, int T, andrea_attn_stats *out);
+
+/* What a head does, named from its measurements (andrea_attention_stats over rows
+ * 1..T-1): the largest of prev_weight, first_weight and self_weight when it is at least
+ * 1/2 (previous-token, first-token, self), else broad when the entropy is at least 3/4
+ * of a uniform head's, else mixed. T = 1 is mixed: one row says nothing. */
+typedef enum {
+    ANDREA_HEAD_MIXED = 0,
+    ANDREA_HEAD_PREVIOUS,
+    ANDREA_HEAD_FIRST,
+    ANDREA_HEAD_SELF,
+    ANDREA_HEAD_BROAD,
+    ANDREA_HEAD_KIND_COUNT
+} andrea_head_kind;
+int andrea_attention_head_kind(const andrea_attn_stats *st, int T);
+/* "mixed", "previous-token", "first-token", "self", "broad" (stable ids, used in JSON). */
+const char *andrea_head_kind_name(int kind);
 
 /* The lesson's two promises about a (T, T) probability matrix A: every row sums
  * to 1 and every entry above the diagonal is exactly 0. */
@@ -144,6 +162,51 @@ int andrea_attn_tokens_encode(const andrea_tokenizer *tok, const char *prompt, i
                               andrea_attn_tokens *out);
 void andrea_attn_tokens_free(andrea_attn_tokens *t);
 
+/* ---- languages (src/inspect/lang*.c) ------------------------------------------------
+ * explain's texts, the PNG labels and the HTML page come from one table per language:
+ * "en" (English, the default; NULL and "" mean it too) and "id" (Bahasa Indonesia, with
+ * the lesson's terms). */
+/* 0 if code names a language, else -1 with andrea_error() listing them. */
+int andrea_lang_check(const char *code);
+/* The text of key in code (English where that language lacks it; the key itself if
+ * English lacks it too). Texts with printf conversions have the same ones in every
+ * language. */
+const char *andrea_lang_text(const char *code, const char *key);
+/* The k-th key of code's table (k = 0, 1, ...), NULL past the end: to list them all. */
+const char *andrea_lang_key(const char *code, int k);
+
+/* ---- size of an export, and its guard (src/inspect/attn_size.c) ---------------------
+ * Maps grow as L NH T^2: andrea-120m (12 x 12 heads) at T = 1024 is 151 M scores per view,
+ * 604 MB of floats, some 2.4 GB of JSON per view. Front ends ask before they inspect. */
+typedef struct {
+    int64_t map_bytes;  /* what andrea_attention_inspect holds: the forward's (L, NH, T, T)
+                         * probabilities plus 4 L NH T^2 per view kept */
+    int64_t json_bytes; /* at most: the JSON export of the selection (16 bytes a number) */
+    int64_t html_bytes; /* at most: the HTML page of the selection (raw, softmax, q, k, v) */
+} andrea_attn_size;
+/* Estimates for a model of config c, T tokens, n_layers x n_heads selected and the views
+ * bits kept and written to JSON. Upper bounds: every number counted at its widest. */
+void andrea_attention_size(const andrea_config *c, int T, int n_layers, int n_heads,
+                           unsigned views, andrea_attn_size *out);
+
+/* The guard: keeps an export under a limit by choosing fewer heads, and says so. */
+typedef struct {
+    /* in */
+    int layer, head;   /* -1 = all; the guard may change a -1 to one layer / head */
+    unsigned views;    /* the views of the JSON export (0: no JSON) */
+    int html;          /* 1: an HTML page too */
+    int64_t limit;     /* the largest document allowed, bytes; 0 = 64 MB (64e6) */
+    /* out */
+    andrea_attn_size asked, chosen; /* sizes of the selection asked for and the one chosen */
+    int limited;       /* 1 if layer or head was narrowed */
+    char note[320];    /* one line saying what was narrowed and how to get more */
+} andrea_attn_guard;
+/* Narrows g->layer (all -> layer 0), then g->head (all -> head 0), while the largest
+ * document would exceed the limit, and writes the note. 0 (possibly limited), or -1 with
+ * andrea_error() when even one head is over the limit (a shorter prompt, or a higher
+ * limit, is needed). Needs only the config: runs before any inspection. */
+int andrea_attention_guard(const andrea_config *c, int T, andrea_attn_guard *g);
+
 /* ---- renderers (src/inspect/attn_json.c, attn_html.c, attn_png.c) -------------------
  * Each writes one document into a caller's writer (andrea_writer.h: a FILE*, a memory
  * buffer, ...) and returns 0, or -1 with andrea_error() (a bad selection, a view the
@@ -157,14 +220,21 @@ typedef struct {
     const andrea_attn_maps *maps;     /* softmax always needed, plus the views rendered */
     const int *layers, *heads;        /* the selected layers and heads; NULL = all */
     int n_layers, n_heads;            /* their counts (ignored where the list is NULL) */
+    const char *lang;                 /* texts of the page and PNG labels: NULL = "en", "id" */
 } andrea_attn_export;
 
 /* The JSON document (docs/attention.md): config, tokens, labels, checks, and per
- * selected head its statistics and the views in `views`. Floats as %.9g (they read
- * back to the same bits), null for -inf. */
+ * selected head its statistics, its kind (andrea_head_kind_name) and the views in
+ * `views`, and per selected layer and head its q, k, v (T, HS) ("qkv": [q, k, v]).
+ * Floats as %.9g (they read back to the same bits), null for -inf. */
 int andrea_attention_render_json(andrea_writer *w, const andrea_attn_export *x, unsigned views);
-/* The offline HTML explorer: one page, its script and the JSON of all four views
- * inline (maps must hold all four). */
+/* The offline HTML explorer: one page, its script and the JSON inline, in x->lang:
+ * heatmaps (raw and scaled on one shared colour scale, softmax with and without the
+ * scale, with a legend), thumbnails of every selected head, a head view (lines from a
+ * token to the tokens it attends to) and a cell view (q, k, q*k, the sum, the scale, the
+ * mask, the softmax, the weighted rows of V), zoom and scroll. The page carries the raw
+ * scores and the probabilities (maps must hold all four views: scaled and masked are
+ * derived in the page, bit for bit, as fl(raw * scale)). URL hash: docs/attention.md. */
 int andrea_attention_render_html(andrea_writer *w, const andrea_attn_export *x);
 /* A PNG heatmap of one head and view: labelled T x T cells of side clamp(512 / T, 1, 24). */
 int andrea_attention_render_png(andrea_writer *w, const andrea_attn_export *x, int layer,
@@ -176,7 +246,7 @@ int andrea_attention_render_png_grid(andrea_writer *w, const andrea_attn_export 
 /* ---- explain: the lesson's claims, checked (src/inspect/explain.c) -------------------- */
 
 #define ANDREA_EXPLAIN_MAX_T 8
-#define ANDREA_EXPLAIN_CHECK_MAX 24
+#define ANDREA_EXPLAIN_CHECK_MAX 48
 
 /* Where a check belongs in the walk-through: the steps of the lesson, then its claims. */
 typedef enum {
@@ -190,13 +260,18 @@ typedef enum {
     ANDREA_EXPLAIN_SHARPNESS,    /* unscaled softmax is sharper, random vectors */
     ANDREA_EXPLAIN_SHARP_MODEL,  /* ... and on this model */
     ANDREA_EXPLAIN_DISTRIBUTION, /* every row of every head a distribution */
-    ANDREA_EXPLAIN_CAUSAL        /* the future cannot change the past */
+    ANDREA_EXPLAIN_CAUSAL,       /* the future cannot change the past */
+    ANDREA_EXPLAIN_MASK_VALUE,   /* -1e9 against -inf */
+    ANDREA_EXPLAIN_COUNT,        /* T x T scores per head */
+    ANDREA_EXPLAIN_GRADIENT,     /* softmax gradient with and without the scale */
+    ANDREA_EXPLAIN_SHORTCUT,     /* training without the mask */
+    ANDREA_EXPLAIN_HEAD_KINDS    /* heads named from measurements */
 } andrea_explain_part;
 
 typedef struct {
     int part;       /* andrea_explain_part */
     int ok;         /* 1 PASS, 0 FAIL */
-    char what[256]; /* the claim with the numbers measured */
+    char what[320]; /* the claim with the numbers measured, in the run's language */
 } andrea_explain_check;
 
 /* Everything `andrea explain` shows about one layer and head of one prompt. Our
@@ -218,9 +293,37 @@ typedef struct {
     /* claim: the last token replaced by changed_id (T >= 2 only) */
     int32_t changed_id;
     long changed_last, changed_past; /* softmax weights whose bits changed */
+    /* the mask value: the lesson's -1e9 against the engine's -inf, on the walked head */
+    double mask_value;             /* -1e9 */
+    long mask_value_differ;        /* probabilities whose bits differ between the two */
+    /* scores per head: at the prompt (T^2), at the model's context (ctx^2) */
+    int ctx;
+    int64_t scores_prompt, scores_ctx, scores_used, scores_masked;
+    /* the softmax's gradient d softmax(s) / d s (its Jacobian, Frobenius norm), on the same
+     * raw scores without and with the scale: random rows (sharp_*) and the walked head */
+    double grad_unscaled, grad_scaled;             /* mean over the random rows */
+    double grad_tiny_unscaled, grad_tiny_scaled;   /* share of entries below 1e-6 */
+    double grad_model_unscaled, grad_model_scaled; /* walked head, rows 1..T-1 */
+    double grad_fd_error;                          /* analytic vs finite differences */
+    /* the shortcut: a one-head attention model trained on random tokens, with and
+     * without the mask; loss when training and when generating (the future absent) */
+    int shortcut_run, shortcut_steps, shortcut_vocab, shortcut_T;
+    double shortcut_train, shortcut_gen, causal_train, causal_gen;
+    /* every head of the model, named from measurements: (L, NH) andrea_head_kind */
+    int *head_kind;
+    const char *lang;
     andrea_explain_check checks[ANDREA_EXPLAIN_CHECK_MAX];
     int n_checks, n_failed;
 } andrea_explain;
+
+/* What andrea_explain_run_opts does; zero is the default (layer 0, head 0, seed 0, English,
+ * with the shortcut run). */
+typedef struct {
+    int layer, head;
+    uint64_t seed;       /* drives the random-vector claims and the shortcut run */
+    const char *lang;    /* NULL = "en", "id" */
+    int skip_shortcut;   /* 1: leave out the shortcut run (some 50 ms) */
+} andrea_explain_options;
 
 /* Runs tokens (1 <= T <= ANDREA_EXPLAIN_MAX_T, T <= ctx) through m, walks layer and head,
  * and checks every step and claim; seed drives the random-vector claims. The checks'
@@ -228,6 +331,9 @@ typedef struct {
  * out is zeroed first; free it with andrea_explain_free (also after a failure). */
 int andrea_explain_run(andrea_model *m, const int32_t *tokens, int T, int layer, int head,
                        uint64_t seed, andrea_explain *out);
+/* The same with options (a language; the shortcut run optional). */
+int andrea_explain_run_opts(andrea_model *m, const int32_t *tokens, int T,
+                            const andrea_explain_options *o, andrea_explain *out);
 void andrea_explain_free(andrea_explain *e);
 
 #ifdef __cplusplus

@@ -183,6 +183,26 @@ static long grey_pixels(const andrea_buffer *b, int *w, int *h) {
     free(px);
     return n;
 }
+
+/* Sum over the pixels of the distance from white (|255 - r| + |255 - g| + |255 - b|): how
+ * much colour a picture has. -1 if it does not decode. */
+static long ink(const andrea_buffer *b) {
+    png_image pi;
+    memset(&pi, 0, sizeof pi);
+    pi.version = PNG_IMAGE_VERSION;
+    if (!png_image_begin_read_from_memory(&pi, b->data, b->len)) return -1;
+    pi.format = PNG_FORMAT_RGB;
+    uint8_t *px = malloc(PNG_IMAGE_SIZE(pi));
+    if (!px || !png_image_finish_read(&pi, NULL, px, 0, NULL)) {
+        png_image_free(&pi);
+        free(px);
+        return -1;
+    }
+    long n = 0;
+    for (size_t k = 0; k < PNG_IMAGE_SIZE(pi); k++) n += 255 - px[k];
+    free(px);
+    return n;
+}
 #endif
 
 static void check_png(const andrea_attn_export *x) {
@@ -212,6 +232,29 @@ static void check_png(const andrea_attn_export *x) {
     CHECK(pw >= NH * T * gcs && ph >= L * T * gcs);
     andrea_buffer_free(&b);
 
+    /* raw and scaled share one colour scale (issue 15): the scaled picture has less colour,
+     * where each coloured to its own maximum gave the same picture twice */
+    long ink_raw = -1, ink_scaled = -1;
+    w = andrea_writer_buffer(&b);
+    CHECK(andrea_attention_render_png(&w, x, 0, 0, ANDREA_VIEW_RAW) == 0);
+    ink_raw = ink(&b);
+    andrea_buffer_free(&b);
+    w = andrea_writer_buffer(&b);
+    CHECK(andrea_attention_render_png(&w, x, 0, 0, ANDREA_VIEW_SCALED) == 0);
+    ink_scaled = ink(&b);
+    andrea_buffer_free(&b);
+    CHECK(ink_raw > 0 && ink_scaled > 0 && ink_scaled < ink_raw);
+    /* the labels in Indonesian: another picture from the same numbers */
+    andrea_attn_export xi = *x;
+    xi.lang = "id";
+    andrea_buffer be = {0}, bi = {0};
+    andrea_writer we = andrea_writer_buffer(&be), wi = andrea_writer_buffer(&bi);
+    CHECK(andrea_attention_render_png_grid(&we, x, ANDREA_VIEW_SOFTMAX) == 0);
+    CHECK(andrea_attention_render_png_grid(&wi, &xi, ANDREA_VIEW_SOFTMAX) == 0);
+    CHECK(be.len > 0 && bi.len > 0 && (be.len != bi.len || memcmp(be.data, bi.data, be.len) != 0));
+    andrea_buffer_free(&be);
+    andrea_buffer_free(&bi);
+
     /* the writer fails inside libpng's output callback: no crash, -1, its reason */
     size_t budget = 100;
     andrea_writer bad = {budget_write, &budget, 0, 0};
@@ -231,7 +274,7 @@ static void test_render(andrea_model *m, const andrea_tokenizer *tok) {
     CHECK(andrea_attn_tokens_encode(tok, prompt, 0, andrea_model_config(m)->ctx, &tk) == 0);
     andrea_attn_maps mp;
     CHECK(andrea_attention_inspect(m, tk.ids, tk.T, ANDREA_VIEWS_ALL, &mp) == 0);
-    andrea_attn_export x = {"models/<toy>.bin", prompt, &tk, &mp, NULL, NULL, 0, 0};
+    andrea_attn_export x = {"models/<toy>.bin", prompt, &tk, &mp, NULL, NULL, 0, 0, NULL};
 
     /* JSON of two views into memory */
     unsigned views = ANDREA_VIEW_BIT(ANDREA_VIEW_SOFTMAX) | ANDREA_VIEW_BIT(ANDREA_VIEW_MASKED);
@@ -256,9 +299,11 @@ static void test_render(andrea_model *m, const andrea_tokenizer *tok) {
     if (f) fclose(f);
     andrea_buffer_free(&json);
 
-    /* HTML: the JSON of all four views inside, every head */
+    /* HTML: the JSON of the raw scores and the probabilities inside, every head (the page
+     * derives scaled and masked from raw: issue 15, the page was twice the size it needs) */
+    const unsigned page_views = ANDREA_VIEW_BIT(ANDREA_VIEW_RAW) | ANDREA_VIEW_BIT(ANDREA_VIEW_SOFTMAX);
     w = andrea_writer_buffer(&json);
-    CHECK(andrea_attention_render_json(&w, &x, ANDREA_VIEWS_ALL) == 0);
+    CHECK(andrea_attention_render_json(&w, &x, page_views) == 0);
     andrea_buffer html = {0};
     w = andrea_writer_buffer(&html);
     CHECK(andrea_attention_render_html(&w, &x) == 0);
@@ -276,9 +321,23 @@ static void test_render(andrea_model *m, const andrea_tokenizer *tok) {
             }
         for (int v = 0; v < ANDREA_VIEW_COUNT; v++) {
             snprintf(key, sizeof key, "\"%s\":[[", andrea_attn_view_name(v));
-            CHECK(strstr(html.data, key) != NULL);
+            CHECK(!strstr(html.data, key) == !(page_views & ANDREA_VIEW_BIT(v)));
         }
+        CHECK(strstr(html.data, "<html lang=\"en\">") != NULL);
+        CHECK(strstr(html.data, "\"page.hv\":\"Head view\"") != NULL);
     }
+    andrea_buffer_free(&html);
+    /* the same page in Indonesian: the lesson's words, the same data */
+    andrea_attn_export xi = x;
+    xi.lang = "id";
+    w = andrea_writer_buffer(&html);
+    CHECK(andrea_attention_render_html(&w, &xi) == 0);
+    CHECK(html.data && strstr(html.data, "<html lang=\"id\">") != NULL &&
+          strstr(html.data, "mask kausal") != NULL && strstr(html.data, json.data) != NULL);
+    andrea_buffer_free(&html);
+    xi.lang = "klingon";
+    w = andrea_writer_buffer(&html);
+    CHECK(andrea_attention_render_html(&w, &xi) == -1 && html.len == 0);
     andrea_buffer_free(&html);
     andrea_buffer_free(&json);
 
@@ -332,14 +391,37 @@ static void test_explain(andrea_model *m, const andrea_tokenizer *tok) {
     CHECK(andrea_attn_tokens_encode(tok, "To be or", 0, ANDREA_EXPLAIN_MAX_T, &tk) == 0);
     andrea_explain e;
     CHECK(andrea_explain_run(m, tk.ids, tk.T, 1, 1, 1337, &e) == 0);
-    CHECK(e.n_checks == 19 && e.n_failed == 0);
-    int parts[ANDREA_EXPLAIN_CAUSAL + 1] = {0};
+    /* 19 checks of the walk-through and the first claims, 9 of issue 15's claims */
+    CHECK(e.n_checks == 28 && e.n_failed == 0);
+    int parts[ANDREA_EXPLAIN_HEAD_KINDS + 1] = {0};
     for (int k = 0; k < e.n_checks; k++) {
         if (!e.checks[k].ok) fprintf(stderr, "explain check failed: %s\n", e.checks[k].what);
-        if (e.checks[k].part >= 0 && e.checks[k].part <= ANDREA_EXPLAIN_CAUSAL)
+        if (e.checks[k].part >= 0 && e.checks[k].part <= ANDREA_EXPLAIN_HEAD_KINDS)
             parts[e.checks[k].part]++;
     }
-    for (int p = ANDREA_EXPLAIN_SCORES; p <= ANDREA_EXPLAIN_CAUSAL; p++) CHECK(parts[p] >= 1);
+    for (int p = ANDREA_EXPLAIN_SCORES; p <= ANDREA_EXPLAIN_HEAD_KINDS; p++) CHECK(parts[p] >= 1);
+    /* issue 15's measurements: -1e9 = -inf, the score count, the gradient, the shortcut */
+    int T = tk.T;
+    CHECK(e.mask_value == -1e9 && e.mask_value_differ == 0);
+    CHECK(e.scores_prompt == (int64_t)T * T && e.scores_used == (int64_t)T * (T + 1) / 2);
+    CHECK(e.scores_ctx == (int64_t)andrea_model_config(m)->ctx * andrea_model_config(m)->ctx);
+    CHECK(e.grad_fd_error < 1e-8 && e.grad_unscaled < e.grad_scaled);
+    CHECK(e.grad_tiny_unscaled > 0.5 && e.grad_tiny_scaled < 0.1);
+    CHECK(e.shortcut_run && e.shortcut_train < 0.5 * log(8.0) && e.shortcut_gen > log(8.0));
+    CHECK(fabs(e.causal_train - e.causal_gen) < 1e-9 && fabs(e.causal_train - log(8.0)) < 0.1);
+    CHECK(e.head_kind != NULL);
+    /* the same run in Indonesian: the same verdicts, other words */
+    andrea_explain_options o = {1, 1, 1337, "id", 1};
+    andrea_explain ei;
+    CHECK(andrea_explain_run_opts(m, tk.ids, tk.T, &o, &ei) == 0);
+    CHECK(ei.n_checks == 28 - 3 && ei.n_failed == 0 && !ei.shortcut_run);
+    CHECK(strstr(ei.checks[0].what, "dihitung ulang dalam double") != NULL);
+    CHECK(strcmp(ei.checks[0].what, e.checks[0].what) != 0);
+    andrea_explain_free(&ei);
+    o.lang = "xx";
+    CHECK(andrea_explain_run_opts(m, tk.ids, tk.T, &o, &ei) == -1);
+    CHECK(strstr(andrea_error(), "unknown language 'xx'") != NULL);
+    andrea_explain_free(&ei);
     CHECK(e.changed_past == 0 && e.changed_last > 0);
     /* the magnitude claim: std(q.k) of random N(0, 1) vectors near sqrt(d_k) */
     for (int t = 0; t < 3; t++)

@@ -40,7 +40,10 @@ expect_error "short file" "truncated header" "$A" eval -m "$T/tiny.txt" -d "$T/s
 expect_error "missing checkpoint" "cannot open checkpoint '$T/none.bin'" "$A" generate -m "$T/none.bin"
 expect_error "no model" "no model given" "$A" generate -p hi
 expect_error "bad top-p" "top-p" "$A" generate -m "$good" --top-p 1.5
-expect_error "prompt beyond context" "longer than the model's context of 32" "$A" generate -m "$good" -p "$(head -c 100 "$T/small.txt")"
+# issue 15: an over-long prompt is cut from the left with a notice, as llama.cpp does
+"$A" generate -m "$good" -p "$(head -c 100 "$T/small.txt")" -n 4 > /dev/null 2> "$T/cut.err" \
+    && grep -q "more than the context of 32: cut from the left" "$T/cut.err" \
+    && pass "prompt beyond context: cut from the left with a notice" || fail "prompt beyond context: $(cat "$T/cut.err")"
 expect_error "resume corrupt" "checksum mismatch" "$A" train --resume "$T/flip.bin" --data "$T/small.txt" -o "$T/good"
 tr a-z A-Z < "$T/small.txt" > "$T/other.txt"
 expect_error "resume other data" "is not the data checkpoint" "$A" train --resume "$good" --data "$T/other.txt" -o "$T/good"

@@ -66,8 +66,9 @@ static int select_range(const char *what, int v, int n, int *idx) {
 
 int cmd_attention(int argc, char **argv) {
     const char *model_path = NULL, *prompt = NULL, *views_s = "softmax", *png_dir = NULL,
-               *html_path = NULL, *json_path = NULL;
+               *html_path = NULL, *json_path = NULL, *lang = NULL;
     int layer = -1, head = -1, bos = 0, threads = 0, matrices = 1;
+    float max_mb = 64;
     arg_spec specs[] = {
         {"model", 'm', ARG_STR, &model_path, "checkpoint to inspect", 0},
         {"prompt", 'p', ARG_STR, &prompt, "text to run through the model", 0},
@@ -76,11 +77,15 @@ int cmd_attention(int argc, char **argv) {
         {"views", 0, ARG_STR, &views_s,
          "comma list of raw, scaled, masked, softmax for text/JSON/PNG (softmax)", 0},
         {"png", 0, ARG_STR, &png_dir, "write PNG heatmaps into this folder", 0},
-        {"html", 0, ARG_STR, &html_path, "write a self-contained HTML explorer (all views)", 0},
+        {"html", 0, ARG_STR, &html_path, "write a self-contained HTML explorer (all views, head "
+                                         "and cell views)", 0},
         {"json", 0, ARG_STR, &json_path, "write the numbers as JSON ('-' = stdout)", 0},
         {"bos", 0, ARG_FLAG, &bos, "put the BOS token before the prompt", 0},
         {"matrices", 0, ARG_INT, &matrices, "1 = print matrices as text (when T <= 24), 0 = only "
                                             "statistics and checks (1)", 0},
+        {"max-mb", 0, ARG_FLOAT, &max_mb, "largest JSON/HTML file to write, MB; more heads are "
+                                          "narrowed to one layer, then one head (64)", 0},
+        {"lang", 0, ARG_STR, &lang, "language of the page and PNG labels: en (default) | id", 0},
         {"threads", 't', ARG_INT, &threads, "OpenMP threads, 0 = all cores (0)", 0},
     };
     int n_specs = (int)(sizeof specs / sizeof specs[0]);
@@ -93,6 +98,14 @@ int cmd_attention(int argc, char **argv) {
     if (r) return 2;
     if (!model_path || !prompt) {
         fprintf(stderr, "andrea attention: need a model and a prompt (use -m CKPT -p TEXT)\n");
+        return 2;
+    }
+    if (andrea_lang_check(lang)) {
+        fprintf(stderr, "andrea attention: --lang: %s\n", andrea_error());
+        return 2;
+    }
+    if (!(max_mb > 0)) {
+        fprintf(stderr, "andrea attention: --max-mb must be > 0 (got %g)\n", (double)max_mb);
         return 2;
     }
     unsigned views = 0;
@@ -126,9 +139,8 @@ int cmd_attention(int argc, char **argv) {
         fprintf(stderr, "andrea attention: out of memory\n");
         goto done;
     }
-    int n_layers = select_range("layer", layer, c->n_layer, layers);
-    int n_heads = select_range("head", head, c->n_head, heads);
-    if (n_layers < 0 || n_heads < 0) {
+    if (select_range("layer", layer, c->n_layer, layers) < 0 ||
+        select_range("head", head, c->n_head, heads) < 0) {
         rc = 2;
         goto done;
     }
@@ -141,8 +153,24 @@ int cmd_attention(int argc, char **argv) {
         goto done;
     }
     int T = tk.T;
-    /* the HTML page switches between all four views, so it needs them all */
-    unsigned need = html_path ? ANDREA_VIEWS_ALL : views | ANDREA_VIEW_BIT(ANDREA_VIEW_SOFTMAX);
+    /* the size guard, before any inspection: andrea-120m at T = 1024 would be gigabytes */
+    andrea_attn_guard g = {0};
+    g.layer = layer;
+    g.head = head;
+    g.views = json_path ? views : 0;
+    g.html = html_path != NULL;
+    g.limit = (int64_t)((double)max_mb * 1e6);
+    if ((json_path || html_path) && andrea_attention_guard(c, T, &g)) {
+        fprintf(stderr, "andrea attention: %s (--max-mb)\n", andrea_error());
+        rc = 2;
+        goto done;
+    }
+    if (g.limited) fprintf(stderr, "andrea attention: note: %s\n", g.note);
+    int n_layers = select_range("layer", g.layer, c->n_layer, layers);
+    int n_heads = select_range("head", g.head, c->n_head, heads);
+    /* the HTML page needs the raw scores and the probabilities (it derives the rest) */
+    unsigned need = views | ANDREA_VIEW_BIT(ANDREA_VIEW_SOFTMAX) |
+                    (html_path ? ANDREA_VIEW_BIT(ANDREA_VIEW_RAW) : 0);
     if (andrea_attention_inspect(m, tk.ids, T, need, &maps)) {
         fprintf(stderr, "andrea attention: %s\n", andrea_error());
         goto done;
@@ -194,7 +222,8 @@ int cmd_attention(int argc, char **argv) {
         andrea_attention_stats(andrea_attn_map(&maps, ANDREA_VIEW_SOFTMAX, 0, 0), T, &ref);
         printf("\nper-head statistics over query rows 1..T-1 (entropy in nats; a uniform causal "
                "head would have %.4f)\n", ref.entropy_uniform);
-        printf("%5s %4s %9s %10s %12s\n", "layer", "head", "entropy", "mean_dist", "first_token");
+        printf("%5s %4s %9s %10s %12s %11s  %s\n", "layer", "head", "entropy", "mean_dist",
+               "first_token", "prev_token", "kind (measured)");
     }
     int ok_all = 1;
     double worst_row = 0;
@@ -213,8 +242,9 @@ int cmd_attention(int argc, char **argv) {
             andrea_attn_stats st;
             andrea_attention_stats(andrea_attn_map(&maps, ANDREA_VIEW_SOFTMAX, layers[li], heads[hi]),
                                    T, &st);
-            printf("%5d %4d %9.4f %10.3f %12.4f\n", layers[li], heads[hi], st.entropy,
-                   st.mean_distance, st.first_weight);
+            printf("%5d %4d %9.4f %10.3f %12.4f %11.4f  %s\n", layers[li], heads[hi], st.entropy,
+                   st.mean_distance, st.first_weight, st.prev_weight,
+                   andrea_head_kind_name(andrea_attention_head_kind(&st, T)));
         }
     int same = maps.prob_mismatches == 0 && maps.out_mismatches == 0 && maps.raw_mismatches == 0;
     fprintf(out, "\nchecks over all %d layers x %d heads:\n", c->n_layer, c->n_head);
@@ -229,7 +259,7 @@ int cmd_attention(int argc, char **argv) {
             (long long)maps.raw_mismatches, pass(same));
     ok_all = ok_all && same;
 
-    andrea_attn_export x = {model_path, prompt, &tk, &maps, layers, heads, n_layers, n_heads};
+    andrea_attn_export x = {model_path, prompt, &tk, &maps, layers, heads, n_layers, n_heads, lang};
     int wrote_ok = 1;
     if (json_path && attn_write_json_file(json_path, &x, views)) wrote_ok = 0;
     if (wrote_ok && html_path && attn_write_html_file(html_path, &x)) wrote_ok = 0;

@@ -141,7 +141,7 @@ int cmd_chat(int argc, char **argv) {
         chat_sink sink = {&reply};
         reply.len = 0;
         andrea_gen_options g = {s, n_predict < room ? n_predict : room, stops, stop ? 2 : 1,
-                                emit_reply, &sink, NULL, ids.data, (int)ids.len, 0};
+                                emit_reply, &sink, NULL, ids.data, (int)ids.len, 0, 0};
         andrea_gen_result res;
         fputs("< ", stdout);
         if (!logits || andrea_generate(m, kv, tok, logits, &g, &rng, &res)) {

@@ -24,17 +24,21 @@
 
 enum { SHOW_COLS = 8, W = 8 };
 
+static const char *lang; /* --lang: the texts of the walk-through */
+#define TR(key) andrea_lang_text(lang, key)
+
 /* The checks of one part of the walk-through, in the order the library made them. */
 static void print_checks(const andrea_explain *e, int part) {
     for (int k = 0; k < e->n_checks; k++)
         if (e->checks[k].part == part)
-            printf("  check: %s: %s\n", e->checks[k].what, e->checks[k].ok ? "PASS" : "FAIL");
+            printf(TR("explain.check"), e->checks[k].what, e->checks[k].ok ? "PASS" : "FAIL");
 }
 
 /* A (rows x cols) matrix with token labels on the rows; get(i, j) gives element (i, j). */
 typedef double (*getter)(const void *ctx, int i, int j);
 
-static void print_mat(const andrea_attn_tokens *tk, int rows, int cols, int col_is_token,
+/* col0: the number of the first column shown (its header "d<col0>"). */
+static void print_mat(const andrea_attn_tokens *tk, int rows, int cols, int col_is_token, int col0,
                       getter get, const void *ctx, int row_sums) {
     printf("  %6s", "");
     for (int j = 0; j < cols; j++) {
@@ -42,11 +46,11 @@ static void print_mat(const andrea_attn_tokens *tk, int rows, int cols, int col_
             attn_print_cell(stdout, tk->labels[j], W, 1);
         } else {
             char b[16];
-            snprintf(b, sizeof b, "d%d", j);
+            snprintf(b, sizeof b, "d%d", col0 + j);
             attn_print_cell(stdout, b, W, 1);
         }
     }
-    if (row_sums) printf("  | row sum");
+    if (row_sums) printf("  | %s", TR("explain.row_sum"));
     printf("\n");
     double maxabs = 0;
     for (int i = 0; i < rows; i++)
@@ -81,19 +85,19 @@ static double get_qkv(const void *p, int i, int j) {
 }
 typedef struct {
     const float *m;
-    int cols;
+    int cols, col0; /* row length; the first column shown */
 } fmat_ctx;
 static double get_fmat(const void *p, int i, int j) {
     const fmat_ctx *c = p;
-    return c->m[(size_t)i * c->cols + j];
+    return c->m[(size_t)i * c->cols + c->col0 + j];
 }
 typedef struct {
     const double *m;
-    int cols;
+    int cols, col0;
 } dmat_ctx;
 static double get_dmat(const void *p, int i, int j) {
     const dmat_ctx *c = p;
-    return c->m[(size_t)i * c->cols + j];
+    return c->m[(size_t)i * c->cols + c->col0 + j];
 }
 
 /* ---- the walk-through ------------------------------------------------------------------ */
@@ -103,69 +107,59 @@ static void print_steps(const andrea_explain *e, const andrea_attn_tokens *tk) {
     const andrea_attn_maps *mp = &e->maps;
     const float *qkv = mp->qkv + (size_t)layer * T * 3 * C;
     int cols = HS < SHOW_COLS ? HS : SHOW_COLS;
-    char shown[64] = "";
-    if (cols < HS) snprintf(shown, sizeof shown, " (columns 0..%d of %d shown)", cols - 1, HS);
+    char shown[96] = "";
+    if (cols < HS) snprintf(shown, sizeof shown, TR("explain.cols_shown"), 0, cols - 1, HS);
 
-    printf("\n1. Q = x W_Q, K = x W_K, V = x W_V: the normalised input x (T, C) times learned "
-           "matrices;\n   head %d owns columns %d..%d of each, so Q, K, V are (T, d_k) = (%d, %d)%s\n",
-           head, head * HS, head * HS + HS - 1, T, HS, shown);
+    printf(TR("explain.step1"), head, head * HS, head * HS + HS - 1, T, HS, shown);
     const char *names[3] = {"Q", "K", "V"};
     for (int part = 0; part < 3; part++) {
         qkv_ctx qc = {qkv, C, HS, head, part};
         printf("  %s:\n", names[part]);
-        print_mat(tk, T, cols, 0, get_qkv, &qc, 0);
+        print_mat(tk, T, cols, 0, 0, get_qkv, &qc, 0);
     }
 
-    fmat_ctx mc = {andrea_attn_map(mp, ANDREA_VIEW_RAW, layer, head), T};
-    printf("\n2. scores S = Q K^T, (T, T) = (%d, %d): S[i][j] = q_i . k_j, how well query i matches "
-           "key j\n", T, T);
-    print_mat(tk, T, T, 1, get_fmat, &mc, 0);
+    fmat_ctx mc = {andrea_attn_map(mp, ANDREA_VIEW_RAW, layer, head), T, 0};
+    printf(TR("explain.step2"), T, T);
+    print_mat(tk, T, T, 1, 0, get_fmat, &mc, 0);
     print_checks(e, ANDREA_EXPLAIN_SCORES);
 
-    printf("\n3. divide by sqrt(d_k) = sqrt(%d) = %.4f; the engine multiplies by the constant "
-           "1/sqrtf(%d) = %.9g\n   (one multiply per score)\n", HS, sqrt((double)HS), HS,
-           (double)mp->scale);
+    printf(TR("explain.step3"), HS, sqrt((double)HS), HS, (double)mp->scale);
     mc.m = andrea_attn_map(mp, ANDREA_VIEW_SCALED, layer, head);
-    print_mat(tk, T, T, 1, get_fmat, &mc, 0);
+    print_mat(tk, T, T, 1, 0, get_fmat, &mc, 0);
     print_checks(e, ANDREA_EXPLAIN_SCALE);
 
-    printf("\n4. causal mask: position i may not look at a later position j > i, so those scores "
-           "become -inf\n   (the model generates left to right; at inference the future does not "
-           "exist yet)\n");
+    fputs(TR("explain.step4"), stdout);
     mc.m = andrea_attn_map(mp, ANDREA_VIEW_MASKED, layer, head);
-    print_mat(tk, T, T, 1, get_fmat, &mc, 0);
+    print_mat(tk, T, T, 1, 0, get_fmat, &mc, 0);
     print_checks(e, ANDREA_EXPLAIN_MASK);
 
-    printf("\n5. softmax over each row: A[i][j] = exp(s_ij - max_i) / sum_k exp(s_ik - max_i); "
-           "exp(-inf) = 0\n");
+    fputs(TR("explain.step5"), stdout);
     mc.m = andrea_attn_map(mp, ANDREA_VIEW_SOFTMAX, layer, head);
-    print_mat(tk, T, T, 1, get_fmat, &mc, 1);
+    print_mat(tk, T, T, 1, 0, get_fmat, &mc, 1);
     print_checks(e, ANDREA_EXPLAIN_SOFTMAX);
 
-    printf("\n6. output_i = sum_j A[i][j] v_j: each position's new vector is a weighted average of "
-           "the values,\n   (T, d_k) = (%d, %d)%s\n", T, HS, shown);
-    dmat_ctx av = {e->av, HS};
-    print_mat(tk, T, cols, 0, get_dmat, &av, 0);
+    printf(TR("explain.step6"), T, HS, shown);
+    dmat_ctx av = {e->av, HS, 0};
+    print_mat(tk, T, cols, 0, 0, get_dmat, &av, 0);
     print_checks(e, ANDREA_EXPLAIN_AV);
 
-    printf("\n7. all %d heads run in parallel; their outputs are concatenated side by side, "
-           "(T, %d x %d) = (T, %d),\n   and W_O (C, C) mixes them: out = concat W_O^T. This block "
-           "output is added to the residual stream.\n", NH, NH, HS, C);
-    printf("  concatenated heads%s:\n", C > SHOW_COLS ? " (first columns)" : "");
-    fmat_ctx cat = {mp->atty + (size_t)layer * T * C, C};
-    print_mat(tk, T, C < SHOW_COLS ? C : SHOW_COLS, 0, get_fmat, &cat, 0);
-    printf("  after W_O%s:\n", C > SHOW_COLS ? " (first columns)" : "");
-    dmat_ctx wo = {e->wo, C};
-    print_mat(tk, T, C < SHOW_COLS ? C : SHOW_COLS, 0, get_dmat, &wo, 0);
+    /* the walked head's own columns of the concatenation: they equal step 6 */
+    printf(TR("explain.step7"), NH, NH, HS, C);
+    int c0 = head * HS;
+    printf(TR("explain.concat"), c0, c0 + cols - 1, head, TR("explain.concat_same"));
+    fmat_ctx cat = {mp->atty + (size_t)layer * T * C, C, c0};
+    print_mat(tk, T, cols, 0, c0, get_fmat, &cat, 0);
+    printf(TR("explain.after_wo"), c0, c0 + cols - 1);
+    dmat_ctx wo = {e->wo, C, c0};
+    print_mat(tk, T, cols, 0, c0, get_dmat, &wo, 0);
     print_checks(e, ANDREA_EXPLAIN_WO);
 }
 
 static void print_claims(const andrea_explain *e, const andrea_attn_tokens *tk,
                          const andrea_tokenizer *tok) {
-    printf("\nclaim: the dot product of two random unit-variance vectors of dimension d_k has a\n"
-           "typical size (std) of sqrt(d_k); dividing by sqrt(d_k) brings it back to 1.\n"
-           "  measured over %d random pairs each:\n", e->magnitude_pairs);
-    printf("  %6s %14s %10s %8s %16s\n", "d_k", "std(q.k)", "sqrt(d_k)", "ratio", "std after scale");
+    printf(TR("explain.claim_magnitude"), e->magnitude_pairs);
+    printf(TR("explain.magnitude_head"), "d_k", TR("explain.col_std"), "sqrt(d_k)",
+           TR("explain.col_ratio"), TR("explain.col_after"));
     for (int t = 0; t < 3; t++) {
         double sd = e->magnitude_std[t], want = sqrt((double)e->magnitude_dk[t]);
         printf("  %6d %14.3f %10.3f %8.3f %16.3f\n", e->magnitude_dk[t], sd, want, sd / want,
@@ -173,35 +167,66 @@ static void print_claims(const andrea_explain *e, const andrea_attn_tokens *tk,
     }
     print_checks(e, ANDREA_EXPLAIN_MAGNITUDE);
 
-    printf("\nclaim: without the scale, softmax is much sharper (one key takes almost everything,\n"
-           "so the gradients of the others vanish).\n"
-           "  %d rows of %d random keys, d_k = %d (uniform would be max p %.4f, entropy %.4f):\n",
-           e->sharp_rows, e->sharp_keys, e->sharp_dk, 1.0 / e->sharp_keys,
-           log((double)e->sharp_keys));
-    printf("  %-22s %12s %14s\n", "", "mean max p", "mean entropy");
+    printf(TR("explain.claim_sharp"), e->sharp_rows, e->sharp_keys, e->sharp_dk,
+           1.0 / e->sharp_keys, log((double)e->sharp_keys));
+    printf("  %-22s %12s %14s\n", "", TR("explain.col_maxp"), TR("explain.col_entropy"));
     printf("  %-22s %12.4f %14.4f\n", "softmax(QK^T)", e->unscaled_max, e->unscaled_entropy);
     printf("  %-22s %12.4f %14.4f\n", "softmax(QK^T/sqrt(dk))", e->scaled_max, e->scaled_entropy);
     print_checks(e, ANDREA_EXPLAIN_SHARPNESS);
     if (e->model_rows)
-        printf("  on this model (every layer and head, rows 1..T-1): mean entropy %.4f with "
-               "the scale, %.4f without\n", e->model_entropy_scaled, e->model_entropy_unscaled);
+        printf(TR("explain.sharp_model"), e->model_entropy_scaled, e->model_entropy_unscaled);
     print_checks(e, ANDREA_EXPLAIN_SHARP_MODEL);
 
-    printf("\nclaim: every row of A, in every layer and head, is a probability distribution with "
-           "nothing above the diagonal.\n");
+    fputs(TR("explain.claim_grad"), stdout);
+    printf(TR("explain.grad_random"), 500, e->grad_scaled, e->grad_unscaled,
+           e->grad_unscaled > 0 ? e->grad_scaled / e->grad_unscaled : 0.0);
+    if (e->T >= 2)
+        printf(TR("explain.grad_model"), e->layer, e->head, e->grad_model_scaled,
+               e->grad_model_unscaled, e->HS, sqrt((double)e->HS));
+    print_checks(e, ANDREA_EXPLAIN_GRADIENT);
+
+    fputs(TR("explain.claim_dist"), stdout);
     print_checks(e, ANDREA_EXPLAIN_DISTRIBUTION);
 
     int T = e->T;
     if (T >= 2) {
-        printf("\nclaim: the mask means the future cannot change the past: change the last "
-               "token and every\nearlier row of every layer's attention stays the same, bit for "
-               "bit.\n");
+        fputs(TR("explain.claim_causal"), stdout);
         char lab[ANDREA_LABEL_MAX];
         andrea_token_label(tok, e->changed_id, lab);
-        printf("  last token %s -> %s: %ld weights changed in the last row, %ld in rows 0..%d\n",
-               tk->labels[T - 1], lab, e->changed_last, e->changed_past, T - 2);
+        printf(TR("explain.causal_result"), tk->labels[T - 1], lab, e->changed_last,
+               e->changed_past, T - 2);
         print_checks(e, ANDREA_EXPLAIN_CAUSAL);
     }
+
+    fputs(TR("explain.claim_mask_value"), stdout);
+    print_checks(e, ANDREA_EXPLAIN_MASK_VALUE);
+
+    printf(TR("explain.claim_count"), T, T, (long long)e->scores_prompt, e->ctx, e->ctx,
+           (long long)e->scores_ctx);
+    print_checks(e, ANDREA_EXPLAIN_COUNT);
+
+    if (e->shortcut_run) {
+        printf(TR("explain.claim_shortcut"), e->shortcut_T, e->shortcut_vocab, e->shortcut_vocab,
+               log((double)e->shortcut_vocab), e->shortcut_steps);
+        printf(TR("explain.shortcut_head"), "", TR("explain.col_train"), TR("explain.col_gen"));
+        printf("  %-18s %16.4f %18.4f\n", TR("explain.no_mask"), e->shortcut_train,
+               e->shortcut_gen);
+        printf("  %-18s %16.4f %18.4f\n", TR("explain.with_mask"), e->causal_train, e->causal_gen);
+        print_checks(e, ANDREA_EXPLAIN_SHORTCUT);
+    }
+
+    fputs(TR("explain.claim_kinds"), stdout);
+    for (int l = 0; l < e->maps.n_layer; l++)
+        for (int h = 0; h < e->NH; h++) {
+            andrea_attn_stats st;
+            andrea_attention_stats(andrea_attn_map(&e->maps, ANDREA_VIEW_SOFTMAX, l, h), T, &st);
+            char key[48];
+            int kind = e->head_kind[l * e->NH + h];
+            snprintf(key, sizeof key, "kind.%s", andrea_head_kind_name(kind));
+            printf(TR("explain.kind_row"), l, h, TR(key), st.prev_weight, st.first_weight,
+                   st.self_weight, st.entropy, st.entropy_uniform);
+        }
+    print_checks(e, ANDREA_EXPLAIN_HEAD_KINDS);
 }
 
 /* ---- the command ---------------------------------------------------------------------- */
@@ -216,6 +241,7 @@ int cmd_explain(int argc, char **argv) {
         {"layer", 0, ARG_INT, &layer, "layer to walk through (0)", 0},
         {"head", 0, ARG_INT, &head, "head to walk through (0)", 0},
         {"seed", 0, ARG_U64, &seed, "seed of the toy model and of the random claims (1337)", 0},
+        {"lang", 0, ARG_STR, &lang, "language of the walk-through: en (default) | id", 0},
     };
     int n_specs = (int)(sizeof specs / sizeof specs[0]);
     int r = args_parse("explain", argc, argv, specs, n_specs, NULL, 0, NULL);
@@ -224,6 +250,10 @@ int cmd_explain(int argc, char **argv) {
         return 0;
     }
     if (r) return 2;
+    if (andrea_lang_check(lang)) {
+        fprintf(stderr, "andrea explain: --lang: %s\n", andrea_error());
+        return 2;
+    }
 
     andrea_model *m = NULL;
     andrea_tokenizer *tok = NULL;
@@ -257,30 +287,29 @@ int cmd_explain(int argc, char **argv) {
         rc = 2;
         goto done;
     }
+    andrea_explain_options opts = {layer, head, seed, lang, 0};
     int max_T = c->ctx < ANDREA_EXPLAIN_MAX_T ? c->ctx : ANDREA_EXPLAIN_MAX_T;
     if (!*prompt) {
         fprintf(stderr, "andrea explain: the prompt is empty; give some text with -p\n");
         goto done;
     }
     if (andrea_attn_tokens_encode(tok, prompt, 0, max_T, &tk) ||
-        andrea_explain_run(m, tk.ids, tk.T, layer, head, seed, &e)) {
+        andrea_explain_run_opts(m, tk.ids, tk.T, &opts, &e)) {
         fprintf(stderr, "andrea explain: %s\n", andrea_error());
         goto done;
     }
 
     if (model_path)
-        printf("model: '%s' (L=%d NH=%d C=%d d_k=%d)\n", model_path, c->n_layer, NH, C, HS);
+        printf(TR("explain.model_ckpt"), model_path, c->n_layer, NH, C, HS);
     else
-        printf("model: a toy model with random weights (seed %llu; L=%d NH=%d C=%d d_k=%d); "
-               "use -m CKPT for a trained one\n", (unsigned long long)seed, c->n_layer, NH, C, HS);
-    printf("prompt: \"%s\" -> T = %d tokens:", prompt, tk.T);
+        printf(TR("explain.model_toy"), (unsigned long long)seed, c->n_layer, NH, C, HS);
+    printf(TR("explain.prompt"), prompt, tk.T);
     for (int i = 0; i < tk.T; i++) printf(" %s", tk.labels[i]);
-    printf("\nwalking layer %d, head %d; numbers are the model's own (float32), our checks "
-           "recompute them in double\n", layer, head);
+    printf("\n");
+    printf(TR("explain.walking"), layer, head);
     print_steps(&e, &tk);
     print_claims(&e, &tk, tok);
-    printf("\nexplain: %d checks, %d passed, %d failed\n", e.n_checks, e.n_checks - e.n_failed,
-           e.n_failed);
+    printf(TR("explain.summary"), e.n_checks, e.n_checks - e.n_failed, e.n_failed);
     rc = e.n_failed ? 1 : 0;
 done:
     andrea_explain_free(&e);

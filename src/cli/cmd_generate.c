@@ -1,10 +1,14 @@
-/* cmd_generate.c - `andrea generate`: KV-cached sampling from a checkpoint, streamed to stdout. */
+/* cmd_generate.c - `andrea generate`: KV-cached sampling from a checkpoint, streamed to stdout.
+ * As llama.cpp's CLI: -f FILE prompts, --stop with escapes (\n), --logprobs N alternatives,
+ * a prompt longer than the context cut from the left and the window sliding when prompt
+ * plus -n exceed it (each with a notice on stderr; --no-context-shift stops instead). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "andrea.h"
+#include "util/file.h"
 #include "andrea_tokenizer.h"
 #include "args.h"
 #include "backend_flags.h"
@@ -19,8 +23,9 @@ static void emit_stdout(const void *bytes, size_t n, void *user) {
 }
 
 int cmd_generate(int argc, char **argv) {
-    const char *model_path = NULL, *prompt = "", *stop = NULL, *logprobs_path = NULL;
-    int n_predict = 256, threads = 0, context_shift = 0;
+    const char *model_path = NULL, *prompt = "", *stop = NULL, *logprobs_arg = NULL,
+               *prompt_file = NULL, *logprobs_path = NULL;
+    int n_predict = 256, threads = 0, context_shift = 0, no_context_shift = 0, n_probs = 0;
     uint64_t seed = 0;
     const char *quant = "f32", *backend = NULL;
     int qkind = ANDREA_QUANT_NONE;
@@ -29,12 +34,19 @@ int cmd_generate(int argc, char **argv) {
     arg_spec specs[] = {
         {"model", 'm', ARG_STR, &model_path, "checkpoint to sample from", 0},
         {"prompt", 'p', ARG_STR, &prompt, "text to continue (empty: start from BOS)", 0},
+        {"file", 'f', ARG_STR, &prompt_file, "read the prompt from this file", 0},
         {"n-predict", 'n', ARG_INT, &n_predict, "tokens to generate (256)", 0},
         SAMPLER_FLAG_SPECS(s),
         {"context-shift", 0, ARG_FLAG, &context_shift,
-         "when the context is full, keep its last half and go on (default: stop)", 0},
-        {"stop", 0, ARG_STR, &stop, "stop when the output contains this text (not printed)", 0},
-        {"logprobs", 0, ARG_STR, &logprobs_path, "write each token's log-probability (JSONL) here, - = stderr", 0},
+         "when the context is full, keep its last half and go on (the default)", 0},
+        {"no-context-shift", 0, ARG_FLAG, &no_context_shift,
+         "when the context is full, stop instead of sliding the window", 0},
+        {"stop", 0, ARG_STR, &stop, "stop when the output contains this text (not printed); "
+                                    "escapes \\n \\t \\r \\\\ \\\" \\'", 0},
+        {"logprobs", 0, ARG_STR, &logprobs_arg, "N: each token's log-probability and the N most "
+         "likely alternatives (JSONL, to stderr or --logprobs-file); FILE: the same with N = 0 "
+         "into FILE (- = stderr)", 0},
+        {"logprobs-file", 0, ARG_STR, &logprobs_path, "where --logprobs N writes (stderr)", 0},
         {"quant", 0, ARG_STR, &quant, "weights for decoding: f32 | bf16 | int8 (f32)", 0},
         {"backend", 0, ARG_STR, &backend, "where the model runs: cpu, cpu-blas, ... (cpu)", 0},
         {"seed", 0, ARG_U64, &seed, "sampling seed (default: from the clock, printed)", 0},
@@ -49,22 +61,50 @@ int cmd_generate(int argc, char **argv) {
     }
     if (r) return 2;
     if (backend_check("generate", backend)) return 2;
+    if (prompt_file && args_seen(specs, n_specs, "prompt")) {
+        fprintf(stderr, "andrea generate: give the prompt with -p or -f, not both\n");
+        return 2;
+    }
+    if (context_shift && no_context_shift) {
+        fprintf(stderr, "andrea generate: --context-shift and --no-context-shift contradict\n");
+        return 2;
+    }
+    if (logprobs_arg && gen_logprobs_parse("generate", logprobs_arg, &n_probs, &logprobs_path))
+        return 2;
+    char *stop_text = NULL; /* --stop with its escapes turned into bytes */
+    const char *stop_arg = stop; /* as typed, for the banner */
+    if (stop && gen_unescape("generate", "--stop", stop, &stop_text)) return 2;
+    stop = stop_text;
     if (gen_flags_check("generate", model_path, n_predict, 0, &s, stop, quant, &qkind,
                         args_seen(specs, n_specs, "seed"), &seed))
-        return 2;
+        goto flags_failed;
     cli_set_threads(threads);
+    andrea_bytes prompt_bytes = {0};
+    if (prompt_file) {
+        if (andrea_file_read(prompt_file, &prompt_bytes)) {
+            fprintf(stderr, "andrea generate: -f: %s\n", andrea_error());
+            goto flags_failed;
+        }
+        prompt = (const char *)prompt_bytes.data; /* NUL-ended by andrea_file_read */
+    }
 
     FILE *lp = NULL;
     if (logprobs_path) {
         lp = strcmp(logprobs_path, "-") == 0 ? stderr : fopen(logprobs_path, "w");
         if (!lp) {
             fprintf(stderr, "andrea generate: cannot write --logprobs file '%s'\n", logprobs_path);
+            andrea_bytes_free(&prompt_bytes);
+            free(stop_text);
             return 1;
         }
+    } else if (logprobs_arg) {
+        lp = stderr;
     }
     gen_session gs;
     if (gen_open("generate", model_path, qkind, backend, &gs)) {
         if (lp && lp != stderr) fclose(lp);
+        andrea_bytes_free(&prompt_bytes);
+        free(stop_text);
         return 1;
     }
     andrea_model *m = gs.m;
@@ -72,13 +112,12 @@ int cmd_generate(int argc, char **argv) {
     andrea_kv *kv = gs.kv;
     andrea_ids ids = {0};
     int rc = 0;
+    int shift = !no_context_shift;
     if (andrea_tokenizer_encode(tok, prompt, strlen(prompt), 0, &ids)) {
         fprintf(stderr, "andrea generate: %s\n", andrea_error());
         rc = 1;
-    } else if ((long)ids.len > andrea_model_config(m)->ctx) {
-        fprintf(stderr, "andrea generate: the prompt is %zu tokens, longer than the model's "
-                        "context of %d; shorten it\n", ids.len, andrea_model_config(m)->ctx);
-        rc = 1;
+    } else {
+        gen_fit_context("generate", andrea_model_config(m)->ctx, n_predict, shift, &ids);
     }
     if (rc == 0) {
         const andrea_config *c = andrea_model_config(m);
@@ -88,7 +127,7 @@ int cmd_generate(int argc, char **argv) {
                         "%llu | n-predict %d\nsampler: %s%s%s\n", model_path, c->n_layer, c->d_model, c->ctx,
                 c->vocab, andrea_tokenizer_kind_name(andrea_tokenizer_kind(tok)), quant,
                 (unsigned long long)seed, n_predict, desc, stop ? " | stop at " : "",
-                stop ? stop : "");
+                stop ? stop_arg : "");
         andrea_rng rng;
         andrea_rng_seed(&rng, seed);
         /* an empty prompt starts from BOS, the document separator */
@@ -102,7 +141,7 @@ int cmd_generate(int argc, char **argv) {
         fwrite(prompt, 1, strlen(prompt), stdout);
         const char *stops[1] = {stop};
         andrea_gen_options g = {s, n_predict, stops, stop ? 1 : 0, emit_stdout, NULL, lp, ids.data,
-                                (int)ids.len, context_shift};
+                                (int)ids.len, shift, n_probs};
         andrea_gen_result res;
         if (!logits || andrea_generate(m, kv, tok, logits, &g, &rng, &res)) {
             fprintf(stderr, "andrea generate: %s\n", andrea_error());
@@ -118,5 +157,10 @@ int cmd_generate(int argc, char **argv) {
     if (lp && lp != stderr) fclose(lp);
     andrea_ids_free(&ids);
     gen_close(&gs);
+    andrea_bytes_free(&prompt_bytes);
+    free(stop_text);
     return rc;
+flags_failed:
+    free(stop_text);
+    return 2;
 }

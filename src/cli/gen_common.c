@@ -1,5 +1,8 @@
-/* gen_common.c - flag checks and checkpoint opening shared by generate and chat. */
+/* gen_common.c - flag checks, --stop escapes, --logprobs, fitting a prompt into the context
+ * and checkpoint opening, shared by generate and chat. */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "andrea.h"
@@ -52,4 +55,86 @@ void gen_close(gen_session *g) {
     g->kv = NULL;
     g->tok = NULL;
     g->m = NULL;
+}
+
+int sampler_flags_check(const char *cmd, const andrea_sampler *s) {
+    const char *flag = NULL, *range = NULL;
+    double v = 0;
+    if (!(s->temperature >= 0)) flag = "--temp", range = ">= 0 (0 = greedy)", v = s->temperature;
+    else if (s->top_k < 0) flag = "--top-k", range = ">= 0 (0 = off)", v = s->top_k;
+    else if (!(s->top_p > 0 && s->top_p <= 1))
+        flag = "--top-p", range = "in (0, 1] (1 = off)", v = s->top_p;
+    else if (!(s->min_p >= 0 && s->min_p < 1))
+        flag = "--min-p", range = "in [0, 1) (0 = off)", v = s->min_p;
+    else if (!(s->repeat_penalty > 0))
+        flag = "--repeat-penalty", range = "> 0 (1 = off)", v = s->repeat_penalty;
+    else if (s->repeat_last_n < 0) flag = "--repeat-last-n", range = ">= 0", v = s->repeat_last_n;
+    if (!flag) return 0;
+    fprintf(stderr, "andrea %s: %s must be %s, got %g\n", cmd, flag, range, v);
+    return -1;
+}
+
+int gen_unescape(const char *cmd, const char *flag, const char *s, char **out) {
+    size_t n = strlen(s), k = 0;
+    char *r = malloc(n + 1);
+    if (!r) {
+        fprintf(stderr, "andrea %s: out of memory\n", cmd);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const char *e = s[i] == '\\' && i + 1 < n ? strchr("nrt\\\"'", s[i + 1]) : NULL;
+        if (!e || !*e) {
+            r[k++] = s[i];
+            continue;
+        }
+        static const char BYTE[] = {'\n', '\r', '\t', '\\', '"', '\''};
+        r[k++] = BYTE[e - "nrt\\\"'"];
+        i++;
+    }
+    r[k] = '\0';
+    if (k == 0) {
+        fprintf(stderr, "andrea %s: %s must not be empty\n", cmd, flag);
+        free(r);
+        return -1;
+    }
+    *out = r;
+    return 0;
+}
+
+int gen_logprobs_parse(const char *cmd, const char *arg, int *n_probs, const char **path) {
+    char *end;
+    long n = strtol(arg, &end, 10);
+    if (*arg && *end == '\0' && arg[0] != '-') { /* a count; "-" and paths go below */
+        if (n > 100) {
+            fprintf(stderr, "andrea %s: --logprobs must be 0..100 alternatives, got %ld\n", cmd, n);
+            return -1;
+        }
+        *n_probs = (int)n;
+        return 0;
+    }
+    if (*path) {
+        fprintf(stderr, "andrea %s: --logprobs FILE and --logprobs-file both name a file\n", cmd);
+        return -1;
+    }
+    *n_probs = 0;
+    *path = arg;
+    return 0;
+}
+
+void gen_fit_context(const char *cmd, int ctx, int n_predict, int shift, andrea_ids *ids) {
+    size_t len = ids->len;
+    if ((long)len > ctx) {
+        int room = n_predict < ctx / 2 ? n_predict : ctx / 2;
+        size_t keep = (size_t)(ctx - room);
+        memmove(ids->data, ids->data + (len - keep), sizeof(int32_t) * keep);
+        ids->len = keep;
+        fprintf(stderr, "%s: note: the prompt is %zu tokens, more than the context of %d: cut "
+                        "from the left to its last %zu tokens\n", cmd, len, ctx, keep);
+    }
+    if ((long)ids->len + n_predict > ctx)
+        fprintf(stderr, "%s: note: prompt (%zu tokens) + -n %d exceed the context of %d: %s\n", cmd,
+                ids->len, n_predict, ctx,
+                shift ? "when it is full the window slides (its last half is kept and re-read); "
+                        "--no-context-shift stops there instead"
+                      : "generation stops when it is full (--no-context-shift)");
 }

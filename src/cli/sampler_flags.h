@@ -34,14 +34,24 @@ typedef struct {
 int gen_open(const char *cmd, const char *path, int qkind, const char *backend, gen_session *g);
 void gen_close(gen_session *g);
 
-static inline int sampler_flags_check(const char *cmd, const andrea_sampler *s) {
-    if (s->temperature < 0 || s->top_k < 0 || !(s->top_p > 0 && s->top_p <= 1) ||
-        !(s->min_p >= 0 && s->min_p < 1) || !(s->repeat_penalty > 0) || s->repeat_last_n < 0) {
-        fprintf(stderr, "andrea %s: need --temp >= 0, --top-k >= 0, 0 < --top-p <= 1, "
-                        "0 <= --min-p < 1, --repeat-penalty > 0, --repeat-last-n >= 0\n", cmd);
-        return -1;
-    }
-    return 0;
-}
+/* Each sampler flag against its range; the first bad one is named with its value and the
+ * range it must be in, as llama.cpp does. Prints one line and returns -1 on a bad value. */
+int sampler_flags_check(const char *cmd, const andrea_sampler *s);
+
+/* s with the escapes \n \t \r \\ \" \' made bytes (llama.cpp's process_escapes); other
+ * backslashes are kept. *out is malloc'ed. Prints one line naming flag and returns -1 when
+ * the result would be empty. */
+int gen_unescape(const char *cmd, const char *flag, const char *s, char **out);
+
+/* --logprobs ARG: a count N (0..100: the alternatives per token, written to stderr unless
+ * *path is set) or a FILE (N = 0, written there; "-" = stderr). Returns -1 (printed) on a
+ * bad count. */
+int gen_logprobs_parse(const char *cmd, const char *arg, int *n_probs, const char **path);
+
+/* Fits a prompt of ids into a context of ctx tokens, as llama.cpp does, with a notice on
+ * stderr: a prompt longer than ctx loses its oldest tokens, keeping the last
+ * ctx - min(n_predict, ctx / 2) (room to generate before the window slides); when prompt
+ * plus n_predict exceed ctx, says that the window will slide (shift) or generation stop. */
+void gen_fit_context(const char *cmd, int ctx, int n_predict, int shift, andrea_ids *ids);
 
 #endif

@@ -24,6 +24,29 @@ static long find(const uint8_t *hay, size_t n, const char *needle, size_t k) {
     return -1;
 }
 
+/* One JSON line of --logprobs: the token drawn, and with n_probs the most likely ones. */
+static void write_logprobs(FILE *f, const andrea_tokenizer *tok, const float *logits, int V,
+                           int pos, int id, int n_probs, int32_t *top) {
+    size_t nb = 0;
+    const uint8_t *b = andrea_tokenizer_token_bytes(tok, id, &nb);
+    fprintf(f, "{\"pos\":%d,\"id\":%d,\"logprob\":%.6f,\"text\":", pos, id,
+            andrea_logprob(logits, V, id));
+    andrea_json_write_string(f, b ? b : (const uint8_t *)"", b ? nb : 0);
+    if (n_probs > 0) {
+        int n = andrea_top_tokens(logits, V, n_probs, top);
+        fputs(",\"top\":[", f);
+        for (int k = 0; k < n; k++) {
+            b = andrea_tokenizer_token_bytes(tok, top[k], &nb);
+            fprintf(f, "%s{\"id\":%d,\"logprob\":%.6f,\"text\":", k ? "," : "", (int)top[k],
+                    andrea_logprob(logits, V, top[k]));
+            andrea_json_write_string(f, b ? b : (const uint8_t *)"", b ? nb : 0);
+            fputs("}", f);
+        }
+        fputs("]", f);
+    }
+    fputs("}\n", f);
+}
+
 int andrea_generate(andrea_model *m, andrea_kv *kv, const andrea_tokenizer *tok,
                     const float *logits, const andrea_gen_options *g, andrea_rng *rng,
                     andrea_gen_result *res) {
@@ -34,8 +57,13 @@ int andrea_generate(andrea_model *m, andrea_kv *kv, const andrea_tokenizer *tok,
         if (strlen(g->stops[i]) > stop_len) stop_len = strlen(g->stops[i]);
     int cap = g->n_context + g->n_predict + 1;
     int32_t *hist = malloc(sizeof(int32_t) * (size_t)cap);
+    int32_t *top = g->n_probs > 0 ? malloc(sizeof(int32_t) * (size_t)g->n_probs) : NULL;
     andrea_bytes pending = {0};
-    if (!hist) return andrea_set_error("out of memory");
+    if (!hist || (g->n_probs > 0 && !top)) {
+        free(hist);
+        free(top);
+        return andrea_set_error("out of memory");
+    }
     if (g->n_context) memcpy(hist, g->context, sizeof(int32_t) * (size_t)g->n_context);
     int n_hist = g->n_context;
     res->n_generated = 0;
@@ -52,14 +80,9 @@ int andrea_generate(andrea_model *m, andrea_kv *kv, const andrea_tokenizer *tok,
             rc = andrea_set_error("out of memory while sampling");
             break;
         }
-        if (g->logprobs) {
-            size_t nb = 0;
-            const uint8_t *b = andrea_tokenizer_token_bytes(tok, next, &nb);
-            fprintf(g->logprobs, "{\"pos\":%d,\"id\":%d,\"logprob\":%.6f,\"text\":",
-                    andrea_kv_pos(kv), next, andrea_logprob(logits, c->vocab, next));
-            andrea_json_write_string(g->logprobs, b ? b : (const uint8_t *)"", b ? nb : 0);
-            fputs("}\n", g->logprobs);
-        }
+        if (g->logprobs)
+            write_logprobs(g->logprobs, tok, logits, c->vocab, andrea_kv_pos(kv), next, g->n_probs,
+                           top);
         if (next == bos) {
             res->stop_reason = "bos";
             break;
@@ -110,5 +133,6 @@ int andrea_generate(andrea_model *m, andrea_kv *kv, const andrea_tokenizer *tok,
     res->seconds = andrea_now() - t0;
     andrea_bytes_free(&pending);
     free(hist);
+    free(top);
     return rc;
 }

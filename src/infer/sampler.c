@@ -46,6 +46,21 @@ float andrea_logprob(const float *logits, int V, int token) {
     return (float)((double)logits[token] - maxv - log(sum));
 }
 
+int andrea_top_tokens(const float *logits, int V, int n, int32_t *ids) {
+    if (n > V) n = V;
+    int k = 0; /* ids[0..k) sorted, most likely first: one insertion per logit, O(V n) */
+    for (int i = 0; i < V; i++) {
+        int at = k;
+        while (at > 0 && logits[i] > logits[ids[at - 1]]) at--; /* ties: the lower id first */
+        if (at >= n) continue;
+        int last = k < n ? k : n - 1;
+        memmove(ids + at + 1, ids + at, sizeof(int32_t) * (size_t)(last - at));
+        ids[at] = i;
+        if (k < n) k++;
+    }
+    return k;
+}
+
 int andrea_sample_ex(const float *logits, int V, const andrea_sampler *s, const int32_t *history,
                      int n_history, andrea_rng *rng) {
     prob_id *pi = malloc(sizeof *pi * (size_t)V);

@@ -43,15 +43,34 @@ static void json_head(andrea_writer *w, const andrea_attn_maps *mp, int l, int h
     andrea_attention_check(A, T, &ck);
     andrea_writef(w, "%s\n{\"layer\":%d,\"head\":%d,\"entropy\":%.9g,\"entropy_uniform\":%.9g,"
                      "\"mean_distance\":%.9g,\"first_token_weight\":%.9g,"
-                     "\"max_row_error\":%.9g,\"upper_nonzero\":%lld",
+                     "\"max_row_error\":%.9g,\"upper_nonzero\":%lld,"
+                     "\"previous_token_weight\":%.9g,\"self_weight\":%.9g,\"kind\":\"%s\"",
                   first ? "" : ",", l, h, st.entropy, st.entropy_uniform, st.mean_distance,
-                  st.first_weight, ck.max_row_error, (long long)ck.upper_nonzero);
+                  st.first_weight, ck.max_row_error, (long long)ck.upper_nonzero, st.prev_weight,
+                  st.self_weight, andrea_head_kind_name(andrea_attention_head_kind(&st, T)));
     for (int v = 0; v < ANDREA_VIEW_COUNT; v++) {
         if (!(views & ANDREA_VIEW_BIT(v))) continue;
         andrea_writef(w, ",\n \"%s\":", andrea_attn_view_name(v));
         json_matrix(w, andrea_attn_map(mp, v, l, h), T);
     }
-    andrea_write_str(w, "}");
+    /* q, k, v of the head, (T, HS) each, as the forward stored them: the cell view's
+     * inputs (q . k is the raw score, A's rows weigh the rows of v) */
+    andrea_write_str(w, ",\n \"qkv\":[");
+    for (int part = 0; part < 3; part++) {
+        andrea_write_str(w, part ? ",\n  [" : "[");
+        for (int i = 0; i < T; i++) {
+            const float *row = mp->qkv + ((size_t)l * T + i) * 3 * mp->d_model +
+                               (size_t)part * mp->d_model + (size_t)h * mp->head_size;
+            andrea_write_str(w, i ? ",[" : "[");
+            for (int d = 0; d < mp->head_size; d++) {
+                if (d) andrea_write_str(w, ",");
+                json_float(w, row[d]);
+            }
+            andrea_write_str(w, "]");
+        }
+        andrea_write_str(w, "]");
+    }
+    andrea_write_str(w, "]}");
 }
 
 int andrea_attention_render_json(andrea_writer *w, const andrea_attn_export *x, unsigned views) {

@@ -142,8 +142,17 @@ static rgb cell_color(int view, float x, int i, int j, double maxabs) {
     return color_score(x, maxabs);
 }
 
-static void draw_heatmap(image *im, int x0, int y0, int cs, const float *M, int T, int view) {
-    double maxabs = view == ANDREA_VIEW_SOFTMAX ? 1.0 : head_maxabs(M, T);
+/* The colour scale of a head's score views: the largest |raw score| of the head when the
+ * maps have the raw view, so raw, scaled and masked share one scale and the scaled map
+ * looks sqrt(d_k) times paler (the lesson's point); else the view's own largest. */
+static double score_scale(const andrea_attn_export *x, int l, int h, int view) {
+    if (view == ANDREA_VIEW_SOFTMAX) return 1.0;
+    const float *raw = andrea_attn_map(x->maps, ANDREA_VIEW_RAW, l, h);
+    return head_maxabs(raw ? raw : andrea_attn_map(x->maps, view, l, h), x->maps->T);
+}
+
+static void draw_heatmap(image *im, int x0, int y0, int cs, const float *M, int T, int view,
+                         double maxabs) {
     for (int i = 0; i < T; i++)
         for (int j = 0; j < T; j++)
             img_rect(im, x0 + j * cs, y0 + i * cs, cs, cs,
@@ -232,9 +241,11 @@ static int png_head(andrea_writer *w, const andrea_attn_export *x, int l, int h,
     image im;
     if (img_init(&im, W, H))
         return andrea_set_error("attention PNG: out of memory for a %dx%d image", W, H);
-    char title[96];
-    snprintf(title, sizeof title, "layer %d head %d  %s  T=%d", l, h, andrea_attn_view_name(view), T);
-    img_text(&im, MARGIN, MARGIN, title, 40, BLACK);
+    char title[96], vkey[32];
+    snprintf(vkey, sizeof vkey, "view.%s", andrea_attn_view_name(view));
+    snprintf(title, sizeof title, andrea_lang_text(x->lang, "png.title"), l, h,
+             andrea_lang_text(x->lang, vkey), T);
+    img_text(&im, MARGIN, MARGIN, title, (W - 2 * MARGIN) / GLYPH_W, BLACK);
     if (labels) {
         for (int i = 0; i < T; i++) {
             const char *s = x->tokens->labels[i];
@@ -243,15 +254,16 @@ static int png_head(andrea_writer *w, const andrea_attn_export *x, int l, int h,
             img_text_down(&im, x0 + i * cs, y0 - lh, cs, s, LABEL_CAP, BLACK);
         }
     }
-    draw_heatmap(&im, x0, y0, cs, M, T, view);
+    double maxabs = score_scale(x, l, h, view);
+    draw_heatmap(&im, x0, y0, cs, M, T, view, maxabs);
     char lo[32] = "0", hi[32] = "1";
     if (view != ANDREA_VIEW_SOFTMAX) {
-        double maxabs = head_maxabs(M, T);
         snprintf(lo, sizeof lo, "%.3g", -maxabs);
-        snprintf(hi, sizeof hi, "+%.3g", maxabs);
+        snprintf(hi, sizeof hi, "+%.3g max|raw|", maxabs);
     }
     draw_colorbar(&im, x0, y0 + side + 4, side, view, lo, hi);
-    img_text(&im, MARGIN, H - MARGIN - 7, "rows: query i  columns: key j", 40, BLACK);
+    img_text(&im, MARGIN, H - MARGIN - 7, andrea_lang_text(x->lang, "png.axes"),
+             (W - 2 * MARGIN) / GLYPH_W, BLACK);
     int rc = img_encode(&im, w);
     free(im.px);
     return rc;
@@ -266,15 +278,17 @@ static int png_grid(andrea_writer *w, const andrea_attn_export *x, int view) {
     int W = MARGIN + lab_w + n_heads * (side + gap) - gap + MARGIN;
     int H = MARGIN + title_h + head_h + n_layers * (side + gap) - gap + 4 + 8 + 2 + GLYPH_H +
             GLYPH_H + MARGIN;
-    char title[96];
-    snprintf(title, sizeof title, "%s  T=%d  (layers x heads)", andrea_attn_view_name(view), T);
+    char title[96], vkey[32];
+    snprintf(vkey, sizeof vkey, "view.%s", andrea_attn_view_name(view));
+    snprintf(title, sizeof title, andrea_lang_text(x->lang, "png.grid_title"),
+             andrea_lang_text(x->lang, vkey), T);
     int tw = (int)strlen(title) * GLYPH_W + 2 * MARGIN;
     if (W < tw) W = tw;
     if (W < 44 * GLYPH_W) W = 44 * GLYPH_W;
     image im;
     if (img_init(&im, W, H))
         return andrea_set_error("attention PNG: out of memory for a %dx%d image", W, H);
-    img_text(&im, MARGIN, MARGIN, title, 60, BLACK);
+    img_text(&im, MARGIN, MARGIN, title, (W - 2 * MARGIN) / GLYPH_W, BLACK);
     int gx = MARGIN + lab_w, gy = MARGIN + title_h + head_h;
     char buf[16];
     for (int hi = 0; hi < n_heads; hi++) {
@@ -285,19 +299,24 @@ static int png_grid(andrea_writer *w, const andrea_attn_export *x, int view) {
     for (int li = 0; li < n_layers; li++) {
         snprintf(buf, sizeof buf, "L%d", export_layer(x, li));
         img_text(&im, MARGIN, gy + li * (side + gap) + (side - 7) / 2, buf, 4, BLACK);
-        for (int hi = 0; hi < n_heads; hi++)
+        for (int hi = 0; hi < n_heads; hi++) {
+            int l = export_layer(x, li), h = export_head(x, hi);
             draw_heatmap(&im, gx + hi * (side + gap), gy + li * (side + gap), cs,
-                         andrea_attn_map(x->maps, view, export_layer(x, li), export_head(x, hi)),
-                         T, view);
+                         andrea_attn_map(x->maps, view, l, h), T, view, score_scale(x, l, h, view));
+        }
     }
     int by = gy + n_layers * (side + gap) - gap + 4;
     int bw = side * (n_heads < 2 ? 1 : 2);
     if (view == ANDREA_VIEW_SOFTMAX) {
         draw_colorbar(&im, gx, by, bw, view, "0", "1");
-        img_text(&im, MARGIN, H - MARGIN - 7, "grey: masked (j > i)", 44, BLACK);
+        img_text(&im, MARGIN, H - MARGIN - 7, andrea_lang_text(x->lang, "png.grid_masked"),
+                 (W - 2 * MARGIN) / GLYPH_W,
+                 BLACK);
     } else {
         draw_colorbar(&im, gx, by, bw, view, "-max", "+max");
-        img_text(&im, MARGIN, H - MARGIN - 7, "each panel scaled to its max |score|", 44, BLACK);
+        img_text(&im, MARGIN, H - MARGIN - 7, andrea_lang_text(x->lang, "png.grid_scores"),
+                 (W - 2 * MARGIN) / GLYPH_W,
+                 BLACK);
     }
     int rc = img_encode(&im, w);
     free(im.px);

@@ -15,20 +15,17 @@
 #include <string.h>
 
 #include "andrea_inspect.h"
+#include "inspect/explain_int.h"
 #include "util/error.h"
 
 #define EPS32 (1.0 / 8388608.0) /* 2^-23: one ulp of 1.0f */
 
-#if defined(__GNUC__)
-static void check(andrea_explain *e, int part, int ok, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-#endif
-static void check(andrea_explain *e, int part, int ok, const char *fmt, ...) {
-    if (e->n_checks == ANDREA_EXPLAIN_CHECK_MAX) return; /* sized for every check below */
+void andrea_explain_add_check(andrea_explain *e, int part, int ok, const char *key, ...) {
+    if (e->n_checks == ANDREA_EXPLAIN_CHECK_MAX) return; /* sized for every check made */
     andrea_explain_check *c = &e->checks[e->n_checks++];
     va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(c->what, sizeof c->what, fmt, ap);
+    va_start(ap, key);
+    vsnprintf(c->what, sizeof c->what, andrea_lang_text(e->lang, key), ap);
     va_end(ap);
     c->part = part;
     c->ok = ok;
@@ -60,8 +57,7 @@ static void check_scores(andrea_explain *e, const float *qkv, const float *raw) 
             if (!(err <= HS * EPS32 * mag + 1e-30)) ok = 0;
             if (err > worst) worst = err;
         }
-    check(e, ANDREA_EXPLAIN_SCORES, ok, "every S[i][j] equals sum_d q_i[d] k_j[d] recomputed in "
-          "double (max |diff| %.2g, within d_k float roundings)", worst);
+    andrea_explain_add_check(e, ANDREA_EXPLAIN_SCORES, ok, "check.scores", worst);
 }
 
 static void check_scale_mask(andrea_explain *e, const float *raw, const float *scaled,
@@ -70,30 +66,28 @@ static void check_scale_mask(andrea_explain *e, const float *raw, const float *s
     for (int i = 0; i < T; i++)
         for (int j = 0; j <= i; j++)
             if (!same_bits(raw[(size_t)i * T + j] * e->maps.scale, scaled[(size_t)i * T + j])) bad++;
-    check(e, ANDREA_EXPLAIN_SCALE, bad == 0 && e->maps.raw_mismatches == 0,
-          "the engine's scaled scores are exactly fl(S * 1/sqrtf(d_k)) (%d of %d differ; all "
-          "layers and heads: %lld)", bad, T * (T + 1) / 2, (long long)e->maps.raw_mismatches);
+    andrea_explain_add_check(e, ANDREA_EXPLAIN_SCALE, bad == 0 && e->maps.raw_mismatches == 0,
+          "check.scale", bad, T * (T + 1) / 2, (long long)e->maps.raw_mismatches);
     bad = 0;
     for (int i = 0; i < T; i++)
         for (int j = 0; j < T; j++) {
             float x = masked[(size_t)i * T + j];
             if (j > i ? !(isinf(x) && x < 0) : !same_bits(x, scaled[(size_t)i * T + j])) bad++;
         }
-    check(e, ANDREA_EXPLAIN_MASK, bad == 0, "masked[i][j] is -inf for every j > i and the scaled "
-          "score for j <= i (%d wrong)", bad);
+    andrea_explain_add_check(e, ANDREA_EXPLAIN_MASK, bad == 0, "check.mask", bad);
 }
 
 static void check_softmax(andrea_explain *e, const float *masked, const float *A) {
     int T = e->T;
     andrea_attn_check ck;
     andrea_attention_check(A, T, &ck);
-    check(e, ANDREA_EXPLAIN_SOFTMAX, ck.max_row_error <= ck.tolerance && !ck.negative,
-          "every row sums to 1 (max |sum - 1| = %.3g <= %.3g) and no entry is negative",
+    andrea_explain_add_check(e, ANDREA_EXPLAIN_SOFTMAX, ck.max_row_error <= ck.tolerance && !ck.negative,
+          "check.rows",
           ck.max_row_error, ck.tolerance);
-    check(e, ANDREA_EXPLAIN_SOFTMAX, ck.upper_nonzero == 0,
-          "every weight above the diagonal is exactly 0 (%d entries)", T * (T - 1) / 2);
-    check(e, ANDREA_EXPLAIN_SOFTMAX, A[0] == 1.0f,
-          "row 0 can only attend to itself: A[0][0] = %.9g", (double)A[0]);
+    andrea_explain_add_check(e, ANDREA_EXPLAIN_SOFTMAX, ck.upper_nonzero == 0,
+          "check.upper", T * (T - 1) / 2);
+    andrea_explain_add_check(e, ANDREA_EXPLAIN_SOFTMAX, A[0] == 1.0f,
+          "check.row0", (double)A[0]);
     int ok = 1, mono = 1;
     double worst = 0;
     for (int i = 0; i < T; i++) {
@@ -111,10 +105,8 @@ static void check_softmax(andrea_explain *e, const float *masked, const float *A
                 if (s[k] > s[j] && A[(size_t)i * T + k] < got) mono = 0;
         }
     }
-    check(e, ANDREA_EXPLAIN_SOFTMAX, ok, "A matches a double-precision softmax of the masked "
-          "scores (max |diff| %.2g)", worst);
-    check(e, ANDREA_EXPLAIN_SOFTMAX, mono, "a larger score never gets a smaller weight (softmax "
-          "is monotone)");
+    andrea_explain_add_check(e, ANDREA_EXPLAIN_SOFTMAX, ok, "check.softmax", worst);
+    andrea_explain_add_check(e, ANDREA_EXPLAIN_SOFTMAX, mono, "check.monotone");
 }
 
 /* out_i = sum_j A[i][j] v_j in double against the engine's head output. */
@@ -134,8 +126,7 @@ static void check_av(andrea_explain *e, const float *qkv, const float *A) {
             if (!(err <= (T + 1) * EPS32 * mag + 1e-30)) ok = 0;
             if (err > worst) worst = err;
         }
-    check(e, ANDREA_EXPLAIN_AV, ok, "the engine's head output equals A V recomputed in double "
-          "(max |diff| %.2g)", worst);
+    andrea_explain_add_check(e, ANDREA_EXPLAIN_AV, ok, "check.av", worst);
 }
 
 /* The layer's output projection, concat W_O^T + b_O, in double against the engine's. */
@@ -168,8 +159,7 @@ static void check_wo(andrea_explain *e, andrea_model *m) {
             if (!(err <= (C + 1) * EPS32 * mag + 1e-30)) ok = 0;
             if (err > worst) worst = err;
         }
-    check(e, ANDREA_EXPLAIN_WO, ok, "the engine's W_O projection equals concat W_O^T recomputed "
-          "in double (max |diff| %.2g)", worst);
+    andrea_explain_add_check(e, ANDREA_EXPLAIN_WO, ok, "check.wo", worst);
 }
 
 /* ---- the claims on random vectors ------------------------------------------------------- */
@@ -203,8 +193,8 @@ static int claim_magnitude(andrea_explain *e, andrea_rng *rng) {
     for (int t = 0; t < 3; t++) {
         double want = sqrt((double)dks[t]), sd = e->magnitude_std[t];
         /* the estimate's relative standard error is 1/sqrt(2 PAIRS) = 1.6%; 10% is 6 of them */
-        check(e, ANDREA_EXPLAIN_MAGNITUDE, fabs(sd / want - 1) < 0.10,
-              "d_k = %d: std(q.k) = %.2f is within 10%% of sqrt(d_k) = %.2f", dks[t], sd, want);
+        andrea_explain_add_check(e, ANDREA_EXPLAIN_MAGNITUDE, fabs(sd / want - 1) < 0.10,
+              "check.magnitude", dks[t], sd, want);
     }
     free(q);
     free(k);
@@ -257,8 +247,8 @@ static void claim_sharpness(andrea_explain *e, andrea_rng *rng) {
     e->unscaled_entropy = un_ent / ROWS;
     e->scaled_max = sc_max / ROWS;
     e->scaled_entropy = sc_ent / ROWS;
-    check(e, ANDREA_EXPLAIN_SHARPNESS, un_max > sc_max && un_ent < sc_ent,
-          "unscaled rows are sharper: mean max p %.3f > %.3f and entropy %.3f < %.3f",
+    andrea_explain_add_check(e, ANDREA_EXPLAIN_SHARPNESS, un_max > sc_max && un_ent < sc_ent,
+          "check.sharp",
           un_max / ROWS, sc_max / ROWS, un_ent / ROWS, sc_ent / ROWS);
 }
 
@@ -291,8 +281,8 @@ static void claim_sharp_model(andrea_explain *e) {
     if (!e->model_rows) return;
     e->model_entropy_scaled = ent_sc / e->model_rows;
     e->model_entropy_unscaled = ent_raw / e->model_rows;
-    check(e, ANDREA_EXPLAIN_SHARP_MODEL, ok,
-          "on this model every row is at least as sharp without the scale");
+    andrea_explain_add_check(e, ANDREA_EXPLAIN_SHARP_MODEL, ok,
+          "check.sharp_model");
 }
 
 static void claim_distribution(andrea_explain *e) {
@@ -304,13 +294,12 @@ static void claim_distribution(andrea_explain *e) {
             if (!(ck.max_row_error <= ck.tolerance) || ck.negative) bad_rows++;
             if (ck.upper_nonzero) bad_upper++;
         }
-    check(e, ANDREA_EXPLAIN_DISTRIBUTION, bad_rows == 0,
-          "rows sum to 1 in all %d heads (%d heads fail)", heads, bad_rows);
-    check(e, ANDREA_EXPLAIN_DISTRIBUTION, bad_upper == 0,
-          "zero weight above the diagonal in all %d heads (%d heads fail)", heads, bad_upper);
-    check(e, ANDREA_EXPLAIN_DISTRIBUTION, e->maps.prob_mismatches == 0 && e->maps.out_mismatches == 0,
-          "these are the engine's numbers: re-running its kernel gives the same bits (%lld "
-          "differ)", (long long)(e->maps.prob_mismatches + e->maps.out_mismatches));
+    andrea_explain_add_check(e, ANDREA_EXPLAIN_DISTRIBUTION, bad_rows == 0,
+          "check.dist_rows", heads, bad_rows);
+    andrea_explain_add_check(e, ANDREA_EXPLAIN_DISTRIBUTION, bad_upper == 0,
+          "check.dist_upper", heads, bad_upper);
+    andrea_explain_add_check(e, ANDREA_EXPLAIN_DISTRIBUTION, e->maps.prob_mismatches == 0 && e->maps.out_mismatches == 0,
+          "check.engine", (long long)(e->maps.prob_mismatches + e->maps.out_mismatches));
 }
 
 /* Change the last token: every earlier row of every layer must keep its bits. */
@@ -340,24 +329,27 @@ static int claim_causal(andrea_explain *e, andrea_model *m, const int32_t *token
                         *(i < T - 1 ? &e->changed_past : &e->changed_last) += 1;
         }
     andrea_attn_maps_free(&mp2);
-    check(e, ANDREA_EXPLAIN_CAUSAL, e->changed_past == 0,
-          "rows 0..T-2 are bit-identical after changing token T-1");
+    andrea_explain_add_check(e, ANDREA_EXPLAIN_CAUSAL, e->changed_past == 0,
+          "check.causal");
     return 0;
 }
 
 /* ---- the whole lesson ---------------------------------------------------------------------- */
 
-int andrea_explain_run(andrea_model *m, const int32_t *tokens, int T, int layer, int head,
-                       uint64_t seed, andrea_explain *out) {
+int andrea_explain_run_opts(andrea_model *m, const int32_t *tokens, int T,
+                            const andrea_explain_options *o, andrea_explain *out) {
     memset(out, 0, sizeof *out);
     const andrea_config *c = andrea_model_config(m);
     andrea_explain *e = out;
+    int layer = o->layer, head = o->head;
     e->layer = layer;
     e->head = head;
     e->T = T;
     e->C = c->d_model;
     e->NH = c->n_head;
     e->HS = c->d_model / c->n_head;
+    if (andrea_lang_check(o->lang)) return -1;
+    e->lang = o->lang;
     if (layer < 0 || layer >= c->n_layer || head < 0 || head >= c->n_head)
         return andrea_set_error("explain: layer %d head %d is outside the model (layers 0..%d, "
                                 "heads 0..%d)", layer, head, c->n_layer - 1, c->n_head - 1);
@@ -381,18 +373,27 @@ int andrea_explain_run(andrea_model *m, const int32_t *tokens, int T, int layer,
     check_wo(e, m);
 
     andrea_rng rng;
-    andrea_rng_seed(&rng, seed);
+    andrea_rng_seed(&rng, o->seed);
     if (claim_magnitude(e, &rng)) return -1;
     claim_sharpness(e, &rng);
     claim_sharp_model(e);
     claim_distribution(e);
     if (T >= 2 && claim_causal(e, m, tokens)) return -1;
+    if (andrea_explain_claims(e, c, &rng)) return -1;
+    if (!o->skip_shortcut) andrea_explain_shortcut(e, &rng);
     return 0;
+}
+
+int andrea_explain_run(andrea_model *m, const int32_t *tokens, int T, int layer, int head,
+                       uint64_t seed, andrea_explain *out) {
+    andrea_explain_options o = {layer, head, seed, NULL, 0};
+    return andrea_explain_run_opts(m, tokens, T, &o, out);
 }
 
 void andrea_explain_free(andrea_explain *e) {
     andrea_attn_maps_free(&e->maps);
     free(e->av);
     free(e->wo);
+    free(e->head_kind);
     memset(e, 0, sizeof *e);
 }

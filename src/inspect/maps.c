@@ -185,13 +185,35 @@ void andrea_attention_stats(const float *A, int T, andrea_attn_stats *out) {
         out->entropy_uniform += log((double)i + 1.0);
         out->mean_distance += dist;
         out->first_weight += a[0];
+        out->prev_weight += i > 0 ? a[i - 1] : 0;
+        out->self_weight += a[i];
     }
     if (rows > 0) {
         out->entropy /= rows;
         out->entropy_uniform /= rows;
         out->mean_distance /= rows;
         out->first_weight /= rows;
+        out->prev_weight /= rows;
+        out->self_weight /= rows;
     }
+}
+
+static const char *const HEAD_KINDS[ANDREA_HEAD_KIND_COUNT] = {
+    "mixed", "previous-token", "first-token", "self", "broad"};
+
+const char *andrea_head_kind_name(int kind) {
+    return kind >= 0 && kind < ANDREA_HEAD_KIND_COUNT ? HEAD_KINDS[kind] : "?";
+}
+
+int andrea_attention_head_kind(const andrea_attn_stats *st, int T) {
+    if (T < 2) return ANDREA_HEAD_MIXED;
+    /* ties go to the earlier kind: in row 1 the previous token is the first token */
+    int kind = ANDREA_HEAD_PREVIOUS;
+    double best = st->prev_weight;
+    if (st->first_weight > best) kind = ANDREA_HEAD_FIRST, best = st->first_weight;
+    if (st->self_weight > best) kind = ANDREA_HEAD_SELF, best = st->self_weight;
+    if (best >= 0.5) return kind;
+    return st->entropy >= 0.75 * st->entropy_uniform ? ANDREA_HEAD_BROAD : ANDREA_HEAD_MIXED;
 }
 
 void andrea_attention_check(const float *A, int T, andrea_attn_check *out) {

@@ -1,0 +1,8 @@
+/* attn_page.h - the explorer page's fixed parts (attn_page.c), NULL-ended line arrays. */
+#ifndef ANDREA_INSPECT_ATTN_PAGE_H
+#define ANDREA_INSPECT_ATTN_PAGE_H
+
+extern const char *const andrea_attn_page_body[];   /* style, then the body's markup */
+extern const char *const andrea_attn_page_script[]; /* the script, after the data */
+
+#endif
