@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "andrea.h"
+#include "andrea_tokenizer.h"
 #include "args.h"
 
 #define SAMPLER_FLAG_SPECS(s)                                                                   \

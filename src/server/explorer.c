@@ -62,7 +62,8 @@ static int render(const serve_config *cfg, const char *tail, andrea_buffer *out,
         andrea_attention_inspect(cfg->m, tk.ids, tk.T, ANDREA_VIEWS_ALL, &maps))
         rc = serve_fail(e, 400, "invalid_request_error", "text", NULL, "%s", andrea_error());
     if (!rc) {
-        andrea_attn_export x = {cfg->model_name, tail, &tk, &maps, NULL, NULL, 0, 0};
+        andrea_attn_export x = {.model = cfg->model_name, .prompt = tail, .tokens = &tk,
+                                .maps = &maps}; /* all layers and heads, English */
         andrea_writer w = andrea_writer_buffer(out);
         if (andrea_attention_render_html(&w, &x))
             rc = serve_fail(e, 500, "server_error", NULL, NULL, "%s", andrea_error());
