@@ -25,7 +25,7 @@
  *
  * honest (ANDREA_GATE_HONEST, the default of andrea_gate_evaluate): three factors in
  * [0, 1], multiplied, times 100, so any one failure fails the sample.
- *   dict     letters in dictionary words / letters in words, mapped 0.40 -> 0, 0.90 -> 1
+ *   dict     letters in dictionary words / letters in words, mapped 0.20 -> 0, 0.80 -> 1
  *   repeat   distinct word trigrams and byte 8-grams (the smaller), mapped 0.30 -> 0, 0.70 -> 1
  *   charset  1 - 10 * (share of control bytes, invalid UTF-8 and U+FFFD), floored at 0
  */

@@ -25,8 +25,11 @@ static void on_sample(void *user, const andrea_train_sample *s) {
     FILE *f = user;
     fprintf(f, "{\"type\":\"sample\",\"step\":%d,\"tokens\":%d,\"score\":%.2f,"
             "\"bigram\":%.2f,\"trigram\":%.2f,\"english\":%.2f,\"chardiv\":%.2f,"
-            "\"pass\":%s,\"text\":", s->step, s->tokens, s->score, s->bigram, s->trigram,
-            s->english, s->chardiv, s->pass ? "true" : "false");
+            "\"pass\":%s,\"gate\":\"%s\",\"threshold\":%g,\"dict\":%.4f,\"repeat\":%.4f,"
+            "\"charset\":%.4f,\"armed\":%s,\"fails\":%d,\"text\":", s->step, s->tokens,
+            s->score, s->bigram, s->trigram, s->english, s->chardiv, s->pass ? "true" : "false",
+            s->gate, s->threshold, s->dict, s->repeat, s->charset, s->armed ? "true" : "false",
+            s->fails);
     andrea_json_write_string(f, (const unsigned char *)s->text, s->len);
     fputs("}\n", f);
     fflush(f);

@@ -104,18 +104,7 @@ static int after_step(andrea_train_run *r, int done) {
             if (andrea_run_save(r, 0)) return -1;
         }
     }
-    if (due(o->sample_every, done)) {
-        andrea_gate_result gr;
-        if (andrea_run_sample(r, done, &gr)) return -1;
-        st->gate_fails = gr.total < o->gate_threshold ? st->gate_fails + 1 : 0;
-        if (st->gate_fails >= o->gate_patience) {
-            andrea_run_save(r, 1); /* a coherent state, kept for inspection */
-            return andrea_set_error("coherence gate: %d consecutive samples scored below %g "
-                                    "(last %.1f) at step %d; training halted, state in '%s'",
-                                    st->gate_fails, o->gate_threshold, gr.total, done,
-                                    r->ckpt_path);
-        }
-    }
+    if (due(o->sample_every, done) && andrea_run_gate_step(r, done)) return -1;
     int stop = o->should_stop && o->should_stop(o->stop_user) ? ANDREA_STOP_HOOK
                : o->stop_at > 0 && done >= o->stop_at && !last ? ANDREA_STOP_AT
                                                                : 0;
