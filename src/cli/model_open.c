@@ -29,10 +29,14 @@ int cli_flat_resolve(const char *path, const char *tok_spec, andrea_config *cfg,
     }
     andrea_flat_info info;
     if (andrea_flat_peek(path, &info)) return -1;
-    if (cfg->n_layer > 0) return 0; /* the caller gave the shape */
     andrea_tokenizer *tok = andrea_tokenizer_open(spec);
     if (!tok) return -1;
-    int rc = andrea_flat_guess_config(info.n_params, andrea_tokenizer_vocab_size(tok), cfg);
+    int rc = 0;
+    if (cfg->n_layer > 0) { /* the caller gave the shape; V is the tokenizer's unless that fits */
+        if (andrea_flat_num_params(cfg) != info.n_params) cfg->vocab = andrea_tokenizer_vocab_size(tok);
+    } else {
+        rc = andrea_flat_guess_config(info.n_params, andrea_tokenizer_vocab_size(tok), cfg);
+    }
     andrea_tokenizer_free(tok);
     return rc;
 }
