@@ -13,6 +13,8 @@ int cmd_prepare(int argc, char **argv);
 int cmd_attention(int argc, char **argv);
 int cmd_explain(int argc, char **argv);
 int cmd_score(int argc, char **argv);
+int cmd_plot(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 
 #endif
