@@ -123,6 +123,15 @@ static void on_eval(void *user, int step, int max_steps, double val_loss, int be
     fflush(stdout);
 }
 
+/* Text as is, but control bytes other than newline and tab as '?': a failing sample may
+ * hold escape sequences that would drive the terminal. */
+static void print_text(const char *s, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        putchar(c < 0x20 && c != '\n' && c != '\t' ? '?' : c == 0x7f ? '?' : c);
+    }
+}
+
 /* A failing sample is printed whole: the text is the evidence for the verdict, and for
  * the halt it may lead to. */
 static void on_sample(void *user, const andrea_train_sample *s) {
@@ -138,8 +147,10 @@ static void on_sample(void *user, const andrea_train_sample *s) {
     else if (!s->armed) printf(" FAIL (gate not armed yet)\n");
     else printf(" FAIL (%d of %d in a row halt the run)\n", s->fails, s->patience);
     if (!s->pass) {
-        printf("---- sample at step %d (%d tokens, score %.1f < %g) ----\n%.*s\n----\n", s->step,
-               s->tokens, s->score, s->threshold, (int)s->len, s->text);
+        printf("---- sample at step %d (%d tokens, score %.1f < %g) ----\n", s->step, s->tokens,
+               s->score, s->threshold);
+        print_text(s->text, s->len);
+        printf("\n----\n");
     }
     fflush(stdout);
 }

@@ -27,9 +27,11 @@ static double tick_step(double span, int n) {
     return (f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10) * p;
 }
 
+/* Tick labels of one axis share a style: fixed decimals, or (tiny or huge steps, e.g.
+ * learning rates) one-decimal exponents. */
 static void fmt_tick(double v, double step, char *buf, size_t n) {
     if (fabs(v) < step * 1e-6) v = 0;
-    if (fabs(v) >= 1e5 || (v != 0 && fabs(v) < 1e-3)) snprintf(buf, n, "%.0e", v);
+    if (step < 1e-3 || step >= 1e5) snprintf(buf, n, v == 0 ? "0" : "%.1e", v);
     else {
         int dec = step >= 1 ? 0 : (int)ceil(-log10(step) - 1e-9);
         snprintf(buf, n, "%.*f", dec, v);
@@ -126,12 +128,12 @@ static void draw_legend(andrea_image *im, const frame *f, const andrea_plot *p) 
     int n = 0, wmax = 0;
     for (int s = 0; s < p->n_series; s++) {
         if (!p->series[s].name || !p->series[s].n) continue;
-        int w = andrea_img_label_chars(p->series[s].name, 28);
+        int w = andrea_img_label_chars(p->series[s].name, 40);
         if (w > wmax) wmax = w;
         n++;
     }
     if (p->has_ref && p->ref_label) {
-        int w = andrea_img_label_chars(p->ref_label, 28);
+        int w = andrea_img_label_chars(p->ref_label, 40);
         if (w > wmax) wmax = w;
         n++;
     }
@@ -147,12 +149,12 @@ static void draw_legend(andrea_image *im, const frame *f, const andrea_plot *p) 
         if (!ps->name || !ps->n) continue;
         int yy = y + 6 + 13 * row++;
         andrea_img_rect(im, x + 6, yy + 3, 18, 2, PALETTE[ps->color % 10]);
-        andrea_img_text(im, x + 30, yy, ps->name, 28, ANDREA_BLACK);
+        andrea_img_text(im, x + 30, yy, ps->name, 40, ANDREA_BLACK);
     }
     if (p->has_ref && p->ref_label) {
         int yy = y + 6 + 13 * row;
         for (int k = 0; k < 18; k += 6) andrea_img_rect(im, x + 6 + k, yy + 3, 4, 2, REF);
-        andrea_img_text(im, x + 30, yy, p->ref_label, 28, ANDREA_BLACK);
+        andrea_img_text(im, x + 30, yy, p->ref_label, 40, ANDREA_BLACK);
     }
 }
 

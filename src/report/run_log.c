@@ -155,9 +155,14 @@ static int on_sample(andrea_run_log *log, json_t *o) {
     s->armed = armed ? json_is_true(armed) : 1; /* older logs: armed from the start */
     const char *gate = json_string_value(json_object_get(o, "gate"));
     snprintf(s->gate, sizeof s->gate, "%s", gate ? gate : "course");
-    const char *text = json_string_value(json_object_get(o, "text"));
-    s->text = strdup(text ? text : "");
+    json_t *t = json_object_get(o, "text");
+    size_t n = json_is_string(t) ? json_string_length(t) : 0;
+    s->text = malloc(n + 1);
     if (!s->text) return -1;
+    if (n) memcpy(s->text, json_string_value(t), n);
+    s->text[n] = '\0';
+    for (size_t i = 0; i < n; i++) /* a sample may hold NUL bytes (\u0000): keep the rest */
+        if (!s->text[i]) s->text[i] = '?';
     log->n_samples++;
     log->threshold = s->threshold;
     return xy_add(&log->gate, s->step, s->score);
@@ -207,7 +212,7 @@ int andrea_run_log_read(const char *path, andrea_run_log *log) {
     while (rc == 0 && (len = getline(&line, &cap, f)) > 0) {
         log->n_lines++;
         json_error_t err;
-        json_t *o = json_loadb(line, (size_t)len, 0, &err);
+        json_t *o = json_loadb(line, (size_t)len, JSON_ALLOW_NUL, &err);
         if (!json_is_object(o)) { /* a line cut by a kill: skipped, counted */
             log->bad_lines++;
             json_decref(o);
