@@ -16,6 +16,7 @@
 #include "util/error.h"
 
 #define SHARE_WINDOWS 50 /* the share plot's resolution: windows over the run */
+#define SHARE_MIN_WINDOW 20 /* steps: fewer make a share of 0 or 1 */
 
 static int xy_add(andrea_xy *s, double x, double y) {
     if (s->n == s->cap) {
@@ -184,15 +185,14 @@ static int on_weights(andrea_run_log *log, json_t *o) {
     return 0;
 }
 
-/* Steps in the log (a first pass), for the share windows. */
+/* Step records in the log (a first pass), for the share windows; any JSON spacing. */
 static int64_t count_steps(FILE *f) {
-    char buf[256];
+    char *line = NULL;
+    size_t cap = 0;
     int64_t n = 0;
-    int at_start = 1;
-    while (fgets(buf, sizeof buf, f)) {
-        if (at_start && strncmp(buf, "{\"type\":\"step\"", 15) == 0) n++;
-        at_start = strchr(buf, '\n') != NULL;
-    }
+    while (getline(&line, &cap, f) > 0)
+        n += strstr(line, "\"type\":\"step\"") || strstr(line, "\"type\": \"step\"");
+    free(line);
     rewind(f);
     return n;
 }
@@ -203,7 +203,9 @@ int andrea_run_log_read(const char *path, andrea_run_log *log) {
     FILE *f = fopen(path, "rb");
     if (!f) return andrea_set_error("cannot open the run's log '%s'", path);
     share_state sh = {0, 0, 0};
-    sh.window = count_steps(f) / SHARE_WINDOWS;
+    int64_t steps = count_steps(f);
+    sh.window = steps / SHARE_WINDOWS;
+    if (sh.window < SHARE_MIN_WINDOW) sh.window = steps < SHARE_MIN_WINDOW ? steps : SHARE_MIN_WINDOW;
     if (sh.window < 1) sh.window = 1;
     char *line = NULL;
     size_t cap = 0;

@@ -56,8 +56,11 @@ static int per_source(const andrea_run_log *log, each_fn each, void *user) {
     andrea_plot p = {"Loss per source (train: EMA 0.1 of its steps; val: dots)", "step", "loss",
                      s, k, 0, 0, NULL, 0, 0, 0};
     rc = emit(&p, "loss_by_source.png", each, user);
-    for (int i = 0; i < n; i++) s[i] = series(log->src[i].name, &log->src[i].share, i, 2, 0);
-    andrea_plot q = {"Share of steps per source", "step", "share", s, n, 0, 0, NULL, 1, 0, 1};
+    k = 0; /* the sources steps drew (not those only evaluated) */
+    for (int i = 0; i < n; i++)
+        if (log->src[i].train.n) s[k++] = series(log->src[i].name, &log->src[i].share, i, 2, 0);
+    andrea_plot q = {"Share of steps per source (windows of the run)", "step", "share", s, k, 0,
+                     0, NULL, 1, 0, 1};
     if (rc == 0) rc = emit(&q, "sources.png", each, user);
     for (int i = 0; i < n; i++) {
         s[i] = series(log->src[i].name, &log->src[i].weight, i, 2, 0);
