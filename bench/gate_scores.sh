@@ -18,8 +18,11 @@ row() { # NAME FILE
     j=$("$A" score --json "$2")
     h=$(echo "$j" | field total)
     c=$("$A" score --json --gate course "$2" | field total)
-    printf '| %s | %s | %.2f | %.2f | %.2f | %.1f %s | %.1f %s |\n' "$1" "$(wc -c < "$2")" \
-        "$(echo "$j" | field dict)" "$(echo "$j" | field repeat)" "$(echo "$j" | field charset)" \
+    local dl l
+    dl=$(echo "$j" | field english_letters); l=$(echo "$j" | field letters)
+    printf '| %s | %s | %.2f (%.2f) | %.2f | %.2f | %.1f %s | %.1f %s |\n' "$1" "$(wc -c < "$2")" \
+        "$(awk -v a="$dl" -v b="$l" 'BEGIN { print (b > 0 ? a / b : 0) }')" "$(echo "$j" | field dict)" \
+        "$(echo "$j" | field repeat)" "$(echo "$j" | field charset)" \
         "$h" "$(verdict "$h")" "$c" "$(verdict "$c")"
 }
 text=$D/tinyshakespeare.txt
@@ -43,7 +46,7 @@ printf 'And so the lord went home to his house in the town. %.0s' $(seq 1 12) > 
 printf "'%.0s" $(seq 1 420) > "$T/loop_quotes.txt"
 printf 'abc%.0s' $(seq 1 140) > "$T/loop_abc.txt"
 
-echo "| text | bytes | dict | repeat | charset | honest (default) | course |"
+echo "| text | bytes | dictionary letters (dict) | repeat | charset | honest (default) | course |"
 echo "|---|---|---|---|---|---|---|"
 row "random letters and spaces" "$T/letters.txt"
 row "/dev/urandom" "$T/urandom.bin"
