@@ -33,6 +33,16 @@ for p in loss_by_source sources; do
 done
 expect_error "no run" "cannot open the run's log" "$A" plot "$T/none"
 
+# progress: one updating line on a terminal (script(1) gives a pty), every line when piped
+piped=$("$A" train --data "$T/text.txt" --preset tiny --max-steps 20 --sample-every 0 --eval-every 0 -t 1 -o "$T/p1" | grep -c '^step.*ETA')
+[ "$piped" -eq 20 ] && pass "piped: 20 step lines" || fail "piped: $piped step lines"
+if command -v script > /dev/null; then
+    script -qc "'$A' train --data '$T/text.txt' --preset tiny --max-steps 20 --sample-every 0 --eval-every 0 -t 1 -o '$T/p2'" "$T/tty.log" > /dev/null
+    cr=$(grep -o $'\rstep' "$T/tty.log" | wc -l)
+    lines=$(grep -c $'^step.*ETA' "$T/tty.log")
+    [ "$cr" -eq 20 ] && [ "$lines" -eq 0 ] && pass "terminal: 20 steps rewrite one line (\\r), none on a line of its own" || fail "terminal: $cr carriage returns, $lines step lines"
+fi
+
 if ! command -v chromium > /dev/null; then
     echo "note: no chromium: the browser checks are skipped"
     finish
