@@ -60,17 +60,7 @@ if [ -f "$D/gutenberg_books.txt" ]; then
     done
 fi
 if [ -f "$D/chat/oasst_en100_chats.jsonl" ]; then
-    python3 - "$D/chat/oasst_en100_chats.jsonl" "$T" <<'PY'
-import json, sys
-k = 0
-for line in open(sys.argv[1], encoding="utf-8"):
-    for msg in json.loads(line)["messages"]:
-        if msg["role"] == "assistant" and len(msg["content"]) >= 1200 and "```" not in msg["content"]:
-            k += 1
-            open(f"{sys.argv[2]}/chat_{k}.txt", "w", encoding="utf-8").write(msg["content"])
-            break
-    if k == 5: break
-PY
+    python3 "$(dirname "$0")/../tests/chat_answers.py" "$D/chat/oasst_en100_chats.jsonl" "$T" 5
     for k in 1 2 3 4 5; do row "chat answer $k (oasst)" "$T/chat_$k.txt"; done
 fi
 head -c 3000 "$text" | tail -c 2000 > "$T/text.txt"

@@ -44,17 +44,7 @@ for n in 10 700 3000; do
 done
 C=${ANDREA_DATA_DIR:-}/chat/oasst_en100_chats.jsonl
 if [ -f "$C" ]; then
-    python3 - "$C" "$T" <<'PY'
-import json, sys
-k = 0
-for line in open(sys.argv[1], encoding="utf-8"):
-    for m in json.loads(line)["messages"]:
-        if m["role"] == "assistant" and len(m["content"]) >= 1200 and "```" not in m["content"]:
-            k += 1
-            open(f"{sys.argv[2]}/chat_{k}.txt", "w", encoding="utf-8").write(m["content"])
-            break
-    if k == 3: break
-PY
+    python3 "$(dirname "$0")/chat_answers.py" "$C" "$T" 3
     for k in 1 2 3; do above "chat answer $k" "$T/chat_$k.txt"; done
 fi
 
