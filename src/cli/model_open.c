@@ -59,8 +59,13 @@ static andrea_model *open_flat(const char *path, const char *tok_spec, andrea_to
 andrea_model *cli_model_open(const char *path, const char *tok_spec, andrea_tokenizer **tok) {
     *tok = NULL;
     andrea_model *m = andrea_model_load_any(path, tok_spec ? NULL : tok);
-    if (!m && cli_is_flat(path)) m = open_flat(path, tok_spec, tok);
-    if (!m) return NULL;
+    if (!m) { /* ANDREA's flat file has no magic: tried last, else the first error stands */
+        char why[1024];
+        snprintf(why, sizeof why, "%s", andrea_error());
+        if (!cli_is_flat(path)) return andrea_set_error("%s", why), NULL;
+        m = open_flat(path, tok_spec, tok);
+        if (!m) return NULL;
+    }
     if (!*tok) {
         int V = andrea_model_config(m)->vocab;
         const char *spec = tok_spec ? tok_spec : V == ANDREA_BYTE_VOCAB ? "byte" : V == 50257 ? "gpt2" : NULL;
