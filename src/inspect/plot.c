@@ -139,7 +139,19 @@ static void draw_legend(andrea_image *im, const frame *f, const andrea_plot *p) 
     }
     if (!n) return;
     int bw = 30 + wmax * ANDREA_GLYPH_W + 8, bh = n * 13 + 8;
-    int x = f->px1 - bw - 6, y = f->py0 + 6;
+    /* the corner whose box hides the fewest points: upper right, upper left, lower right,
+     * lower left */
+    int best = -1, x = 0, y = 0;
+    for (int c = 0; c < 4; c++) {
+        int cx = c % 2 ? f->px0 + 6 : f->px1 - bw - 6, cy = c < 2 ? f->py0 + 6 : f->py1 - bh - 6;
+        int hidden = 0;
+        for (int s = 0; s < p->n_series; s++)
+            for (int i = 0; i < p->series[s].n; i++) {
+                double px = fx(f, p->series[s].x[i]), py = fy(f, p->series[s].y[i]);
+                hidden += px >= cx && px <= cx + bw && py >= cy && py <= cy + bh;
+            }
+        if (best < 0 || hidden < best) best = hidden, x = cx, y = cy;
+    }
     andrea_img_rect(im, x, y, bw, bh, (andrea_rgb){255, 255, 255});
     andrea_img_rect(im, x, y, bw, 1, AXIS), andrea_img_rect(im, x, y + bh, bw + 1, 1, AXIS);
     andrea_img_rect(im, x, y, 1, bh, AXIS), andrea_img_rect(im, x + bw, y, 1, bh, AXIS);
