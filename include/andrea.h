@@ -332,6 +332,10 @@ typedef struct {
     float gate_threshold;    /* a sample scoring below this fails (30) */
     int gate_patience;       /* consecutive failing samples that halt training (5) */
     const char *words_path;  /* English word list (NULL: the system's, wamerican) */
+    const char *gate;        /* "honest" (default) or "course": the gate's formula */
+    int gate_arm;            /* failing samples count from this step on; -1 = auto: after the
+                              * LR warmup and a quarter of max_steps, by step 10000 at the
+                              * latest (docs/coherence-gate.md) */
     const char *out_dir;
     const char *resume_path; /* NULL: fresh start */
     int force;               /* 1: out_dir may hold another run's files (they are replaced);
@@ -390,6 +394,11 @@ typedef struct {
     int pass;
     const char *text;            /* not NUL-terminated */
     size_t len;
+    const char *gate;            /* "honest" or "course": the gate that gave score */
+    float threshold;
+    float dict, repeat, charset; /* the honest gate's factors, 0..1 */
+    int armed;                   /* failures count toward a halt (after --gate-arm) */
+    int fails, patience;         /* consecutive counted failures, and how many halt */
 } andrea_train_sample;
 typedef struct {
     int step;                    /* 1-based: the step whose update was skipped */

@@ -32,6 +32,7 @@
 #define ANDREA_FORMATS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "andrea.h"
 #include "andrea_tokenizer.h"
@@ -95,6 +96,37 @@ andrea_model *andrea_gguf_parse(const void *buf, size_t n, const char *what,
 int andrea_llmc_save(const char *path, const andrea_model *m);
 andrea_model *andrea_llmc_load(const char *path);
 andrea_model *andrea_llmc_parse(const void *buf, size_t n, const char *what);
+
+/* ---- ANDREA's flat checkpoint ([int32 step][int32 n][f32 weights][m][v]) ---------------
+ * ANDREA's parameter order (wte, wpe, per layer Wq Wk Wv Wo fc1 fc2, lm_head), no norm
+ * gains: reading sets andrea's gains to 1, writing folds them into the matrices they feed
+ * (docs/formats.md). The tokenizer is ANDREA's harris_segments.json, kept beside. */
+typedef struct {
+    int32_t step;
+    int64_t n_params;
+    int has_moments;     /* the file holds m and v (else weights only: moments read as 0) */
+    float max_gain_dev;  /* written: the largest |gain - 1| folded (0 = exact, moments too) */
+} andrea_flat_info;
+/* Parameters of cfg in the flat file; -1 (with a message) if the architecture is not
+ * ANDREA's (RMSNorm, no biases, untied head). */
+int64_t andrea_flat_num_params(const andrea_config *cfg);
+/* ANDREA's preset (12M, 120M, 480M) with vocabulary `vocab` that has n_params. */
+int andrea_flat_guess_config(int64_t n_params, int32_t vocab, andrea_config *out);
+/* The header, checked against the file's size (8 + 12 n, or 8 + 4 n for weights only). */
+int andrea_flat_peek(const char *path, andrea_flat_info *info);
+/* adam_m, adam_v may be NULL; otherwise malloc'd moments in andrea's layout. */
+andrea_model *andrea_flat_load(const char *path, const andrea_config *cfg, float **adam_m,
+                               float **adam_v, andrea_flat_info *info);
+/* adam_m, adam_v NULL: written as zeros. */
+int andrea_flat_save(const char *path, const andrea_model *m, const float *adam_m,
+                     const float *adam_v, int32_t step, andrea_flat_info *info);
+/* A flat file to a training checkpoint (weights, moments, step; default options; with
+ * data_path, that data's batch position) that `andrea train --resume` continues. */
+int andrea_flat_to_checkpoint(const char *flat, const char *out, const andrea_config *cfg,
+                              const char *tok_spec, const char *data_path,
+                              andrea_flat_info *info);
+/* A training checkpoint (moments and step included) to a flat file. */
+int andrea_checkpoint_to_flat(const char *ckpt, const char *out, andrea_flat_info *info);
 
 /* ---- andrea checkpoints (weights + tokenizer, no optimizer state) ------------------- */
 int andrea_checkpoint_save_model(const char *path, const andrea_model *m,

@@ -13,11 +13,21 @@
  *     if (andrea_gate_watch_update(&w, &r)) stop_training();
  *     andrea_gate_free(g);
  *
- * The four parts (exact formulas and their reasons: docs/coherence-gate.md):
+ * Two gates (exact formulas and their reasons: docs/coherence-gate.md):
+ *
+ * course (ANDREA_GATE_COURSE, andrea_gate_score): the course's four parts, summed.
  *   bigram   0-35  35 * distinct word bigrams / word bigrams
  *   trigram  0-35  35 * distinct word trigrams / word trigrams
  *   english  0-20  20 * words found in the word list / candidate words
  *   chardiv  0-10  10 * min(1, distinct non-space characters / 20)
+ * Any text that never repeats a word pair scores 80 or more on it: random letters,
+ * random bytes and a 100-step model's gibberish pass. Kept exactly, for comparison.
+ *
+ * honest (ANDREA_GATE_HONEST, the default of andrea_gate_evaluate): three factors in
+ * [0, 1], multiplied, times 100, so any one failure fails the sample.
+ *   dict     letters in dictionary words / letters in words, mapped 0.20 -> 0, 0.80 -> 1
+ *   repeat   distinct word trigrams and byte 8-grams (the smaller), mapped 0.30 -> 0, 0.70 -> 1
+ *   charset  1 - 10 * (share of control bytes, invalid UTF-8 and U+FFFD), floored at 0
  */
 #ifndef ANDREA_GATE_H
 #define ANDREA_GATE_H
@@ -33,6 +43,11 @@ extern "C" {
 #define ANDREA_GATE_PATIENCE 5     /* consecutive failing samples that halt training */
 
 typedef struct andrea_gate andrea_gate;
+
+enum { ANDREA_GATE_HONEST = 0, ANDREA_GATE_COURSE = 1 };
+/* "honest" | "course" -> ANDREA_GATE_*; -1 with andrea_error() otherwise. */
+int andrea_gate_kind_parse(const char *name, int *kind);
+const char *andrea_gate_kind_name(int kind);
 
 /* Loads an English word list, one word per line (lower-cased on load). path NULL:
  * $ANDREA_WORDS, else /usr/share/dict/american-english (Debian's wamerican), else
@@ -54,10 +69,21 @@ typedef struct {
     int64_t trigrams, distinct_trigrams;
     int64_t candidates, english_words;        /* words with a letter; of those, in the list */
     int64_t distinct_chars;                   /* distinct non-whitespace code points */
+    /* the honest gate: its three factors in [0, 1] and the counts behind them (always
+     * filled, whichever gate decides total) */
+    int kind;                                 /* ANDREA_GATE_*: the gate total is from */
+    double dict, repeat, charset;
+    int64_t letters, english_letters;         /* letters of candidate words; of English ones */
+    int64_t chars, bad_chars;                 /* non-whitespace code points; of them garbage */
+    int64_t byte_ngrams, distinct_byte_ngrams; /* 8-byte windows, whitespace runs as one space */
 } andrea_gate_result;
 
-/* Scores text[0..len) (UTF-8 expected, any bytes accepted). 0, or -1 with
- * andrea_error() (out of memory, g NULL). */
+/* Scores text[0..len) (UTF-8 expected, any bytes accepted) with the gate `kind`: total
+ * and pass are that gate's, every part of both gates is filled. 0, or -1 with
+ * andrea_error() (out of memory, g NULL, unknown kind). */
+int andrea_gate_evaluate(const char *text, size_t len, const andrea_gate *g, int kind,
+                         andrea_gate_result *out);
+/* The course's formula: andrea_gate_evaluate(..., ANDREA_GATE_COURSE, out). */
 int andrea_gate_score(const char *text, size_t len, const andrea_gate *g, andrea_gate_result *out);
 
 /* The halting rule: counts consecutive failing samples. Zero-initialise. */

@@ -137,8 +137,98 @@ static void test_system_words(void) {
     andrea_gate_free(g);
 }
 
+static andrea_gate_result honest(const andrea_gate *g, const char *text, size_t n) {
+    andrea_gate_result r;
+    CHECK(andrea_gate_evaluate(text, n, g, ANDREA_GATE_HONEST, &r) == 0);
+    CHECK(r.kind == ANDREA_GATE_HONEST);
+    return r;
+}
+#define HONEST(g, lit) honest(g, lit, sizeof lit - 1)
+
+/* The honest gate's three factors (docs/coherence-gate.md), by hand. */
+static void test_honest(void) {
+    static const char *const words[] = {"the", "cat", "sat", "on", "mat", "King's", "well", "known"};
+    andrea_gate *g = andrea_gate_from_words(words, sizeof words / sizeof words[0]);
+    CHECK(g != NULL);
+    if (!g) return;
+    /* letters 3+3+3+2+3+3 = 17, all in listed words: dict ramp(1) = 1; 4 trigrams and 16
+     * byte 8-grams are too few to judge repetition; 18 characters, none garbage */
+    andrea_gate_result r = HONEST(g, "The cat sat on the mat.");
+    CHECK(r.letters == 17 && r.english_letters == 17 && r.chars == 18 && r.bad_chars == 0);
+    CHECK(r.byte_ngrams == 16 && r.distinct_byte_ngrams == 16);
+    CHECK_CLOSE(r.dict, 1, 0, 0);
+    CHECK_CLOSE(r.repeat, 1, 0, 0);
+    CHECK_CLOSE(r.charset, 1, 0, 0);
+    CHECK_CLOSE(r.total, 100, 1e-9, 0);
+    CHECK(r.pass);
+    /* the course's parts are filled too, total is the honest one */
+    CHECK_CLOSE(r.bigram, 35, 1e-12, 0);
+
+    /* letters weigh: 9 of 15 letters are in listed words (0.6, where 3 of 4 words would be
+     * 0.75): dict = (0.6 - 0.2) / 0.6 */
+    r = HONEST(g, "the cat xyzzyq sat");
+    CHECK(r.letters == 15 && r.english_letters == 9);
+    CHECK_CLOSE(r.dict, 0.4 / 0.6, 1e-12, 0);
+    CHECK_CLOSE(r.total, 100 * 0.4 / 0.6, 1e-9, 0);
+
+    /* one control byte among 18 non-space characters: charset = 1 - (1/18) / 0.1 */
+    r = HONEST(g, "the cat sat on the mat \x01");
+    CHECK(r.chars == 18 && r.bad_chars == 1);
+    CHECK_CLOSE(r.charset, 1 - (1.0 / 18) / 0.1, 1e-12, 0);
+    CHECK_CLOSE(r.total, 100 * (1 - (1.0 / 18) / 0.1), 1e-9, 0);
+    /* a byte that is not UTF-8 is garbage and weighs as a letter (it could be a script) */
+    r = HONEST(g, "the cat \xff");
+    CHECK(r.chars == 7 && r.bad_chars == 1 && r.letters == 7 && r.english_letters == 6);
+    CHECK_CLOSE(r.charset, 0, 0, 0);
+    CHECK(!r.pass);
+    /* U+FFFD (a decoder's replacement) is garbage too */
+    r = HONEST(g, "cat \xef\xbf\xbd");
+    CHECK(r.chars == 4 && r.bad_chars == 1);
+
+    /* a two-word loop: 20 words, 18 trigrams, 2 distinct (0.11 < 0.3): repeat 0 */
+    r = HONEST(g, "cat mat cat mat cat mat cat mat cat mat cat mat cat mat cat mat cat mat cat mat");
+    CHECK(r.trigrams == 18 && r.distinct_trigrams == 2);
+    CHECK_CLOSE(r.repeat, 0, 0, 0);
+    CHECK_CLOSE(r.total, 0, 0, 0);
+    /* a loop without spaces shows in the byte 8-grams: 120 bytes, 113 windows, 6 distinct */
+    char loop[121];
+    for (int i = 0; i < 20; i++) memcpy(loop + 6 * i, "catmat", 6);
+    r = honest(g, loop, 120);
+    CHECK(r.byte_ngrams == 113 && r.distinct_byte_ngrams == 6);
+    CHECK_CLOSE(r.repeat, 0, 0, 0);
+    /* whitespace runs read as one space: "the cat sat" = 11 bytes, 4 windows */
+    r = HONEST(g, "the   cat\n\n\tsat");
+    CHECK(r.byte_ngrams == 4 && r.distinct_byte_ngrams == 4);
+    /* partly repeated (22 words, 20 trigrams): repeat is the smaller of the two ramps,
+     * (d - 0.3) / 0.4, of distinct word trigrams and distinct byte 8-grams */
+    r = HONEST(g, "the cat sat on the mat well known king's on "
+                  "the cat sat on the mat the cat sat on the mat");
+    CHECK(r.trigrams == 20 && r.distinct_trigrams == 12);
+    double d3 = (12.0 / 20 - 0.3) / 0.4;
+    double d8 = ((double)r.distinct_byte_ngrams / (double)r.byte_ngrams - 0.3) / 0.4;
+    CHECK(d8 > 0 && d8 < 1);
+    CHECK_CLOSE(r.repeat, d3 < d8 ? d3 : d8, 1e-12, 0);
+    /* no letters at all: nothing a reader could judge, 0 */
+    r = HONEST(g, "1999 2000 2001 ...  !!!");
+    CHECK(r.letters == 0 && r.dict == 0 && r.total == 0);
+    r = HONEST(g, "");
+    CHECK(r.total == 0 && !r.pass);
+
+    /* the two gates by name; andrea_gate_score is the course's */
+    int kind = -1;
+    CHECK(andrea_gate_kind_parse("honest", &kind) == 0 && kind == ANDREA_GATE_HONEST);
+    CHECK(andrea_gate_kind_parse("course", &kind) == 0 && kind == ANDREA_GATE_COURSE);
+    CHECK(andrea_gate_kind_parse("fair", &kind) == -1 && strstr(andrea_error(), "expected honest or course"));
+    CHECK(strcmp(andrea_gate_kind_name(ANDREA_GATE_COURSE), "course") == 0);
+    andrea_gate_result c;
+    CHECK(andrea_gate_score("cat mat", 7, g, &c) == 0 && c.kind == ANDREA_GATE_COURSE);
+    CHECK(andrea_gate_evaluate("cat", 3, g, 7, &c) == -1);
+    andrea_gate_free(g);
+}
+
 int main(void) {
     test_formulas();
+    test_honest();
     test_system_words();
     return tu_finish("test_gate");
 }

@@ -1,4 +1,6 @@
-/* cmd_score.c - `andrea score FILE|-`: the coherence gate's score of a text sample. */
+/* cmd_score.c - `andrea score FILE|-`: the coherence gate's score of a text sample, by
+ * the honest gate (default) or the course's formula (--gate course); both gates' parts
+ * are printed, the verdict is the chosen gate's. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +34,7 @@ static char *read_all(FILE *f, size_t *len) {
 }
 
 int cmd_score(int argc, char **argv) {
-    const char *words = NULL;
+    const char *words = NULL, *gate = "honest";
     float fail_below = -1.0f;
     int json = 0;
     arg_spec specs[] = {
@@ -41,13 +43,14 @@ int cmd_score(int argc, char **argv) {
         {"fail-below", 0, ARG_FLOAT, &fail_below,
          "exit 1 when the total is below this (e.g. 30, the gate's threshold)", 0},
         {"json", 0, ARG_FLAG, &json, "print one JSON object instead of the table", 0},
+        {"gate", 0, ARG_STR, &gate, "honest | course: which gate's total decides (honest)", 0},
     };
     int n_specs = (int)(sizeof specs / sizeof specs[0]);
     const char *pos[1] = {NULL};
     int n_pos = 0;
     int r = args_parse("score", argc, argv, specs, n_specs, pos, 1, &n_pos);
     if (r == 1) {
-        args_usage("score", "FILE|- [--fail-below 30] [--words FILE] [--json]", specs, n_specs);
+        args_usage("score", "FILE|- [--gate honest|course] [--fail-below 30] [--words FILE] [--json]", specs, n_specs);
         return 0;
     }
     if (r) return 2;
@@ -58,6 +61,11 @@ int cmd_score(int argc, char **argv) {
     if (args_seen(specs, n_specs, "fail-below") && !(fail_below >= 0 && fail_below <= 100)) {
         fprintf(stderr, "andrea score: --fail-below must be between 0 and 100, got %g\n",
                 (double)fail_below);
+        return 2;
+    }
+    int kind;
+    if (andrea_gate_kind_parse(gate, &kind)) {
+        fprintf(stderr, "andrea score: --gate: %s\n", andrea_error());
         return 2;
     }
     int from_stdin = strcmp(pos[0], "-") == 0;
@@ -75,14 +83,20 @@ int cmd_score(int argc, char **argv) {
     }
     andrea_gate *g = andrea_gate_load(words);
     andrea_gate_result res;
-    if (!g || andrea_gate_score(text, len, g, &res)) {
+    if (!g || andrea_gate_evaluate(text, len, g, kind, &res)) {
         fprintf(stderr, "andrea score: %s\n", andrea_error());
         free(text);
         andrea_gate_free(g);
         return 1;
     }
     if (json) {
-        printf("{\"bigram\":%.6f,\"trigram\":%.6f,\"english\":%.6f,\"chardiv\":%.6f,"
+        printf("{\"gate\":\"%s\",\"dict\":%.6f,\"repeat\":%.6f,\"charset\":%.6f,"
+               "\"letters\":%lld,\"english_letters\":%lld,\"chars\":%lld,\"bad_chars\":%lld,"
+               "\"byte_ngrams\":%lld,\"distinct_byte_ngrams\":%lld,", andrea_gate_kind_name(kind),
+               res.dict, res.repeat, res.charset, (long long)res.letters,
+               (long long)res.english_letters, (long long)res.chars, (long long)res.bad_chars,
+               (long long)res.byte_ngrams, (long long)res.distinct_byte_ngrams);
+        printf("\"bigram\":%.6f,\"trigram\":%.6f,\"english\":%.6f,\"chardiv\":%.6f,"
                "\"total\":%.6f,\"threshold\":%g,\"pass\":%s,\"words\":%lld,\"bigrams\":%lld,"
                "\"distinct_bigrams\":%lld,\"trigrams\":%lld,\"distinct_trigrams\":%lld,"
                "\"candidates\":%lld,\"english_words\":%lld,\"distinct_chars\":%lld}\n",
@@ -95,6 +109,9 @@ int cmd_score(int argc, char **argv) {
         printf("coherence gate: '%s' (%zu bytes, %lld words; word list '%s', %zu words)\n",
                pos[0], len, (long long)res.words, andrea_gate_words_path(g),
                andrea_gate_num_words(g));
+        double course = res.bigram + res.trigram + res.english + res.chardiv;
+        double honest = 100.0 * res.dict * res.repeat * res.charset;
+        printf(" the course's formula (a sum):\n");
         printf("  bigram diversity   %6.2f / 35   (%lld distinct of %lld word bigrams)\n",
                res.bigram, (long long)res.distinct_bigrams, (long long)res.bigrams);
         printf("  trigram diversity  %6.2f / 35   (%lld distinct of %lld word trigrams)\n",
@@ -103,8 +120,19 @@ int cmd_score(int argc, char **argv) {
                res.english, (long long)res.english_words, (long long)res.candidates);
         printf("  character variety  %6.2f / 10   (%lld distinct characters; 20 or more = full)\n",
                res.chardiv, (long long)res.distinct_chars);
-        printf("  total              %6.2f / 100  %s (threshold %g)\n", res.total,
-               res.pass ? "PASS" : "FAIL", ANDREA_GATE_THRESHOLD);
+        printf("  course             %6.2f / 100\n", course);
+        printf(" the honest gate (a product):\n");
+        printf("  dictionary words   %6.3f        (%lld of %lld letters in listed words)\n",
+               res.dict, (long long)res.english_letters, (long long)res.letters);
+        printf("  no repetition      %6.3f        (%lld of %lld word trigrams, %lld of %lld "
+               "byte 8-grams distinct)\n", res.repeat, (long long)res.distinct_trigrams,
+               (long long)res.trigrams, (long long)res.distinct_byte_ngrams,
+               (long long)res.byte_ngrams);
+        printf("  clean characters   %6.3f        (%lld of %lld characters are garbage)\n",
+               res.charset, (long long)res.bad_chars, (long long)res.chars);
+        printf("  honest             %6.2f / 100\n", honest);
+        printf("  total              %6.2f / 100  %s (%s gate, threshold %g)\n", res.total,
+               res.pass ? "PASS" : "FAIL", andrea_gate_kind_name(kind), ANDREA_GATE_THRESHOLD);
     }
     int rc = args_seen(specs, n_specs, "fail-below") && res.total < fail_below ? 1 : 0;
     free(text);

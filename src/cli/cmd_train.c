@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "andrea.h"
 #include "args.h"
@@ -103,37 +104,76 @@ static void on_start(void *user, const andrea_train_start *s) {
     fflush(stdout);
 }
 
+/* On a terminal the step lines overwrite one another on one line (\r, then erase to the
+ * end of the line); everything else first ends that line. Piped, every step line stays. */
+static int g_tty_line = 0;  /* stdout is a terminal */
+static int g_line_open = 0; /* a step line is on screen without its newline */
+static void end_progress_line(void) {
+    if (g_line_open) fputc('\n', stdout);
+    g_line_open = 0;
+}
+
 static void on_step(void *user, const andrea_train_step *s) {
     const andrea_train_options *o = user;
     if (o->log_every <= 0 || (s->step % o->log_every != 0 && s->step != s->max_steps)) return;
     char eta[32];
     format_eta(s->eta_s, eta, sizeof eta);
-    printf("step %5d/%d | loss %.4f | smooth %.4f | lr %.2e | gnorm %.3f | %.1f ms | "
-           "%.0f tok/s | MFU %.0f%% | ETA %s\n", s->step, s->max_steps, s->loss, s->loss_smooth,
-           s->lr, s->grad_norm, s->ms, s->tok_per_s, 100.0 * s->mfu, eta);
+    printf("%sstep %5d/%d | loss %.4f | smooth %.4f | lr %.2e | gnorm %.3f | %.1f ms | "
+           "%.0f tok/s | MFU %.0f%% | ETA %s%s", g_tty_line ? "\r" : "", s->step, s->max_steps,
+           s->loss, s->loss_smooth, s->lr, s->grad_norm, s->ms, s->tok_per_s, 100.0 * s->mfu, eta,
+           g_tty_line ? "\033[K" : "\n");
+    g_line_open = g_tty_line;
     fflush(stdout);
 }
 
 static void on_eval(void *user, int step, int max_steps, double val_loss, int best) {
+    end_progress_line();
     printf("step %5d/%d | val loss %.4f%s\n", step, max_steps, val_loss, best ? " (best)" : "");
     fflush(stdout);
 }
 
+/* Text as is, but control bytes other than newline and tab as '?': a failing sample may
+ * hold escape sequences that would drive the terminal. */
+static void print_text(const char *s, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        putchar(c < 0x20 && c != '\n' && c != '\t' ? '?' : c == 0x7f ? '?' : c);
+    }
+}
+
+/* A failing sample is printed whole: the text is the evidence for the verdict, and for
+ * the halt it may lead to. */
 static void on_sample(void *user, const andrea_train_sample *s) {
-    printf("step %5d/%d | sample score %.1f (bigram %.1f trigram %.1f english %.1f chars %.1f)%s\n",
-           s->step, s->max_steps, s->score, s->bigram, s->trigram, s->english, s->chardiv,
-           s->pass ? "" : " FAIL");
+    end_progress_line();
+    if (strcmp(s->gate, "course") == 0)
+        printf("step %5d/%d | sample score %.1f (course: bigram %.1f trigram %.1f english %.1f "
+               "chars %.1f)", s->step, s->max_steps, s->score, s->bigram, s->trigram,
+               s->english, s->chardiv);
+    else
+        printf("step %5d/%d | sample score %.1f (honest: dict %.2f repeat %.2f charset %.2f)",
+               s->step, s->max_steps, s->score, s->dict, s->repeat, s->charset);
+    if (s->pass) printf("\n");
+    else if (!s->armed) printf(" FAIL (gate not armed yet)\n");
+    else printf(" FAIL (%d of %d in a row halt the run)\n", s->fails, s->patience);
+    if (!s->pass) {
+        printf("---- sample at step %d (%d tokens, score %.1f < %g) ----\n", s->step, s->tokens,
+               s->score, s->threshold);
+        print_text(s->text, s->len);
+        printf("\n----\n");
+    }
     fflush(stdout);
 }
 
 /* a warning: printed even with --quiet */
 static void on_skip(void *user, const andrea_train_skip *s) {
+    end_progress_line();
     fprintf(stderr, "warning: step %d: non-finite %s (%g); update skipped (%d of %d allowed in "
             "a row)\n", s->step, isfinite(s->loss) ? "gradient norm" : "loss",
             isfinite(s->loss) ? s->grad_norm : s->loss, s->bad_steps, s->max_bad_steps);
 }
 
 static void on_done(void *user, const andrea_train_done *d) {
+    end_progress_line();
     if (d->reason == ANDREA_STOP_DONE) {
         printf("done: %lld steps in %.1f s; best val loss %.4f; checkpoints in '%s'\n",
                (long long)d->steps, d->seconds, d->best_val_loss, d->out_dir);
@@ -186,7 +226,9 @@ static int run(andrea_config *cfg, andrea_train_options *o) {
     usr = sa;
     usr.sa_handler = on_usr1;
     sigaction(SIGUSR1, &usr, &old_usr);
+    g_tty_line = isatty(STDOUT_FILENO);
     int rc = andrea_train(cfg, o);
+    end_progress_line(); /* a failed run ends without on_done */
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     sigaction(SIGUSR1, &old_usr, NULL);

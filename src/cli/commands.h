@@ -15,6 +15,8 @@ int prepare_manifest(const char *manifest, const char *spec, const char *dir, in
 int cmd_attention(int argc, char **argv);
 int cmd_explain(int argc, char **argv);
 int cmd_score(int argc, char **argv);
+int cmd_plot(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 

@@ -23,6 +23,8 @@ static const command COMMANDS[] = {
     {"score", cmd_score, "coherence-gate score (0-100) of a text sample"},
     {"chat", cmd_chat, "talk to a checkpoint in ANDREA's '> user' / '< model' turn format"},
     {"bench", cmd_bench, "training and generation speed, MFU and memory of a preset"},
+    {"plot", cmd_plot, "a training run's loss, lr, gradient-norm, gate and source plots (PNG)"},
+    {"report", cmd_report, "a training run as one offline HTML page: plots, config, samples"},
     {"convert", cmd_convert, "a model to/from safetensors, GGUF (llama.cpp), llm.c, andrea"},
     {"serve", cmd_serve, "an OpenAI-compatible HTTP server with a chat page and attention"},
     /* more subcommands register here */

@@ -1,5 +1,6 @@
 /* model_open.h - open a model in any format andrea reads (andrea checkpoint,
- * safetensors, GGUF, llm.c), with a tokenizer: the one that travels with it, else
+ * safetensors, GGUF, llm.c, ANDREA's flat checkpoint with the harris_segments.json
+ * beside it), with a tokenizer: the one that travels with it, else
  * the one named by tok_spec, else a guess from the vocabulary size (257: byte,
  * 50257: GPT-2's files). */
 #ifndef ANDREA_CLI_MODEL_OPEN_H
@@ -10,5 +11,13 @@
 
 /* tok_spec may be NULL. Returns NULL with andrea_error() set. */
 andrea_model *cli_model_open(const char *path, const char *tok_spec, andrea_tokenizer **tok);
+
+/* Is path ANDREA's flat checkpoint (no other format's magic; its size fits its header)? */
+int cli_is_flat(const char *path);
+/* For a flat file: the tokenizer spec (tok_spec, else harris_segments.json beside path)
+ * into spec, and the shape into cfg unless cfg->n_layer > 0 (given by the caller):
+ * ANDREA's preset with the tokenizer's vocabulary and the file's parameter count. */
+int cli_flat_resolve(const char *path, const char *tok_spec, andrea_config *cfg, char *spec,
+                     size_t n);
 
 #endif

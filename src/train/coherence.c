@@ -1,7 +1,8 @@
 /*
- * coherence.c - the coherence gate (andrea_gate.h): four cheap measurements of
- * a generated sample, each aimed at one way a language model collapses.
- * Formulas and the reasons for each choice: docs/coherence-gate.md.
+ * coherence.c - the coherence gate's measurements (andrea_gate.h): one pass over a
+ * sample that counts what both gates need, and the course's four parts from the counts
+ * (the honest gate's factors: gate_honest.c). Formulas and the reasons for each choice:
+ * docs/coherence-gate.md.
  *
  * Words are maximal runs of non-whitespace bytes (ASCII space, \t \n \v \f \r).
  * For n-grams a word is lower-cased (ASCII) and stripped of leading and
@@ -14,6 +15,7 @@
 #include <string.h>
 
 #include "andrea_gate.h"
+#include "train/gate_internal.h"
 #include "util/error.h"
 #include "util/hash.h"
 #include "util/utf8.h"
@@ -328,9 +330,27 @@ static int is_candidate(const char *w, size_t n) {
     return 0;
 }
 
+/* Letters of a word's core for the honest gate's weighting: ASCII letters and code
+ * points outside ASCII (the first byte of each; other scripts weigh like ours). */
+static int64_t count_letters(const char *w, size_t n) {
+    int64_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)w[i];
+        k += (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c >= 0xC0;
+    }
+    return k;
+}
+
+/* Garbage for the honest gate's charset factor: a control character that is not
+ * whitespace, DEL, a C1 control, U+FFFD (a decoder's replacement), or not UTF-8. */
+static int is_garbage(uint32_t cp) {
+    return cp < 0x20 || (cp >= 0x7F && cp < 0xA0) || cp == 0xFFFD || cp >= 0x110000u;
+}
+
 /* Distinct non-whitespace code points; bytes that are not valid UTF-8 (strict:
- * util/utf8.c) count as distinct values of their own (0x110000 + byte). */
-static int count_chars(const unsigned char *s, size_t n, int64_t *out) {
+ * util/utf8.c) count as distinct values of their own (0x110000 + byte). Also the
+ * number of them and of garbage ones (is_garbage). */
+static int count_chars(const unsigned char *s, size_t n, andrea_gate_result *out) {
     tupleset seen = {0};
     for (size_t i = 0; i < n;) {
         unsigned char c = s[i];
@@ -342,18 +362,47 @@ static int count_chars(const unsigned char *s, size_t n, int64_t *out) {
         }
         i += len;
         if (len == 1 && is_space(c)) continue;
+        out->chars++;
+        out->bad_chars += is_garbage(cp);
         int32_t key[3] = {(int32_t)cp, 0, 0};
         if (tupleset_add(&seen, key)) {
             tupleset_free(&seen);
             return -1;
         }
     }
-    *out = (int64_t)seen.n;
+    out->distinct_chars = (int64_t)seen.n;
     tupleset_free(&seen);
     return 0;
 }
 
-int andrea_gate_score(const char *text, size_t len, const andrea_gate *g, andrea_gate_result *out) {
+/* Distinct 8-byte windows of the text with every whitespace run read as one space: a
+ * loop shows here even when it has no spaces for the word n-grams to see. */
+#define BYTE_NGRAM 8
+static int count_byte_ngrams(const unsigned char *s, size_t n, andrea_gate_result *out) {
+    tupleset seen = {0};
+    unsigned char win[BYTE_NGRAM];
+    size_t have = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = is_space(s[i]) ? ' ' : s[i];
+        if (c == ' ' && have && win[(have - 1) % BYTE_NGRAM] == ' ') continue;
+        win[have++ % BYTE_NGRAM] = c;
+        if (have < BYTE_NGRAM) continue;
+        int32_t key[3] = {0, 0, 1};
+        for (size_t k = 0; k < BYTE_NGRAM; k++) /* oldest first */
+            key[k / 4] = (int32_t)(((uint32_t)key[k / 4] << 8) | win[(have + k) % BYTE_NGRAM]);
+        out->byte_ngrams++;
+        if (tupleset_add(&seen, key)) {
+            tupleset_free(&seen);
+            return -1;
+        }
+    }
+    out->distinct_byte_ngrams = (int64_t)seen.n;
+    tupleset_free(&seen);
+    return 0;
+}
+
+int andrea_gate_measure(const char *text, size_t len, const andrea_gate *g,
+                        andrea_gate_result *out) {
     memset(out, 0, sizeof *out);
     if (!g) return andrea_set_error("coherence gate: no word list loaded (andrea_gate_load)");
     strset vocab = {0};
@@ -387,8 +436,13 @@ int andrea_gate_score(const char *text, size_t len, const andrea_gate *g, andrea
         }
         ids[n_ids++] = (int32_t)id;
         if (cn && is_candidate(core, cn)) {
+            int64_t letters = count_letters(core, cn);
             out->candidates++;
-            if (is_english(g, core, cn)) out->english_words++;
+            out->letters += letters;
+            if (is_english(g, core, cn)) {
+                out->english_words++;
+                out->english_letters += letters;
+            }
         }
     }
     out->words = (int64_t)n_ids;
@@ -404,7 +458,8 @@ int andrea_gate_score(const char *text, size_t len, const andrea_gate *g, andrea
     out->trigrams = n_ids >= 3 ? (int64_t)n_ids - 2 : 0;
     out->distinct_bigrams = (int64_t)bi.n;
     out->distinct_trigrams = (int64_t)tri.n;
-    if (count_chars((const unsigned char *)text, len, &out->distinct_chars)) goto oom;
+    if (count_chars((const unsigned char *)text, len, out)) goto oom;
+    if (count_byte_ngrams((const unsigned char *)text, len, out)) goto oom;
 
     out->bigram = out->bigrams ? 35.0 * (double)out->distinct_bigrams / (double)out->bigrams : 0;
     out->trigram =
@@ -414,6 +469,7 @@ int andrea_gate_score(const char *text, size_t len, const andrea_gate *g, andrea
     out->chardiv = 10.0 * (out->distinct_chars >= 20 ? 1.0 : (double)out->distinct_chars / 20.0);
     out->total = out->bigram + out->trigram + out->english + out->chardiv;
     out->pass = out->total >= ANDREA_GATE_THRESHOLD;
+    out->kind = ANDREA_GATE_COURSE;
     rc = 0;
     goto done;
 oom:

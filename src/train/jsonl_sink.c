@@ -124,7 +124,13 @@ static void on_sample(void *user, const andrea_train_sample *s) {
     num(f, "trigram", s->trigram, "%.2f");
     num(f, "english", s->english, "%.2f");
     num(f, "chardiv", s->chardiv, "%.2f");
-    fprintf(f, ",\"pass\":%s,\"text\":", s->pass ? "true" : "false");
+    fprintf(f, ",\"pass\":%s", s->pass ? "true" : "false");
+    str(f, "gate", s->gate);
+    num(f, "threshold", s->threshold, "%g");
+    num(f, "dict", s->dict, "%.4f");
+    num(f, "repeat", s->repeat, "%.4f");
+    num(f, "charset", s->charset, "%.4f");
+    fprintf(f, ",\"armed\":%s,\"fails\":%d,\"text\":", s->armed ? "true" : "false", s->fails);
     andrea_json_write_string(f, (const unsigned char *)s->text, s->len);
     end(log);
 }

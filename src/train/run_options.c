@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "andrea_gate.h"
 #include "train/checkpoint.h"
 #include "util/error.h"
 
@@ -72,6 +73,11 @@ static const andrea_train_option TABLE[] = {
      "coherence score a sample must reach", CK(gate_threshold), NULL},
     {"gate-patience", 0, ANDREA_OPT_INT, OPT(gate_patience), 5, NULL,
      "failing samples in a row that halt training", CK(gate_patience), NULL},
+    {"gate", 0, ANDREA_OPT_STR, OPT(gate), 0, "honest",
+     "coherence gate: honest | course (the course's four-part sum); not saved", NOCK, NULL},
+    {"gate-arm", 0, ANDREA_OPT_INT, OPT(gate_arm), -1, NULL,
+     "failing samples count from this step, -1 = auto (after the warmup and a quarter of "
+     "max-steps, by step 10000 at the latest); not saved", NOCK, NULL},
     {"words", 0, ANDREA_OPT_STR, OPT(words_path), 0, NULL,
      "English word list for the gate (default: wamerican's)", NOCK, NULL},
     {"out-dir", 'o', ANDREA_OPT_STR, OPT(out_dir), 0, "out",
@@ -225,6 +231,10 @@ int andrea_train_options_validate(const andrea_config *cfg, const andrea_train_o
         !(o->gate_threshold >= 0 && o->gate_threshold <= 100))
         return bad("need --sample-every >= 0, --sample-tokens > 0, --gate-patience > 0 and "
                    "0 <= --gate-threshold <= 100");
+    int kind;
+    if (andrea_gate_kind_parse(o->gate ? o->gate : "honest", &kind))
+        return bad("--gate '%s': expected honest or course", o->gate);
+    if (o->gate_arm < -1) return bad("--gate-arm must be -1 (auto) or a step >= 0");
     if (!(o->val_fraction >= 0.0f && o->val_fraction < 1.0f))
         return bad("--val-fraction %g must be in [0, 1)", o->val_fraction);
     return 0;

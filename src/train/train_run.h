@@ -72,9 +72,15 @@ int64_t andrea_step_num_params(const andrea_train_run *r);
 int andrea_run_has_validation(const andrea_train_run *r);
 int andrea_run_validate(andrea_train_run *r, double *val_loss);
 
-/* sample_gate.c: generates and scores a sample at step (1-based), reports it; 0 or -1. */
+/* sample_gate.c: generates and scores a sample at step (1-based), counts it toward the
+ * halting rule when armed, reports it; 0 or -1. */
 int andrea_run_sample(andrea_train_run *r, int step, andrea_gate_result *gr);
 int andrea_run_gate_open(andrea_train_run *r);
+/* The trainer's gate hook: a sample, and -1 with the reason when the gate halts the run
+ * (gate_patience armed failures in a row; the state is saved first). */
+int andrea_run_gate_step(andrea_train_run *r, int step);
+/* The step from which failures count when --gate-arm is -1 (auto). */
+int andrea_gate_arm_step(const andrea_train_options *o);
 
 /* jsonl_sink.c: opens path, for a resume cut back to the lines of steps <= keep_step
  * (what came after the checkpoint is redone; a torn last line goes too). 0 or -1. */

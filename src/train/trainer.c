@@ -152,21 +152,7 @@ static int after_good_step(andrea_train_run *r, int done) {
             if (andrea_run_save(r, 0)) return -1;
         }
     }
-    if (due(o->sample_every, done)) {
-        andrea_gate_result gr;
-        if (andrea_run_sample(r, done, &gr)) return -1;
-        st->gate_fails = gr.total < o->gate_threshold ? st->gate_fails + 1 : 0;
-        if (st->gate_fails >= o->gate_patience) {
-            char held[700];
-            if (andrea_run_save(r, 1) == 0) /* a coherent state, kept for inspection */
-                snprintf(held, sizeof held, "state in '%s'", r->ckpt_path);
-            else
-                snprintf(held, sizeof held, "no checkpoint could be saved: %s", andrea_error());
-            return andrea_set_error("coherence gate: %d consecutive samples scored below %g "
-                                    "(last %.1f) at step %d; training halted, %s",
-                                    st->gate_fails, o->gate_threshold, gr.total, done, held);
-        }
-    }
+    if (due(o->sample_every, done) && andrea_run_gate_step(r, done)) return -1;
     return 0;
 }
 
