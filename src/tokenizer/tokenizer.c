@@ -190,7 +190,7 @@ int andrea_tokenizer_save(const andrea_tokenizer *t, const char *path) {
 
 andrea_tokenizer *andrea_tokenizer_load(const char *path) {
     andrea_bytes b = {0};
-    if (andrea_file_read(path, &b)) return NULL;
+    if (andrea_file_read_max(path, ANDREA_TOK_FILE_MAX, &b)) return NULL;
     andrea_tokenizer *t = andrea_tokenizer_deserialize(b.data, b.len, path);
     andrea_bytes_free(&b);
     return t;
