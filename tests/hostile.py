@@ -26,8 +26,17 @@ def byte_hash(b):
     return h
 
 
-def section(tag, payload):
-    return tag + struct.pack("<IQ", 0, len(payload)) + payload + b"\0" * (-len(payload) % 8)
+def section(tag, payload, reserved=0):
+    return tag + struct.pack("<IQ", reserved, len(payload)) + payload + b"\0" * (-len(payload) % 8)
+
+
+def opts_float(name, value):
+    """an OPTS section with one float entry"""
+    return section(b"OPTS", struct.pack("<IB", 1, len(name)) + name.encode() + struct.pack("<Bf", 2, value))
+
+
+def batc(checksum, rng0, rng1):
+    return section(b"BATC", b"corpus\0\0" + struct.pack("<3Q", checksum, rng0, rng1))
 
 
 def n_params(V, C, T):
@@ -35,13 +44,15 @@ def n_params(V, C, T):
     return V * C + T * C + 12 * C * C + 3 * C
 
 
-def checkpoint(V=257, C=8, T=4, params=None, blob=b"", eps=1e-5, step=3, tensor_bytes=None):
+def checkpoint(V=257, C=8, T=4, params=None, blob=b"", eps=1e-5, step=3, tensor_bytes=None,
+               extra=b"", stat_reserved=0):
     conf = struct.pack("<9i2f", 1, 1, C, T, V, 1, 0, 0, 1, eps, 0.02)
     body = section(b"CONF", conf)
     if blob:
         body += section(b"TOKN", struct.pack("<IIQ", struct.unpack_from("<I", blob, 12)[0], 0,
                                              byte_hash(blob)) + blob)
-    body += section(b"STAT", struct.pack("<qffiI", step, math.inf, math.nan, 0, 0))
+    body += section(b"STAT", struct.pack("<qffiI", step, math.inf, math.nan, 0, 0), stat_reserved)
+    body += extra
     n = n_params(V, C, T)
     if tensor_bytes is not None:  # only the header of a PARM section (a sparse file's)
         body += b"PARM" + struct.pack("<IQ", 0, tensor_bytes)
@@ -84,6 +95,11 @@ def main(d):
     put("inf.bin", checkpoint(params=params))
     put("inf_eps.bin", checkpoint(eps=math.inf))
     put("neg_step.bin", checkpoint(step=-5))
+    put("reserved_bits.bin", checkpoint(stat_reserved=4))
+    put("nan_lr_min.bin", checkpoint(extra=opts_float("lr-min", math.nan)))
+    put("nan_clip.bin", checkpoint(extra=opts_float("grad-clip", math.nan)))
+    put("neg_wd.bin", checkpoint(extra=opts_float("weight-decay", -0.5)))
+    put("zero_rng.bin", checkpoint(extra=batc(0x1234, 0, 0)))
     put("bpe_in_ckpt.bin", checkpoint(V=289, blob=doubling_bpe()))
     good = checkpoint()
     flip = bytearray(good)

@@ -41,7 +41,14 @@ expect_error "NaN parameters: info -m" "nan.bin': parameter 5 is nan" to "$A" in
 # loose validation
 expect_error "norm_eps inf" "inf_eps.bin': norm_eps inf" to "$A" info -m "$T/inf_eps.bin"
 expect_error "negative step" "neg_step.bin': negative step -5" to "$A" info -m "$T/neg_step.bin"
+expect_error "reserved bits" "reserved_bits.bin': section 'STAT' has reserved bits set" to "$A" info -m "$T/reserved_bits.bin"
+expect_error "NaN lr-min" "nan_lr_min.bin': option lr-min is nan" to "$A" info -m "$T/nan_lr_min.bin"
+expect_error "NaN grad-clip" "nan_clip.bin': option grad-clip is nan" to "$A" info -m "$T/nan_clip.bin"
+expect_error "negative weight decay" "neg_wd.bin': option weight-decay is -0.5" to "$A" info -m "$T/neg_wd.bin"
+expect_error "all-zero RNG state" "zero_rng.bin': its batch sampler state is all zero" to "$A" info -m "$T/zero_rng.bin"
 expect_error "bad preamble size" "bad_preamble.bin': version 2 with a preamble of 16 bytes" to "$A" info -m "$T/bad_preamble.bin"
+# ids are int32: a token file's vocabulary above INT32_MAX came back negative
+expect_error "token file vocab > INT32_MAX" "huge_vocab.tokens': bad vocab size 2147483649" to "$A" train --data "$T/huge_vocab.tokens" --tokenizer byte -o "$T/o6"
 # info -m reads the whole file (was: the header only, exit 0)
 expect_error "info -m bit flip" "flip.bin': checksum mismatch" to "$A" info -m "$T/flip.bin"
 head -c 30000 "$(dirname "$0")/fixtures/ckpt_v1.bin" > "$T/v1_trunc.bin"

@@ -30,7 +30,21 @@ typedef struct {
     float *adam_m, *adam_v;     /* ADAM */
     uint8_t *blob;              /* the tokenizer blob of TOKN */
     uint64_t blob_len;
+    unsigned seen;              /* bit i: KNOWN[i] was read */
 } walk;
+
+/* The sections this reader knows: each may appear once (two CONF or TOKN would be
+ * ambiguous, and the second must not silently replace the first). */
+static const char KNOWN[][5] = {"CONF", "TOKN", "STAT", "OPTS", "BATC", "PARM", "ADAM"};
+
+static int seen_twice(walk *w, const char tag[4]) {
+    for (unsigned i = 0; i < sizeof KNOWN / sizeof KNOWN[0]; i++)
+        if (memcmp(tag, KNOWN[i], 4) == 0) {
+            if (w->seen & 1u << i) return 1;
+            w->seen |= 1u << i;
+        }
+    return 0;
+}
 
 static int corrupt(const char *path, const char *what) {
     return andrea_set_error("checkpoint '%s': %s (corrupt file?)", path, what);
@@ -168,6 +182,11 @@ static int walk_sections(walk *w, andrea_ckpt_stream *r, uint64_t fsize, int hea
         if (get_u32(h + 4) != 0) {
             rc = andrea_set_error("checkpoint '%s': section '%.4s' has reserved bits set (corrupt "
                                   "file?)", w->path, tag);
+            break;
+        }
+        if (seen_twice(w, tag)) {
+            rc = andrea_set_error("checkpoint '%s': section '%.4s' appears twice (corrupt file?)",
+                                  w->path, tag);
             break;
         }
         uint64_t len = get_u64(h + 8), padded = (len + 7) / 8 * 8;
