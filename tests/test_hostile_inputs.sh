@@ -10,7 +10,8 @@ command -v python3 > /dev/null || { echo "skip: python3 not found" >&2; exit 77;
 python3 "$(dirname "$0")/hostile.py" "$T" || { echo "FAIL: hostile.py" >&2; exit 1; }
 head -c 3000 /dev/urandom | base64 > "$T/text.txt"
 mkfifo "$T/fifo"
-to() { timeout 10 "$@"; }
+# -k: the trainer catches SIGTERM (it saves on a stop), so a hang needs a KILL after it
+to() { timeout -k 5 10 "$@"; }
 
 # the BPE blob whose 32 merges double a token's length (was: SIGSEGV, heap overflow)
 expect_error "bpe doubling: tokenizer info" "bpe_doubling.tok.*makes a token of" to "$A" tokenizer info "$T/bpe_doubling.tok"
