@@ -21,7 +21,11 @@ fi
 CC=clang cmake -S . -B "$build" -DANDREA_FUZZ=ON -DCMAKE_BUILD_TYPE=Release > "$build.log" 2>&1 ||
     { cat "$build.log" >&2; exit 1; }
 cmake --build "$build" -j"${FUZZ_JOBS:-2}" >> "$build.log" 2>&1 || { tail -30 "$build.log" >&2; exit 1; }
-work=${FUZZ_WORK:-$(mktemp -d)}
+work=${FUZZ_WORK:-}
+if [ -z "$work" ]; then # a scratch dir of our own: removed unless something failed
+    work=$(mktemp -d)
+    trap '[ "$failed" -ne 0 ] || rm -rf "$work"' EXIT
+fi
 failed=0
 for n in "${names[@]}"; do
     exe="$build/fuzz/fuzz_$n"
