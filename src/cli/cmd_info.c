@@ -37,10 +37,17 @@ int cmd_info(int argc, char **argv) {
     static andrea_ckpt_state st; /* 9 KiB */
     uint64_t file_size = 0;
     if (model_path) {
-        if (andrea_checkpoint_peek_size(model_path, &cfg, &st, &file_size)) {
+        /* the header for what to print, then the whole file: checksum, finite tensors,
+         * the embedded tokenizer (a truncated or flipped file must not pass as fine) */
+        andrea_tokenizer *tok = NULL;
+        andrea_model *m = NULL;
+        if (andrea_checkpoint_peek_size(model_path, &cfg, &st, &file_size) ||
+            !(m = andrea_checkpoint_load_with_tokenizer(model_path, &tok))) {
             fprintf(stderr, "andrea info: %s\n", andrea_error());
             return 1;
         }
+        andrea_tokenizer_free(tok);
+        andrea_model_free(m);
     } else if (model_flags_apply("info", &mf, specs, n_specs, "andrea-120m", &cfg)) {
         return 2;
     }
@@ -97,6 +104,7 @@ int cmd_info(int argc, char **argv) {
         printf("checkpoint size: %llu bytes (format version %u, %s AdamW state, %llu-byte "
                "tokenizer)\n", (unsigned long long)file_size, st.version,
                st.has_moments ? "with" : "without", (unsigned long long)st.tokenizer_blob);
+        printf("verified: the whole file (checksum, finite parameters, tokenizer)\n");
         return 0;
     }
     /* what training would write: the byte tokenizer's blob, default options, no data path */

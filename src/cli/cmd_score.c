@@ -9,6 +9,7 @@
 #include "andrea_gate.h"
 #include "args.h"
 #include "commands.h"
+#include "util/file.h"
 
 /* Reads all of f into a malloc'd buffer. */
 static char *read_all(FILE *f, size_t *len) {
@@ -69,9 +70,10 @@ int cmd_score(int argc, char **argv) {
         return 2;
     }
     int from_stdin = strcmp(pos[0], "-") == 0;
-    FILE *f = from_stdin ? stdin : fopen(pos[0], "rb");
+    uint64_t size;
+    FILE *f = from_stdin ? stdin : andrea_file_fopen_regular(pos[0], NULL, 0, &size);
     if (!f) {
-        fprintf(stderr, "andrea score: cannot open '%s'\n", pos[0]);
+        fprintf(stderr, "andrea score: %s\n", andrea_error());
         return 1;
     }
     size_t len = 0;

@@ -13,6 +13,7 @@
 #include "args.h"
 #include "util/atomic_file.h"
 #include "commands.h"
+#include "util/file.h"
 #include "util/perf.h"
 
 #define NSPECS(a) ((int)(sizeof(a) / sizeof((a)[0])))
@@ -36,18 +37,13 @@ static int input_open(const char *path, input *in) {
         in->n = in->owned.len;
         return 0;
     }
-    int fd = open(path, O_RDONLY);
+    uint64_t size;
+    int fd = andrea_file_open_regular(path, NULL, SIZE_MAX, &size);
     if (fd < 0) {
-        fprintf(stderr, "andrea tokenizer: cannot open '%s': %s\n", path, strerror(errno));
+        fprintf(stderr, "andrea tokenizer: %s\n", andrea_error());
         return -1;
     }
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        fprintf(stderr, "andrea tokenizer: '%s' is not a regular file\n", path);
-        close(fd);
-        return -1;
-    }
-    in->n = (size_t)st.st_size;
+    in->n = (size_t)size;
     if (in->n) {
         void *m = mmap(NULL, in->n, PROT_READ, MAP_PRIVATE, fd, 0);
         if (m == MAP_FAILED) {
@@ -292,9 +288,10 @@ static int tok_decode(int argc, char **argv) {
         }
     } else {
         const char *name = in_path ? in_path : "-";
-        FILE *f = strcmp(name, "-") == 0 ? stdin : fopen(name, "r");
+        uint64_t size;
+        FILE *f = strcmp(name, "-") == 0 ? stdin : andrea_file_fopen_regular(name, NULL, 0, &size);
         if (!f) {
-            fprintf(stderr, "andrea tokenizer decode: cannot open '%s': %s\n", name, strerror(errno));
+            fprintf(stderr, "andrea tokenizer decode: %s\n", andrea_error());
             andrea_tokenizer_free(t);
             return 1;
         }

@@ -7,6 +7,7 @@
 #include "formats/fmt.h"
 #include "train/checkpoint.h"
 #include "util/error.h"
+#include "util/file.h"
 #include "util/le.h"
 
 static const char *const FORMAT_NAMES[] = {"unknown", "andrea", "safetensors", "gguf", "llmc"};
@@ -41,8 +42,9 @@ int andrea_format_from_extension(const char *path) {
 }
 
 int andrea_format_sniff(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return andrea_set_error("cannot open '%s'", path), ANDREA_FORMAT_UNKNOWN;
+    uint64_t size;
+    FILE *f = andrea_file_fopen_regular(path, "model file", 0, &size);
+    if (!f) return ANDREA_FORMAT_UNKNOWN;
     uint8_t h[16] = {0};
     size_t n = fread(h, 1, sizeof h, f);
     fclose(f);

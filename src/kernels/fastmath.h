@@ -3,7 +3,10 @@
  * tanhf are scalar calls and were a third of a small model's step time).
  * Cephes' method: x = n ln2 + r with |r| <= ln2 / 2, e^r by a degree-6
  * polynomial, 2^n through the exponent bits. Relative error < 2e-7 on
- * [-87, 88]; inputs outside are clamped (e^-87 ~ 1.6e-38, e^88 ~ 1.7e38).
+ * [-87, 88]; inputs outside are clamped (e^-87 ~ 1.6e-38, e^88 ~ 1.7e38), Inf
+ * included. NaN in gives NaN out: the clamp is written so that NaN compares false and
+ * becomes -87 (converting NaN to int is undefined behaviour), and the result is
+ * replaced by the input at the end; both are selects, so it still vectorises.
  */
 #ifndef ANDREA_KERNELS_FASTMATH_H
 #define ANDREA_KERNELS_FASTMATH_H
@@ -11,9 +14,9 @@
 #include <stdint.h>
 #include <string.h>
 
-static inline float andrea_expf(float x) {
-    x = x < -87.0f ? -87.0f : x;
-    x = x > 88.0f ? 88.0f : x;
+static inline float andrea_expf(float in) {
+    float x = in > -87.0f ? in : -87.0f; /* NaN: -87 */
+    x = x < 88.0f ? x : 88.0f;
     float t = x * 1.44269504088896341f + 0.5f;
     int32_t n = (int32_t)t;
     n -= t < (float)n; /* floor, also for negative t */
@@ -31,7 +34,7 @@ static inline float andrea_expf(float x) {
     int32_t bits = (n + 127) << 23;
     float scale;
     memcpy(&scale, &bits, 4);
-    return y * scale;
+    return in == in ? y * scale : in;
 }
 
 /* tanh(u) = 1 - 2 / (1 + e^(2u)); saturates to +-1 through the clamp above.

@@ -92,6 +92,7 @@ andrea_tokenizer *andrea_bpe_build(const andrea_tok_ops *ops, int32_t vocab, int
         ptrs[id][0] = (uint8_t)i;
     }
     b->n_merges = n_merges;
+    uint64_t table = 256; /* bytes of every token so far */
     b->merges = malloc((size_t)(n_merges ? n_merges : 1) * 3 * sizeof *b->merges);
     if (!b->merges || andrea_u64map_init(&b->ranks, (size_t)n_merges)) goto oom;
     for (int32_t r = 0; r < n_merges; r++) {
@@ -115,7 +116,16 @@ andrea_tokenizer *andrea_bpe_build(const andrea_tok_ops *ops, int32_t vocab, int
         }
         defined[res] = 1;
         memcpy(&b->merges[3 * r], &merges[3 * r], 3 * sizeof *merges);
-        lens[res] = lens[a] + lens[c];
+        /* in 64 bits: merges can double a length each time (32 of them wrap a uint32) */
+        uint64_t len = (uint64_t)lens[a] + lens[c];
+        table += len;
+        if (len > ANDREA_TOK_TOKEN_MAX || table > ANDREA_TOK_TABLE_MAX) {
+            andrea_set_error("bpe: merge %d makes a token of %llu bytes (%llu in all; limits %u "
+                             "and %llu)", r, (unsigned long long)len, (unsigned long long)table,
+                             ANDREA_TOK_TOKEN_MAX, (unsigned long long)ANDREA_TOK_TABLE_MAX);
+            goto fail;
+        }
+        lens[res] = (uint32_t)len;
         ptrs[res] = malloc(lens[res]);
         if (!ptrs[res]) goto oom;
         memcpy(ptrs[res], ptrs[a], lens[a]);

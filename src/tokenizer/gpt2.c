@@ -54,10 +54,14 @@ static const char GPT2_SPECIAL[] = "<|endoftext|>";
 /* Both files are checked before parsing: jansson reports a missing file as an
  * error at "line -1 column -1". */
 static int check_readable(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return andrea_set_error("GPT-2 tokenizer: cannot open '%s': %s (it needs encoder.json and "
-                                "vocab.bpe from OpenAI's release)", path, strerror(errno));
+    uint64_t size;
+    FILE *f = andrea_file_fopen_regular(path, NULL, ANDREA_TOK_FILE_MAX, &size);
+    if (!f) {
+        char why[700];
+        snprintf(why, sizeof why, "%s", andrea_error());
+        return andrea_set_error("GPT-2 tokenizer: %s (it needs encoder.json and vocab.bpe from "
+                                "OpenAI's release)", why);
+    }
     fclose(f);
     return 0;
 }
@@ -76,7 +80,10 @@ andrea_tokenizer *andrea_tokenizer_gpt2_load(const char *encoder_json, const cha
 
     if (check_readable(encoder_json) || check_readable(vocab_bpe)) goto done;
     json_error_t jerr;
-    root = json_load_file(encoder_json, JSON_REJECT_DUPLICATES, &jerr);
+    /* read through util/file.c (regular files only, bounded), then parse */
+    if (andrea_file_read_max(encoder_json, ANDREA_TOK_FILE_MAX, &tmp)) goto done;
+    root = json_loadb((const char *)tmp.data, tmp.len, JSON_REJECT_DUPLICATES, &jerr);
+    tmp.len = 0;
     if (!root) {
         andrea_set_error("'%s': line %d column %d: %s", encoder_json, jerr.line, jerr.column, jerr.text);
         goto done;
@@ -131,7 +138,7 @@ andrea_tokenizer *andrea_tokenizer_gpt2_load(const char *encoder_json, const cha
             goto done;
         }
 
-    if (andrea_file_read(vocab_bpe, &vb)) goto done;
+    if (andrea_file_read_max(vocab_bpe, ANDREA_TOK_FILE_MAX, &vb)) goto done;
     int32_t n_expected = (int32_t)V - 257, nm = 0;
     merges = malloc((size_t)(n_expected ? n_expected : 1) * 3 * sizeof *merges);
     if (!merges) {

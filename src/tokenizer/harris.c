@@ -34,6 +34,7 @@
 
 #include "tokenizer/tok_internal.h"
 #include "util/error.h"
+#include "util/file.h"
 #include "util/perf.h"
 
 #ifdef ANDREA_HAVE_JANSSON
@@ -191,6 +192,11 @@ static andrea_tokenizer *harris_deserialize(uint32_t vocab, uint32_t bos, const 
     if (bos != 256 || vocab < 257 || plen < 4 || get_u32(q) != vocab - 257)
         return andrea_set_error("%s: harris payload does not match vocab %u", what, vocab), NULL;
     uint32_t nseg = vocab - 257;
+    /* each segment takes at least 5 payload bytes (length + 1 byte): bound the count by
+     * what the payload can hold before allocating for it */
+    if (nseg > (plen - 4) / 5)
+        return andrea_set_error("%s: harris payload of %zu bytes cannot hold %u segments", what,
+                                plen, nseg), NULL;
     const uint8_t **segs = malloc(((size_t)nseg + 1) * sizeof *segs);
     uint32_t *lens = malloc(((size_t)nseg + 1) * sizeof *lens);
     size_t off = 4;
@@ -500,7 +506,10 @@ done:
 
 andrea_tokenizer *andrea_tokenizer_harris_import(const char *json_path) {
     json_error_t jerr;
-    json_t *root = json_load_file(json_path, JSON_ALLOW_NUL, &jerr);
+    andrea_bytes text = {0}; /* read through util/file.c: regular files only, bounded */
+    if (andrea_file_read_max(json_path, ANDREA_TOK_FILE_MAX, &text)) return NULL;
+    json_t *root = json_loadb((const char *)text.data, text.len, JSON_ALLOW_NUL, &jerr);
+    andrea_bytes_free(&text);
     if (!root)
         return andrea_set_error("'%s': line %d column %d: %s", json_path, jerr.line, jerr.column,
                                 jerr.text), NULL;
@@ -524,6 +533,10 @@ andrea_tokenizer *andrea_tokenizer_harris_import(const char *json_path) {
         goto done;
     }
     size_t n = json_array_size(arr);
+    if (n > (1 << 24)) {
+        andrea_set_error("'%s': %zu segments (at most %d)", json_path, n, 1 << 24);
+        goto done;
+    }
     segs = malloc((n ? n : 1) * sizeof *segs);
     lens = malloc((n ? n : 1) * sizeof *lens);
     if (!segs || !lens) { andrea_set_error("out of memory"); goto done; }
@@ -531,6 +544,11 @@ andrea_tokenizer *andrea_tokenizer_harris_import(const char *json_path) {
         json_t *e = json_array_get(arr, i);
         if (!json_is_string(e) || json_string_length(e) == 0) {
             andrea_set_error("'%s': segment %zu is not a non-empty string", json_path, i);
+            goto done;
+        }
+        if (json_string_length(e) > 1024) { /* before the cast to 32 bits */
+            andrea_set_error("'%s': segment %zu has %zu bytes (1..1024 allowed)", json_path, i,
+                             json_string_length(e));
             goto done;
         }
         segs[i] = (const uint8_t *)json_string_value(e);

@@ -11,6 +11,14 @@
 #include "util/le.h"
 #include "util/utf8.h"
 
+/* The largest tokenizer file read (.tok, encoder.json, vocab.bpe, harris JSON): GPT-2's
+ * files are 1 MB and 0.5 MB; anything near this bound is not a tokenizer. */
+#define ANDREA_TOK_FILE_MAX ((uint64_t)1 << 30)
+/* Bounds on the token table a loaded tokenizer builds: no token longer than this, and no
+ * more bytes in all (a merge list can double a token's length with every merge). */
+#define ANDREA_TOK_TOKEN_MAX ((uint32_t)1 << 20)
+#define ANDREA_TOK_TABLE_MAX ((uint64_t)1 << 28)
+
 /* ---- hash maps ---------------------------------------------------------------- */
 
 /* uint64 key -> uint32 value, open addressing; UINT64_MAX is reserved (empty). */

@@ -18,6 +18,7 @@
 
 #include "tokenizer/tok_internal.h"
 #include "util/error.h"
+#include "util/file.h"
 
 #define TF_MAGIC "ANDRTOKS"
 #define TF_VERSION 1u
@@ -132,14 +133,10 @@ struct andrea_token_file {
 };
 
 andrea_token_file *andrea_token_file_open(const char *path, int check_ids) {
-    int fd = open(path, O_RDONLY);
-    if (fd < 0) return andrea_set_error("cannot open token file '%s': %s", path, strerror(errno)), NULL;
-    struct stat st;
-    if (fstat(fd, &st) != 0) {
-        close(fd);
-        return andrea_set_error("'%s': %s", path, strerror(errno)), NULL;
-    }
-    size_t len = (size_t)st.st_size;
+    uint64_t size;
+    int fd = andrea_file_open_regular(path, "token file", SIZE_MAX, &size);
+    if (fd < 0) return NULL;
+    size_t len = (size_t)size;
     if (len < TF_HEADER) {
         close(fd);
         return andrea_set_error("token file '%s': %zu bytes, shorter than the %d-byte header", path,
@@ -158,7 +155,12 @@ andrea_token_file *andrea_token_file_open(const char *path, int check_ids) {
         snprintf(msg, sizeof msg, "format version %u, this andrea reads %u", version, TF_VERSION);
         why = msg;
     } else if (hdr != TF_HEADER) why = "bad header size";
-    else if (vocab < 2 || bos >= vocab) why = "bad vocab size or BOS";
+    else if (vocab < 2 || vocab > INT32_MAX || bos >= vocab) {
+        /* ids are int32_t everywhere: a larger vocabulary would come back negative */
+        snprintf(msg, sizeof msg, "bad vocab size %u or BOS %u (vocab must be in [2, %d])", vocab,
+                 bos, INT32_MAX);
+        why = msg;
+    }
     else if (width != (vocab <= 65536 ? 2u : 4u)) why = "bytes per token does not match the vocab size";
     else if (count > (len - TF_HEADER) / width || TF_HEADER + count * width != len) {
         snprintf(msg, sizeof msg, "header says %llu tokens (%llu bytes) but the file has %zu; truncated?",

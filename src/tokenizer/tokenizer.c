@@ -157,6 +157,11 @@ andrea_tokenizer *andrea_tokenizer_deserialize(const void *blob, size_t n, const
     const andrea_tok_ops *ops = kind_ops(kind);
     if (!ops) return andrea_set_error("%s: unknown tokenizer kind %u", what, kind), NULL;
     andrea_tokenizer *t = ops->deserialize(vocab, bos, p + TOK_HEADER, (size_t)plen, what);
+    if (!t && strncmp(andrea_error(), what, strlen(what)) != 0) { /* name the file */
+        char why[700];
+        snprintf(why, sizeof why, "%s", andrea_error());
+        andrea_set_error("%s: %s", what, why);
+    }
     if (t && (t->vocab != (int32_t)vocab || t->bos != (int32_t)bos)) {
         andrea_set_error("%s: header (vocab %u, bos %u) disagrees with the payload", what, vocab, bos);
         andrea_tokenizer_free(t);
@@ -190,7 +195,7 @@ int andrea_tokenizer_save(const andrea_tokenizer *t, const char *path) {
 
 andrea_tokenizer *andrea_tokenizer_load(const char *path) {
     andrea_bytes b = {0};
-    if (andrea_file_read(path, &b)) return NULL;
+    if (andrea_file_read_max(path, ANDREA_TOK_FILE_MAX, &b)) return NULL;
     andrea_tokenizer *t = andrea_tokenizer_deserialize(b.data, b.len, path);
     andrea_bytes_free(&b);
     return t;

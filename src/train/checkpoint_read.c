@@ -17,6 +17,7 @@
 #include "train/run_options.h"
 #include "util/bigalloc.h"
 #include "util/error.h"
+#include "util/file.h"
 #include "util/le.h"
 
 /* What a walk over the sections collected. */
@@ -29,7 +30,21 @@ typedef struct {
     float *adam_m, *adam_v;     /* ADAM */
     uint8_t *blob;              /* the tokenizer blob of TOKN */
     uint64_t blob_len;
+    unsigned seen;              /* bit i: KNOWN[i] was read */
 } walk;
+
+/* The sections this reader knows: each may appear once (two CONF or TOKN would be
+ * ambiguous, and the second must not silently replace the first). */
+static const char KNOWN[][5] = {"CONF", "TOKN", "STAT", "OPTS", "BATC", "PARM", "ADAM"};
+
+static int seen_twice(walk *w, const char tag[4]) {
+    for (unsigned i = 0; i < sizeof KNOWN / sizeof KNOWN[0]; i++)
+        if (memcmp(tag, KNOWN[i], 4) == 0) {
+            if (w->seen & 1u << i) return 1;
+            w->seen |= 1u << i;
+        }
+    return 0;
+}
 
 static int corrupt(const char *path, const char *what) {
     return andrea_set_error("checkpoint '%s': %s (corrupt file?)", path, what);
@@ -95,6 +110,7 @@ static int decode_meta(walk *w, const char tag[4], const uint8_t *p, uint64_t n)
     if (memcmp(tag, "CONF", 4) == 0) return decode_conf(w, p, n);
     if (memcmp(tag, "TOKN", 4) == 0) {
         if (n < 16) return corrupt(w->path, "TOKN section too short");
+        if (get_u32(p + 4) != 0) return corrupt(w->path, "TOKN reserved field is not 0");
         s->tokenizer_kind = get_u32(p);
         s->tokenizer_checksum = get_u64(p + 8);
         w->blob_len = s->tokenizer_blob = n - 16;
@@ -107,6 +123,7 @@ static int decode_meta(walk *w, const char tag[4], const uint8_t *p, uint64_t n)
     }
     if (memcmp(tag, "STAT", 4) == 0) {
         if (n < 20) return corrupt(w->path, "STAT section too short");
+        if (n >= 24 && get_u32(p + 20) != 0) return corrupt(w->path, "STAT reserved field is not 0");
         s->step = (int64_t)get_u64(p);
         s->best_val_loss = get_f32(p + 8);
         s->smooth_loss = get_f32(p + 12);
@@ -162,6 +179,16 @@ static int walk_sections(walk *w, andrea_ckpt_stream *r, uint64_t fsize, int hea
         }
         char tag[4];
         memcpy(tag, h, 4);
+        if (get_u32(h + 4) != 0) {
+            rc = andrea_set_error("checkpoint '%s': section '%.4s' has reserved bits set (corrupt "
+                                  "file?)", w->path, tag);
+            break;
+        }
+        if (seen_twice(w, tag)) {
+            rc = andrea_set_error("checkpoint '%s': section '%.4s' appears twice (corrupt file?)",
+                                  w->path, tag);
+            break;
+        }
         uint64_t len = get_u64(h + 8), padded = (len + 7) / 8 * 8;
         if (len > end || padded > end - r->pos) {
             rc = andrea_set_error("checkpoint '%s': section '%.4s' of %llu bytes runs past the end "
@@ -207,24 +234,21 @@ static void walk_free(walk *w) {
 
 /* Opens path and checks magic, version and size. *version: 1 or 2. */
 static FILE *open_checked(const char *path, uint64_t *fsize, uint32_t *version) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return andrea_set_error("cannot open checkpoint '%s': %s", path, strerror(errno)), NULL;
-    struct stat sb;
-    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        fclose(f);
-        return andrea_set_error("checkpoint '%s' is not a regular file", path), NULL;
-    }
-    *fsize = (uint64_t)sb.st_size;
+    FILE *f = andrea_file_fopen_regular(path, "checkpoint", 0, fsize);
+    if (!f) return NULL;
     uint8_t pre[ANDREA_CKPT_PREAMBLE];
     size_t got = fread(pre, 1, sizeof pre, f);
     const char *err = NULL;
     if (got >= 8 && memcmp(pre, ANDREA_CKPT_MAGIC, 8) != 0) err = "bad magic";
     else if (got < 16) err = "truncated header";
     else if ((*version = get_u32(pre + 8)) != 1 && *version != ANDREA_CKPT_VERSION) err = "version";
-    else if (*version == 2 && (got < sizeof pre || get_u32(pre + 12) != ANDREA_CKPT_PREAMBLE))
-        err = "truncated header";
+    else if (*version == 2 && got < sizeof pre) err = "truncated header";
+    else if (*version == 2 && get_u32(pre + 12) != ANDREA_CKPT_PREAMBLE) err = "preamble";
     if (err && strcmp(err, "bad magic") == 0)
         andrea_set_error("'%s' is not an andrea checkpoint (bad magic)", path);
+    else if (err && strcmp(err, "preamble") == 0)
+        andrea_set_error("checkpoint '%s': version 2 with a preamble of %u bytes, not %d (corrupt "
+                         "file?)", path, get_u32(pre + 12), ANDREA_CKPT_PREAMBLE);
     else if (err && strcmp(err, "version") == 0)
         andrea_set_error("checkpoint '%s': unsupported version %u (this build reads 1 and %d)",
                          path, *version, ANDREA_CKPT_VERSION);
@@ -256,6 +280,17 @@ static int file_corrupt(FILE *f, andrea_ckpt_stream *r, uint64_t fsize) {
     return andrea_ckpt_skip(r, fsize - 8) == 0 && andrea_ckpt_rcheck(r) == 0;
 }
 
+/* The NaN guard on load: a model with NaN or Inf weights never comes out of a checkpoint
+ * (eval would print "loss nan"); AdamW's second moment is >= 0 as well. */
+static int check_tensors(const char *path, const andrea_model *m, const float *adam_m,
+                         const float *adam_v) {
+    uint64_t n = (uint64_t)andrea_config_param_counts(&m->cfg).total;
+    if (andrea_ckpt_check_finite(path, "parameter", m->params, n, 0)) return -1;
+    if (adam_m && andrea_ckpt_check_finite(path, "AdamW m", adam_m, n, 0)) return -1;
+    if (adam_v && andrea_ckpt_check_finite(path, "AdamW v", adam_v, n, 1)) return -1;
+    return 0;
+}
+
 static int read_any(const char *path, int header_only, andrea_config *cfg, andrea_ckpt_state *st,
                     andrea_model **model, float **adam_m, float **adam_v, void **blob,
                     uint64_t *blob_len, uint64_t *file_size) {
@@ -265,11 +300,32 @@ static int read_any(const char *path, int header_only, andrea_config *cfg, andre
     if (!f) return -1;
     if (file_size) *file_size = fsize;
     memset(st, 0, sizeof *st);
-    if (version == 1) {
-        int rc = andrea_ckpt_v1_read(f, path, fsize, cfg, st, header_only ? NULL : model, adam_m,
-                                     adam_v, blob, blob_len);
+    if (!header_only && version == 2 && andrea_ckpt_check_holes(f, path, fsize)) {
         fclose(f);
-        return rc;
+        return -1;
+    }
+    if (version == 1) {
+        andrea_model *m1 = NULL;
+        float *m1m = NULL, *m1v = NULL;
+        int rc = andrea_ckpt_v1_read(f, path, fsize, cfg, st, header_only ? NULL : &m1,
+                                     adam_m ? &m1m : NULL, adam_m ? &m1v : NULL, blob, blob_len);
+        fclose(f);
+        if (rc == 0) rc = andrea_ckpt_check_state(path, cfg, st);
+        if (rc == 0 && m1) rc = check_tensors(path, m1, m1m, m1v);
+        if (rc) {
+            andrea_model_free(m1);
+            free(m1m);
+            free(m1v);
+            if (blob) {
+                free(*blob);
+                *blob = NULL;
+            }
+            return -1;
+        }
+        if (model) *model = m1; else andrea_model_free(m1);
+        if (adam_m) *adam_m = m1m;
+        if (adam_v) *adam_v = m1v;
+        return 0;
     }
     st->version = 2;
     andrea_ckpt_stream *r = malloc(sizeof *r);
@@ -296,6 +352,8 @@ static int read_any(const char *path, int header_only, andrea_config *cfg, andre
     }
     free(r);
     fclose(f);
+    if (rc == 0) rc = andrea_ckpt_check_state(path, &w.cfg, st);
+    if (rc == 0 && w.m) rc = check_tensors(path, w.m, w.adam_m, w.adam_v);
     if (rc) {
         walk_free(&w);
         return -1;

@@ -70,6 +70,10 @@ int andrea_ckpt_v1_read(FILE *f, const char *path, uint64_t fsize, andrea_config
         snprintf(why, sizeof why, "%s", andrea_error());
         return andrea_set_error("checkpoint '%s': %s", path, why);
     }
+    if ((get_u32(hdr + 60) & ~1u) != 0 || get_u32(hdr + 76) != 0)
+        return andrea_set_error("checkpoint '%s': reserved header bits are set (flags %08x, "
+                                "reserved %08x; corrupt file?)", path, get_u32(hdr + 60),
+                                get_u32(hdr + 76));
     int has_moments = get_u32(hdr + 60) & 1u;
     st->has_moments = has_moments;
     st->tokenizer_blob = get_u64(hdr + 88);
@@ -86,6 +90,8 @@ int andrea_ckpt_v1_read(FILE *f, const char *path, uint64_t fsize, andrea_config
         return andrea_set_error("checkpoint '%s': %s (%llu of %llu bytes); was it being written "
                                 "when the run stopped?", path, fsize < want ? "truncated" : "too long",
                                 (unsigned long long)fsize, (unsigned long long)want);
+    /* pieces of whole words hash as the file does in one pass (see ckpt_check.c) */
+    if (bytes % 8 == 0 && andrea_ckpt_check_holes(f, path, fsize)) return -1;
     andrea_model *m = andrea_model_alloc(cfg);
     if (!m) return -1;
     float *mm = NULL, *vv = NULL;

@@ -24,4 +24,17 @@ int andrea_ckpt_encode_meta(andrea_bytes *b, const andrea_config *c, const andre
 int andrea_ckpt_v1_read(FILE *f, const char *path, uint64_t fsize, andrea_config *cfg,
                         andrea_ckpt_state *st, andrea_model **model, float **adam_m,
                         float **adam_v, void **blob, uint64_t *blob_len);
+
+/* ckpt_check.c. The run state a resume continues from: config floats finite, step >= 0,
+ * every option finite and >= 0, seq <= ctx, a corpus position's RNG state not all zero.
+ * 0, or -1 with a one-line error naming path. */
+int andrea_ckpt_check_state(const char *path, const andrea_config *cfg,
+                            const andrea_ckpt_state *s);
+/* x[0..n) finite (and >= 0 if nonneg); -1 naming path, what and the first bad index. */
+int andrea_ckpt_check_finite(const char *path, const char *what, const float *x, uint64_t n,
+                             int nonneg);
+/* A file with holes (SEEK_HOLE): checks the trailing checksum of [0, fsize - 8) reading
+ * only its data, before anything is allocated. 0 when it matches or the file has no
+ * holes (the normal read checks it then), -1 on a mismatch. */
+int andrea_ckpt_check_holes(FILE *f, const char *path, uint64_t fsize);
 #endif

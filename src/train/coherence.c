@@ -17,6 +17,7 @@
 #include "andrea_gate.h"
 #include "train/gate_internal.h"
 #include "util/error.h"
+#include "util/file.h"
 #include "util/hash.h"
 #include "util/utf8.h"
 
@@ -201,12 +202,15 @@ andrea_gate *andrea_gate_load(const char *path) {
     }
     FILE *f = NULL;
     const char *used = NULL;
+    uint64_t size;
     for (int i = 0; i < n_tries && !f; i++)
-        if ((f = fopen(tries[i], "rb"))) used = tries[i];
+        if ((f = andrea_file_fopen_regular(tries[i], "word list", 1u << 30, &size))) used = tries[i];
     if (!f) {
-        if (path)
-            andrea_set_error("coherence gate: cannot read the word list '%s'", path);
-        else
+        if (path) {
+            char why[700];
+            snprintf(why, sizeof why, "%s", andrea_error());
+            andrea_set_error("coherence gate: cannot read the word list '%s' (%s)", path, why);
+        } else
             andrea_set_error("coherence gate: no English word list found (tried $ANDREA_WORDS, "
                              "/usr/share/dict/american-english, /usr/share/dict/words); install "
                              "Debian's wamerican (apt-get install wamerican) or give a file with "

@@ -7,11 +7,13 @@
 
 #include "train/data.h"
 #include "util/error.h"
+#include "util/file.h"
 #include "util/hash.h"
 
 int andrea_is_token_file(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return 0;
+    uint64_t size;
+    FILE *f = andrea_file_fopen_regular(path, NULL, 0, &size);
+    if (!f) return 0; /* the reader that follows says why */
     char magic[8];
     int yes = fread(magic, 1, 8, f) == 8 && memcmp(magic, "ANDRTOKS", 8) == 0;
     fclose(f);

@@ -13,6 +13,10 @@ int andrea_set_error(const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(g_error, sizeof g_error, fmt, ap);
     va_end(ap);
+    /* one line, whatever the arguments hold (a parser's message quoting hostile input,
+     * a file name with a newline): front ends print it as "andrea CMD: message\n" */
+    for (char *c = g_error; *c; c++)
+        if (*c == '\n' || *c == '\r') *c = ' ';
     return -1;
 }
 
