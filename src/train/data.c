@@ -53,12 +53,19 @@ void andrea_dataset_free(andrea_dataset *d) {
 
 void andrea_dataset_train_batch(const andrea_dataset *d, andrea_rng *rng, int B, int T,
                                 int32_t *x, int32_t *y) {
+    andrea_dataset_train_rows(d, rng, B, 0, B, T, x, y);
+}
+
+void andrea_dataset_train_rows(const andrea_dataset *d, andrea_rng *rng, int B, int row0,
+                               int nrows, int T, int32_t *x, int32_t *y) {
     uint64_t span = (uint64_t)(d->n_train - T); /* window starts in [0, n_train - T - 1] */
     for (int b = 0; b < B; b++) {
-        int64_t start = (int64_t)(andrea_rng_u64(rng) % span);
+        int64_t start = (int64_t)(andrea_rng_u64(rng) % span); /* drawn for every row */
+        if (b < row0 || b >= row0 + nrows) continue;
         const int32_t *src = d->tokens + start;
-        memcpy(x + (long)b * T, src, sizeof(int32_t) * (size_t)T);
-        memcpy(y + (long)b * T, src + 1, sizeof(int32_t) * (size_t)T);
+        long at = (long)(b - row0) * T;
+        memcpy(x + at, src, sizeof(int32_t) * (size_t)T);
+        memcpy(y + at, src + 1, sizeof(int32_t) * (size_t)T);
     }
 }
 

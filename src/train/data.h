@@ -29,6 +29,10 @@ void andrea_dataset_free(andrea_dataset *d);
 /* x, y (B, T): random training windows, y = x shifted by one. */
 void andrea_dataset_train_batch(const andrea_dataset *d, andrea_rng *rng, int B, int T,
                                 int32_t *x, int32_t *y);
+/* Rows row0..row0+nrows-1 of that batch of B rows (the RNG advances by all B): one
+ * rank's share of a global batch, reading only its own windows. */
+void andrea_dataset_train_rows(const andrea_dataset *d, andrea_rng *rng, int B, int row0,
+                               int nrows, int T, int32_t *x, int32_t *y);
 /* Number of consecutive validation windows of T + 1 tokens. */
 int64_t andrea_dataset_val_windows(const andrea_dataset *d, int T);
 /* Windows first..first+B-1; past the end rows are padding (targets -1, ignored). */

@@ -2,14 +2,19 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "dist/dist.h"
 #include "model/model.h"
 #include "train/data.h"
 #include "train/train_run.h"
 #include "util/error.h"
 
-int andrea_eval_tokens(andrea_model *m, const int32_t *tokens, int64_t n, int B, int T,
-                       int max_batches, double *mean_loss, int64_t *n_tokens) {
+/* Sums loss x valid tokens over the batches first, first + stride, ... of B windows (at
+ * most max_batches batches in all, counted over every stride): one rank's share. */
+static int eval_share(andrea_model *m, const int32_t *tokens, int64_t n, int B, int T,
+                      int max_batches, int first, int stride, double *total, int64_t *count) {
     andrea_clear_error(); /* a stale message must not turn a NaN loss into a failure */
+    *total = 0.0;
+    *count = 0;
     andrea_dataset d = {(int32_t *)tokens, n, 0, 0}; /* borrowed: all of it is "validation" */
     int64_t nw = andrea_dataset_val_windows(&d, T);
     if (nw == 0)
@@ -18,21 +23,26 @@ int andrea_eval_tokens(andrea_model *m, const int32_t *tokens, int64_t n, int B,
     int32_t *x = malloc(sizeof(int32_t) * (size_t)B * T * 2);
     if (!x) return andrea_set_error("out of memory");
     int32_t *y = x + (size_t)B * T;
-    double total = 0.0;
-    int64_t count = 0;
-    int batches = 0;
-    for (int64_t w = 0; w < nw && (max_batches <= 0 || batches < max_batches); w += B, batches++) {
-        andrea_dataset_val_batch(&d, w, B, T, x, y);
+    for (int64_t b = first; b * B < nw && (max_batches <= 0 || b < max_batches); b += stride) {
+        andrea_dataset_val_batch(&d, b * B, B, T, x, y);
         andrea_clear_error();
         float loss = andrea_model_forward(m, x, y, B, T);
         if (isnan(loss) && andrea_error()[0]) { /* a failed call, not a NaN model */
             free(x);
             return -1;
         }
-        total += (double)loss * m->ctx->n_valid;
-        count += m->ctx->n_valid;
+        *total += (double)loss * m->ctx->n_valid;
+        *count += m->ctx->n_valid;
     }
     free(x);
+    return 0;
+}
+
+int andrea_eval_tokens(andrea_model *m, const int32_t *tokens, int64_t n, int B, int T,
+                       int max_batches, double *mean_loss, int64_t *n_tokens) {
+    double total;
+    int64_t count;
+    if (eval_share(m, tokens, n, B, T, max_batches, 0, 1, &total, &count)) return -1;
     *mean_loss = total / (double)count;
     if (n_tokens) *n_tokens = count;
     return 0;
@@ -46,7 +56,14 @@ int andrea_run_has_validation(const andrea_train_run *r) {
 }
 
 int andrea_run_validate(andrea_train_run *r, double *val_loss) {
-    int64_t n;
+    int64_t n, count;
     const int32_t *v = r->src->validation(r->src, &n);
-    return andrea_eval_tokens(r->m, v, n, r->o.batch, r->o.seq, r->o.eval_batches, val_loss, NULL);
+    double sum[2]; /* loss x tokens, tokens: the batches are dealt round-robin over the ranks */
+    if (eval_share(r->m, v, n, r->o.batch, r->o.seq, r->o.eval_batches, r->dist->rank,
+                   r->dist->size, &sum[0], &count))
+        return -1;
+    sum[1] = (double)count;
+    if (andrea_dist_allreduce_sum_f64(r->dist, sum, 2)) return -1;
+    *val_loss = sum[0] / sum[1];
+    return 0;
 }

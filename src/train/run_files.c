@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "dist/dist_train.h"
 #include "train/train_run.h"
 #include "util/error.h"
 
@@ -43,13 +44,18 @@ static char *join(const char *dir, const char *name) {
 }
 
 int andrea_run_open_files(andrea_train_run *r) {
-    if (make_dir(r->o.out_dir)) return -1;
+    int root = andrea_dist_is_root(r); /* the other ranks write nothing */
+    if (root && make_dir(r->o.out_dir)) return -1;
     r->ckpt_path = join(r->o.out_dir, "ckpt.bin");
     r->best_path = join(r->o.out_dir, "best.bin");
     char *log_path = join(r->o.out_dir, "log.jsonl");
     if (!r->ckpt_path || !r->best_path || !log_path) {
         free(log_path);
         return andrea_set_error("out of memory");
+    }
+    if (!root) {
+        free(log_path);
+        return 0;
     }
     r->log = fopen(log_path, r->o.resume_path ? "a" : "w");
     if (!r->log) andrea_set_error("cannot write log '%s': %s", log_path, strerror(errno));
@@ -62,7 +68,11 @@ int andrea_run_open_files(andrea_train_run *r) {
 int andrea_run_save(andrea_train_run *r, int full) {
     /* the batch source's position as of now */
     r->st->batch_pos_len = (uint32_t)r->src->save(r->src, r->st->batch_pos, ANDREA_CKPT_POS_MAX);
-    return andrea_checkpoint_save(full ? r->ckpt_path : r->best_path, r->m,
-                                  full ? r->adam_m : NULL, full ? r->adam_v : NULL, r->st,
-                                  r->tok_blob.data, r->tok_blob.len);
+    float *am = NULL, *av = NULL; /* the full moments: ZeRO-1 gathers them to rank 0 */
+    if (full && andrea_dist_save_moments(r, &am, &av)) return -1;
+    int rc = !andrea_dist_is_root(r) ? 0
+             : andrea_checkpoint_save(full ? r->ckpt_path : r->best_path, r->m, am, av, r->st,
+                                      r->tok_blob.data, r->tok_blob.len);
+    if (full) andrea_dist_release_moments(r, am, av);
+    return andrea_dist_root_rc(r, rc);
 }

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "dist/dist_train.h"
 #include "train/train_run.h"
 #include "util/error.h"
 #include "util/perf.h"
@@ -55,7 +56,10 @@ int andrea_train(const andrea_config *cfg, const andrea_train_options *opts) {
             continue;
         }
         bad_steps = 0;
-        andrea_step_update(r, step, lr, gnorm);
+        if (andrea_step_update(r, step, lr, gnorm)) {
+            rc = -1;
+            break;
+        }
         int done = (int)++st->step;
         st->smooth_loss = isnan(st->smooth_loss) ? loss : 0.9f * st->smooth_loss + 0.1f * loss;
 
@@ -65,7 +69,7 @@ int andrea_train(const andrea_config *cfg, const andrea_train_options *opts) {
             timed_steps++;
         }
         double avg_ms = timed_steps ? ms_sum / timed_steps : ms;
-        double tok_s = (double)o->batch * o->seq * o->grad_accum / (ms / 1e3);
+        double tok_s = (double)o->batch * o->seq * o->grad_accum * r->dist->size / (ms / 1e3);
         andrea_train_step rep = {done, o->max_steps, loss, st->smooth_loss, lr, gnorm, ms, tok_s,
                                  avg_ms * (o->max_steps - done) / 1e3,
                                  start.peak_gflops > 0 ? start.flops_per_token * tok_s / 1e9 /
@@ -119,6 +123,7 @@ static int after_step(andrea_train_run *r, int done) {
     int stop = o->should_stop && o->should_stop(o->stop_user) ? ANDREA_STOP_HOOK
                : o->stop_at > 0 && done >= o->stop_at && !last ? ANDREA_STOP_AT
                                                                : 0;
+    if (andrea_dist_agree(r, &stop)) return -1; /* a signal to any rank stops them all */
     if ((due(o->ckpt_every, done) || last || stop) && andrea_run_save(r, 1)) return -1;
     return stop;
 }
