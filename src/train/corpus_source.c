@@ -86,7 +86,7 @@ static void sizes(const andrea_batch_source *s, int64_t *n_train, int64_t *n_val
 static const int32_t *validation(const andrea_batch_source *s, int64_t *n) {
     const corpus *c = s->state;
     *n = c->data.n - c->data.n_train;
-    return *n ? c->data.tokens + c->data.n_train : NULL;
+    return *n ? andrea_dataset_val(&c->data) : NULL;
 }
 
 static void source_free(andrea_batch_source *s) {
@@ -113,8 +113,14 @@ andrea_batch_source *andrea_corpus_source_open(const char *data_path, const char
     int32_t *tokens;
     int64_t n;
     uint64_t sum;
-    if (andrea_corpus_load(data_path, tokenizer_spec, tok, &tokens, &n, &sum) ||
-        andrea_dataset_init(&c->data, tokens, n, val_fraction, T, sum, data_path)) {
+    andrea_token_file *tf = NULL; /* token files stay mapped: no copy of the training part */
+    int bad = andrea_is_token_file(data_path)
+                  ? !(tf = andrea_corpus_map(data_path, tokenizer_spec, tok, &sum)) ||
+                        andrea_dataset_init_mapped(&c->data, tf, val_fraction, T, sum, data_path)
+                  : andrea_corpus_load(data_path, tokenizer_spec, tok, &tokens, &n, &sum) ||
+                        andrea_dataset_init(&c->data, tokens, n, val_fraction, T, sum, data_path);
+    if (bad) {
+        if (tf && !c->data.tf) andrea_token_file_close(tf);
         free(s);
         free(c);
         free(path);

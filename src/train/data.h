@@ -11,11 +11,17 @@
 #include <stdint.h>
 
 #include "andrea.h"
+#include "andrea_tokenizer.h"
 
 typedef struct {
-    int32_t *tokens;  /* all tokens: [0, n_train) train, [n_train, n) validation */
+    int32_t *tokens;  /* all tokens: [0, n_train) train, [n_train, n) validation; NULL when
+                       * mapped */
     int64_t n, n_train;
     uint64_t checksum; /* hash of the source bytes */
+    /* a token file left mapped (owned): training windows are read from the map, and only
+     * the validation tokens [n_train, n) are in memory, in val */
+    andrea_token_file *tf;
+    int32_t *val;
 } andrea_dataset;
 
 /* Reads a whole file (any bytes). Errors name the file. */
@@ -25,6 +31,11 @@ int andrea_read_file(const char *path, unsigned char **data, size_t *len);
 int andrea_dataset_init(andrea_dataset *d, int32_t *tokens, int64_t n, float val_fraction, int T,
                         uint64_t checksum, const char *what);
 void andrea_dataset_free(andrea_dataset *d);
+/* A token file, kept mapped (owned on success): no copy of the training tokens. */
+int andrea_dataset_init_mapped(andrea_dataset *d, andrea_token_file *tf, float val_fraction, int T,
+                               uint64_t checksum, const char *what);
+/* The validation tokens: n - n_train of them. */
+const int32_t *andrea_dataset_val(const andrea_dataset *d);
 
 /* x, y (B, T): random training windows, y = x shifted by one. */
 void andrea_dataset_train_batch(const andrea_dataset *d, andrea_rng *rng, int B, int T,

@@ -15,7 +15,7 @@ static int eval_share(andrea_model *m, const int32_t *tokens, int64_t n, int B, 
     andrea_clear_error(); /* a stale message must not turn a NaN loss into a failure */
     *total = 0.0;
     *count = 0;
-    andrea_dataset d = {(int32_t *)tokens, n, 0, 0}; /* borrowed: all of it is "validation" */
+    andrea_dataset d = {.tokens = (int32_t *)tokens, .n = n}; /* borrowed: all of it is "validation" */
     int64_t nw = andrea_dataset_val_windows(&d, T);
     if (nw == 0)
         return andrea_set_error("evaluation needs at least %d tokens, got %lld", T + 1,
@@ -51,7 +51,7 @@ int andrea_eval_tokens(andrea_model *m, const int32_t *tokens, int64_t n, int B,
 int andrea_run_has_validation(const andrea_train_run *r) {
     int64_t n;
     const int32_t *v = r->src->validation(r->src, &n);
-    andrea_dataset d = {(int32_t *)v, n, 0, 0};
+    andrea_dataset d = {.tokens = (int32_t *)v, .n = n};
     return v && andrea_dataset_val_windows(&d, r->o.seq) > 0;
 }
 
