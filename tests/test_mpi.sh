@@ -2,6 +2,7 @@
 # Data-parallel training under mpirun on loopback (docs/distributed.md), a tiny model:
 # 1. 2 and 4 ranks give the losses of one process at the same global batch (50 steps),
 #    within float reduction-order tolerance; validation spread over the ranks too;
+#    the same from a token file (mapped);
 # 2. --dist-deterministic: the same bits on a rerun; ZeRO-1 (--zero 1) the same bits as
 #    plain, checkpoint included (the moments gathered to rank 0);
 # 3. a checkpoint of 2 ranks resumes on 1 and on 4 ranks (global batch and data position
@@ -53,6 +54,13 @@ close "4 ranks x 2 = 1 process x 8" "$T/one/log.jsonl" "$T/four/log.jsonl" 1e-5
 [ "$(ls "$T/two")" = "$(printf 'best.bin\nckpt.bin\nlog.jsonl')" ] && \
     [ "$(grep -c '"type":"step"' "$T/two/log.jsonl")" -eq 50 ] \
     && pass "rank 0 alone writes: one log of 50 steps, one ckpt.bin" || fail "2 ranks wrote: $(ls "$T/two")"
+
+# token files stay mapped and each rank reads its own windows from the map
+"$A" prepare -t byte -o "$T/d.tokens" "$T/d.txt" > /dev/null || fail "prepare"
+TK="--data $T/d.tokens --tokenizer byte --max-steps 20"
+"$A" train $M $TK --batch 8 -o "$T/tok1" || fail "token file, 1 process"
+$MPI -np 2 "$A" train $M $TK --batch 4 -o "$T/tok2" || fail "token file, 2 ranks"
+close "token file (mapped): 2 ranks x 4 = 1 process x 8" "$T/tok1/log.jsonl" "$T/tok2/log.jsonl" 1e-5
 
 # 2. deterministic sums and ZeRO-1
 $MPI -np 4 "$A" train $M --batch 2 --dist-deterministic -o "$T/det" || fail "det"

@@ -12,6 +12,7 @@
 
 #ifdef ANDREA_HAVE_MPI
 #include <mpi.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -53,8 +54,10 @@ static int mpi_fail(andrea_dist *d, const char *what, int code) {
                             "failed", d->rank, d->size, what, msg);
 }
 
-/* Polls reqs until done or d->timeout_s: spins briefly (a collective of a few KiB takes
- * microseconds), then sleeps 50 us between tests to leave the cores to the others. */
+/* Polls reqs until done or d->timeout_s. MPI moves a non-blocking collective on only
+ * inside MPI calls, so the polling is what drives it: tests back to back, yielding the
+ * core between them (to the other ranks on an oversubscribed machine), and after a second
+ * of waiting (a rank is late: its step is slower, or it hangs) 1 ms sleeps. */
 static int wait_all(andrea_dist *d, MPI_Request *reqs, int n, const char *what) {
     double t0 = andrea_now();
     for (long polls = 0;; polls++) {
@@ -67,7 +70,8 @@ static int wait_all(andrea_dist *d, MPI_Request *reqs, int n, const char *what) 
                                     "another rank died or hangs; stopping", d->rank, d->size,
                                     what, d->timeout_s);
         }
-        if (polls > 200) nanosleep(&(struct timespec){0, 50000}, NULL);
+        if (polls > 100000 && andrea_now() - t0 > 1.0) nanosleep(&(struct timespec){0, 1000000}, NULL);
+        else sched_yield();
     }
 }
 
