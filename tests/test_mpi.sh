@@ -17,6 +17,9 @@ T="$ANDREA_TMP"
 command -v mpirun > /dev/null || { echo "skip: mpirun not found (apt install openmpi-bin)" >&2; exit 77; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1
 export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_mpi_yield_when_idle=1
+# OpenMPI's plugins keep their allocations to the end (LeakSanitizer reports 120 KB of them,
+# in dlopen'ed modules it cannot name); our own leaks are checked by the one-process tests
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 MPI="mpirun --oversubscribe"
 need_text text
 head -c 200000 "$text" > "$T/d.txt"
@@ -56,7 +59,7 @@ close "4 ranks x 2 = 1 process x 8" "$T/one/log.jsonl" "$T/four/log.jsonl" 1e-5
     && pass "rank 0 alone writes: one log of 50 steps, one ckpt.bin" || fail "2 ranks wrote: $(ls "$T/two")"
 
 # token files stay mapped and each rank reads its own windows from the map
-"$A" prepare -t byte -o "$T/d.tokens" "$T/d.txt" > /dev/null || fail "prepare"
+"$A" prepare -q -t byte -o "$T/d.tokens" "$T/d.txt" || fail "prepare"
 TK="--data $T/d.tokens --tokenizer byte --max-steps 20"
 "$A" train $M $TK --batch 8 -o "$T/tok1" || fail "token file, 1 process"
 $MPI -np 2 "$A" train $M $TK --batch 4 -o "$T/tok2" || fail "token file, 2 ranks"
