@@ -70,8 +70,10 @@ static int wait_all(andrea_dist *d, MPI_Request *reqs, int n, const char *what) 
                                     "another rank died or hangs; stopping", d->rank, d->size,
                                     what, d->timeout_s);
         }
-        if (polls > 100000 && andrea_now() - t0 > 1.0) nanosleep(&(struct timespec){0, 1000000}, NULL);
-        else sched_yield();
+        if (polls > 100000 && andrea_now() - t0 > 1.0)
+            nanosleep(&(struct timespec){0, 1000000}, NULL);
+        else
+            sched_yield();
     }
 }
 

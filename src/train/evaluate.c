@@ -15,7 +15,8 @@ static int eval_share(andrea_model *m, const int32_t *tokens, int64_t n, int B, 
     andrea_clear_error(); /* a stale message must not turn a NaN loss into a failure */
     *total = 0.0;
     *count = 0;
-    andrea_dataset d = {.tokens = (int32_t *)tokens, .n = n}; /* borrowed: all of it is "validation" */
+    /* borrowed: all of it is "validation" */
+    andrea_dataset d = {.tokens = (int32_t *)tokens, .n = n};
     int64_t nw = andrea_dataset_val_windows(&d, T);
     if (nw == 0)
         return andrea_set_error("evaluation needs at least %d tokens, got %lld", T + 1,
