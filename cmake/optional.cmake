@@ -87,3 +87,20 @@ elseif(NOT ANDREA_MHD_PC_FOUND)
 else()
   message(STATUS "andrea: server: no (needs jansson too; apt install libjansson-dev; no andrea serve)")
 endif()
+
+# MPI (libopenmpi-dev + openmpi-bin): data-parallel training, `mpirun -np N andrea train`
+#   (src/dist/dist_mpi.c, docs/distributed.md).
+#   Without it: andrea trains as one process; started by mpirun it says it has no MPI.
+option(ANDREA_MPI "Use MPI for data-parallel training under mpirun" ON)
+if(ANDREA_MPI)
+  find_package(MPI QUIET COMPONENTS C)
+endif()
+if(ANDREA_MPI AND MPI_C_FOUND)
+  target_link_libraries(andrea_lib PUBLIC MPI::MPI_C)
+  target_compile_definitions(andrea_lib PUBLIC ANDREA_HAVE_MPI=1)
+  message(STATUS "andrea: MPI: yes (MPI ${MPI_C_VERSION})")
+elseif(NOT ANDREA_MPI)
+  message(STATUS "andrea: MPI: no (ANDREA_MPI=OFF; one process only)")
+else()
+  message(STATUS "andrea: MPI: no (not found; apt install libopenmpi-dev openmpi-bin; one process only)")
+endif()

@@ -346,6 +346,10 @@ typedef struct {
     int attention;           /* ANDREA_ATTN_FLASH (default) or ANDREA_ATTN_EXPLICIT */
     /* testing: poison the gradients of steps [inject_nan_step, +inject_nan_count) */
     int inject_nan_step, inject_nan_count;
+    /* data parallel under mpirun (docs/distributed.md); not saved: a resume chooses again */
+    int zero;                /* 1: the AdamW moments sharded over the ranks (ZeRO-1) */
+    float dist_timeout;      /* seconds a collective may wait for the other ranks (300) */
+    int dist_deterministic;  /* sums in rank order: the same bits on every run and network */
     /* hooks (not options: no flag, not saved) */
     const char *backend;     /* where the model runs (andrea_backend_find); NULL: "cpu" */
     const andrea_train_sink *sink; /* progress reports; NULL: only log.jsonl */

@@ -18,13 +18,14 @@ int cmd_info(int argc, char **argv) {
     model_flags mf;
     memset(&mf, 0, sizeof mf);
     const char *model_path = NULL;
-    int batch = 1, seq = 0, tensors = 0;
+    int batch = 1, seq = 0, tensors = 0, ranks = 0;
     arg_spec specs[] = {
         {"model", 'm', ARG_STR, &model_path, "describe this checkpoint instead of a preset", 0},
         MODEL_FLAG_SPECS(mf),
         {"batch", 'b', ARG_INT, &batch, "batch for the activation estimate (1)", 0},
         {"seq", 0, ARG_INT, &seq, "sequence length for the estimate (default: ctx)", 0},
         {"tensors", 0, ARG_FLAG, &tensors, "list every parameter tensor", 0},
+        {"ranks", 0, ARG_INT, &ranks, "memory per rank of mpirun -np N, --batch per rank", 0},
     };
     int n_specs = (int)(sizeof specs / sizeof specs[0]);
     int r = args_parse("info", argc, argv, specs, n_specs, NULL, 0, NULL);
@@ -100,6 +101,12 @@ int cmd_info(int argc, char **argv) {
     print_mb("adamw m+v", mem.optimizer);
     print_mb("activations", mem.activations);
     print_mb("total", mem.weights + mem.grads + mem.optimizer + mem.activations);
+    if (ranks > 0) { /* data parallel: all but the moments are whole on every rank */
+        int64_t rest = mem.weights + mem.grads + mem.activations;
+        printf("memory per rank for %d ranks (global batch %d x %d):\n", ranks, ranks, batch);
+        print_mb("plain", rest + mem.optimizer);
+        print_mb("--zero 1", rest + (mem.optimizer + ranks - 1) / ranks);
+    }
     if (model_path) {
         printf("checkpoint size: %llu bytes (format version %u, %s AdamW state, %llu-byte "
                "tokenizer)\n", (unsigned long long)file_size, st.version,

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "andrea.h"
+#include "dist/dist.h"
 #include "args.h"
 #include "backend_flags.h"
 #include "commands.h"
@@ -288,7 +289,7 @@ int cmd_train(int argc, char **argv) {
     else if (model_flags_apply("train", &e.mf, specs, n_specs, "baby", &cfg)) return 2;
     if (engine_apply(&e, &o)) return 2;
     int nt = cli_set_threads(e.threads);
-    if (!o.quiet) printf("threads: %d\n", nt);
+    if (!o.quiet && andrea_dist_env_rank() == 0) printf("threads: %d\n", nt); /* rank 0 prints */
     int rc = run(&cfg, &o);
     if (rc == ANDREA_TRAIN_INTERRUPTED) return 130;
     if (rc) {

@@ -20,6 +20,7 @@
 
 #include "formats/fmt.h"
 #include "util/error.h"
+#include "util/file.h"
 #include "util/le.h"
 
 #define FLAT_HEADER 8
@@ -75,8 +76,9 @@ int andrea_flat_guess_config(int64_t n_params, int32_t vocab, andrea_config *out
 
 int andrea_flat_peek(const char *path, andrea_flat_info *info) {
     memset(info, 0, sizeof *info);
-    FILE *f = fopen(path, "rb");
-    if (!f) return andrea_set_error("cannot open '%s'", path);
+    uint64_t fsize = 0; /* a regular file only: never a FIFO or a device */
+    FILE *f = andrea_file_fopen_regular(path, "ANDREA flat checkpoint", 0, &fsize);
+    if (!f) return -1;
     uint8_t h[FLAT_HEADER];
     int ok = fread(h, 1, sizeof h, f) == sizeof h && fseek(f, 0, SEEK_END) == 0;
     long size = ok ? ftell(f) : -1;

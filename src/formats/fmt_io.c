@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "formats/fmt.h"
+#include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/file.h"
 #include "util/le.h"
@@ -105,24 +106,13 @@ void andrea_wb_free(andrea_wbuf *w) {
 
 int andrea_wb_save(const andrea_wbuf *w, const char *path) {
     if (w->oom) return andrea_set_error("out of memory building '%s'", path);
-    char tmp[4096];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
-        return andrea_set_error("path too long: '%s'", path);
-    FILE *f = fopen(tmp, "wb");
-    if (!f) return andrea_set_error("cannot create '%s': %s", tmp, strerror(errno));
-    int ok = fwrite(w->p, 1, w->n, f) == w->n;
-    ok = (fflush(f) == 0) && ok;
-    ok = (fclose(f) == 0) && ok;
-    if (!ok) {
-        remove(tmp);
-        return andrea_set_error("writing '%s' failed (disk full?)", tmp);
+    andrea_atomic_file af; /* whole under a temporary name, then renamed: never torn */
+    if (!andrea_atomic_open(&af, path)) return -1;
+    if (fwrite(w->p, 1, w->n, af.f) != w->n) {
+        andrea_atomic_abort(&af);
+        return andrea_set_error("writing '%s' failed (disk full?)", path);
     }
-    if (rename(tmp, path) != 0) {
-        int e = errno;
-        remove(tmp);
-        return andrea_set_error("cannot rename '%s' to '%s': %s", tmp, path, strerror(e));
-    }
-    return 0;
+    return andrea_atomic_commit(&af);
 }
 
 andrea_model *andrea_fmt_build(const andrea_config *cfg, andrea_fill_fn fill, void *ctx,

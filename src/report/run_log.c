@@ -14,6 +14,7 @@
 
 #include "report/run_log.h"
 #include "util/error.h"
+#include "util/file.h"
 
 #define SHARE_WINDOWS 50 /* the share plot's resolution: windows over the run */
 #define SHARE_MIN_WINDOW 20 /* steps: fewer make a share of 0 or 1 */
@@ -200,8 +201,8 @@ static int64_t count_steps(FILE *f) {
 int andrea_run_log_read(const char *path, andrea_run_log *log) {
     memset(log, 0, sizeof *log);
     log->threshold = 30.0;
-    FILE *f = fopen(path, "rb");
-    if (!f) return andrea_set_error("cannot open the run's log '%s'", path);
+    FILE *f = andrea_file_fopen_regular(path, "the run's log", 0, NULL);
+    if (!f) return -1;
     share_state sh = {0, 0, 0};
     int64_t steps = count_steps(f);
     sh.window = steps / SHARE_WINDOWS;

@@ -15,6 +15,7 @@
 #include "andrea_writer.h"
 #include "inspect/plot.h"
 #include "report/run_plots.h"
+#include "util/atomic_file.h"
 #include "util/error.h"
 
 typedef int (*each_fn)(const char *name, const char *title, const void *png, size_t len, void *user);
@@ -108,11 +109,13 @@ static int write_file(const char *name, const char *title, const void *png, size
     to_files *t = user;
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", t->dir, name);
-    FILE *f = fopen(path, "wb");
-    if (!f) return andrea_set_error("cannot write '%s': %s", path, strerror(errno));
-    int bad = fwrite(png, 1, len, f) != len;
-    bad |= fclose(f) != 0;
-    if (bad) return andrea_set_error("cannot write '%s': %s", path, strerror(errno));
+    andrea_atomic_file af; /* whole under a temporary name, then renamed */
+    if (!andrea_atomic_open(&af, path)) return -1;
+    if (fwrite(png, 1, len, af.f) != len) {
+        andrea_atomic_abort(&af);
+        return andrea_set_error("cannot write '%s': %s", path, strerror(errno));
+    }
+    if (andrea_atomic_commit(&af)) return -1;
     if (t->wrote) t->wrote(path, title, t->user);
     return 0;
 }

@@ -14,6 +14,7 @@
 #include "andrea_writer.h"
 #include "report/run_plots.h"
 #include "train/checkpoint.h"
+#include "util/atomic_file.h"
 #include "util/error.h"
 
 static void html_text(andrea_writer *w, const char *s, size_t n) {
@@ -134,10 +135,11 @@ int andrea_run_report(const char *run_dir, const char *html_path) {
     snprintf(path, sizeof path, "%s/log.jsonl", run_dir);
     andrea_run_log log;
     if (andrea_run_log_read(path, &log)) return -1;
-    FILE *f = fopen(html_path, "wb");
+    andrea_atomic_file af; /* whole under a temporary name, then renamed */
+    FILE *f = andrea_atomic_open(&af, html_path);
     if (!f) {
         andrea_run_log_free(&log);
-        return andrea_set_error("cannot write '%s'", html_path);
+        return -1;
     }
     andrea_writer w = andrea_writer_file(f);
     andrea_write_str(&w, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>andrea run ");
@@ -155,7 +157,8 @@ int andrea_run_report(const char *run_dir, const char *html_path) {
         andrea_write_str(&w, "</body></html>\n");
         rc = andrea_writer_status(&w, "report");
     }
-    if (fclose(f) != 0 && rc == 0) rc = andrea_set_error("cannot write '%s'", html_path);
+    if (rc == 0) rc = andrea_atomic_commit(&af);
+    else andrea_atomic_abort(&af);
     andrea_run_log_free(&log);
     return rc;
 }

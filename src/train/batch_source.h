@@ -53,6 +53,10 @@ andrea_batch_source *andrea_corpus_source_open(const char *data_path, const char
                                                andrea_tokenizer **tok, float val_fraction, int T,
                                                uint64_t seed);
 
+/* Data parallel: next(B) returns rows rank*B .. rank*B+B-1 of the global batch of
+ * ranks*B rows (the RNG advances by all of them); only those windows are read. */
+void andrea_corpus_source_share(andrea_batch_source *s, int rank, int ranks);
+
 /* The corpus position codec (32 bytes: "corpus\0\0", data checksum, RNG state), shared
  * with the checkpoint code for version-1 files, which stored exactly these fields. */
 #define ANDREA_CORPUS_POS_BYTES 32

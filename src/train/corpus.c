@@ -20,21 +20,59 @@ int andrea_is_token_file(const char *path) {
     return yes;
 }
 
-static int from_token_file(const char *path, andrea_tokenizer **tok, int32_t **tokens,
-                           int64_t *n) {
+/* A token file made by tok, mapped, its ids checked against the vocabulary. */
+static andrea_token_file *open_checked(const char *path, const andrea_tokenizer *tok) {
     andrea_token_file *tf = andrea_token_file_open(path, 1);
-    if (!tf) return -1;
-    if (!*tok) {
+    if (!tf) return NULL;
+    if (!tok) {
         andrea_token_file_close(tf);
         return andrea_set_error("token file '%s': say which tokenizer made it with --tokenizer "
-                                "(it is embedded in the checkpoint)", path);
+                                "(it is embedded in the checkpoint)", path), NULL;
     }
-    if (andrea_token_file_checksum(tf) != andrea_tokenizer_checksum(*tok) ||
-        andrea_token_file_vocab(tf) != andrea_tokenizer_vocab_size(*tok)) {
+    if (andrea_token_file_checksum(tf) != andrea_tokenizer_checksum(tok) ||
+        andrea_token_file_vocab(tf) != andrea_tokenizer_vocab_size(tok)) {
         andrea_token_file_close(tf);
         return andrea_set_error("token file '%s' was made by a different tokenizer than the one "
-                                "given (checksum or vocabulary size differ)", path);
+                                "given (checksum or vocabulary size differ)", path), NULL;
     }
+    return tf;
+}
+
+andrea_token_file *andrea_corpus_map(const char *path, const char *spec, andrea_tokenizer **tok,
+                                     uint64_t *checksum) {
+    int made_tok = 0;
+    if (!*tok && spec && strcmp(spec, "char") != 0) {
+        if (!(*tok = andrea_tokenizer_open(spec))) return NULL;
+        made_tok = 1;
+    }
+    andrea_token_file *tf = open_checked(path, *tok);
+    /* the hash of the int32 stream, as andrea_corpus_load computes it, a chunk at a time */
+    enum { CHUNK = 1 << 16 };
+    int32_t *buf = tf ? malloc(sizeof(int32_t) * CHUNK) : NULL;
+    uint64_t h = ANDREA_HASH_INIT, count = tf ? andrea_token_file_count(tf) : 0;
+    for (uint64_t at = 0; buf && at < count; at += CHUNK) {
+        size_t k = count - at < CHUNK ? (size_t)(count - at) : CHUNK;
+        andrea_token_file_read(tf, at, k, buf);
+        h = andrea_hash(h, buf, sizeof(int32_t) * k);
+    }
+    if (tf && !buf) andrea_set_error("out of memory");
+    free(buf);
+    if (tf && buf) {
+        *checksum = h;
+        return tf;
+    }
+    if (tf) andrea_token_file_close(tf);
+    if (made_tok) {
+        andrea_tokenizer_free(*tok);
+        *tok = NULL;
+    }
+    return NULL;
+}
+
+static int from_token_file(const char *path, andrea_tokenizer **tok, int32_t **tokens,
+                           int64_t *n) {
+    andrea_token_file *tf = open_checked(path, *tok);
+    if (!tf) return -1;
     uint64_t count = andrea_token_file_count(tf);
     int32_t *ids = malloc(sizeof(int32_t) * (size_t)(count ? count : 1));
     if (!ids) {

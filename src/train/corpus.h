@@ -17,6 +17,11 @@
 int andrea_corpus_load(const char *data_path, const char *spec, andrea_tokenizer **tok,
                        int32_t **tokens, int64_t *n, uint64_t *checksum);
 
+/* A token file left mapped, for training that reads only the windows it uses: *tok as in
+ * andrea_corpus_load, checksum the same as andrea_corpus_load's. NULL on error. */
+andrea_token_file *andrea_corpus_map(const char *path, const char *spec, andrea_tokenizer **tok,
+                                     uint64_t *checksum);
+
 /* Is this file a token file (magic "ANDRTOKS")? */
 int andrea_is_token_file(const char *path);
 

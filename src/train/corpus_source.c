@@ -18,6 +18,7 @@ typedef struct {
     andrea_dataset data;
     andrea_rng rng;
     char *path;
+    int rank, ranks; /* this process's share of each batch (andrea_corpus_source_share) */
 } corpus;
 
 static const char KIND[8] = "corpus";
@@ -40,8 +41,14 @@ int andrea_corpus_position_decode(const uint8_t *pos, size_t n, uint64_t *data_c
 
 static int next(andrea_batch_source *s, int B, int T, int32_t *x, int32_t *y) {
     corpus *c = s->state;
-    andrea_dataset_train_batch(&c->data, &c->rng, B, T, x, y);
+    andrea_dataset_train_rows(&c->data, &c->rng, B * c->ranks, B * c->rank, B, T, x, y);
     return 0;
+}
+
+void andrea_corpus_source_share(andrea_batch_source *s, int rank, int ranks) {
+    corpus *c = s->state;
+    c->rank = rank;
+    c->ranks = ranks;
 }
 
 static size_t save(const andrea_batch_source *s, uint8_t *out, size_t cap) {
@@ -79,7 +86,7 @@ static void sizes(const andrea_batch_source *s, int64_t *n_train, int64_t *n_val
 static const int32_t *validation(const andrea_batch_source *s, int64_t *n) {
     const corpus *c = s->state;
     *n = c->data.n - c->data.n_train;
-    return *n ? c->data.tokens + c->data.n_train : NULL;
+    return *n ? andrea_dataset_val(&c->data) : NULL;
 }
 
 static void source_free(andrea_batch_source *s) {
@@ -106,14 +113,21 @@ andrea_batch_source *andrea_corpus_source_open(const char *data_path, const char
     int32_t *tokens;
     int64_t n;
     uint64_t sum;
-    if (andrea_corpus_load(data_path, tokenizer_spec, tok, &tokens, &n, &sum) ||
-        andrea_dataset_init(&c->data, tokens, n, val_fraction, T, sum, data_path)) {
+    andrea_token_file *tf = NULL; /* token files stay mapped: no copy of the training part */
+    int bad = andrea_is_token_file(data_path)
+                  ? !(tf = andrea_corpus_map(data_path, tokenizer_spec, tok, &sum)) ||
+                        andrea_dataset_init_mapped(&c->data, tf, val_fraction, T, sum, data_path)
+                  : andrea_corpus_load(data_path, tokenizer_spec, tok, &tokens, &n, &sum) ||
+                        andrea_dataset_init(&c->data, tokens, n, val_fraction, T, sum, data_path);
+    if (bad) {
+        if (tf && !c->data.tf) andrea_token_file_close(tf);
         free(s);
         free(c);
         free(path);
         return NULL;
     }
     c->path = path;
+    c->ranks = 1;
     andrea_rng_seed(&c->rng, seed ^ 0xD1B54A32D192ED03ull);
     *s = (andrea_batch_source){"corpus", next, save, restore, describe, sizes, validation,
                                source_free, c, NULL, NULL, NULL};

@@ -3,16 +3,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dist/dist.h"
 #include "model/model.h"
 #include "train/data.h"
 #include "train/train_run.h"
 #include "util/error.h"
 #include "util/json.h"
 
-int andrea_eval_tokens(andrea_model *m, const int32_t *tokens, int64_t n, int B, int T,
-                       int max_batches, double *mean_loss, int64_t *n_tokens) {
+/* Sums loss x valid tokens over the batches first, first + stride, ... of B windows (at
+ * most max_batches batches in all, counted over every stride): one rank's share. */
+static int eval_share(andrea_model *m, const int32_t *tokens, int64_t n, int B, int T,
+                      int max_batches, int first, int stride, double *total, int64_t *count) {
     andrea_clear_error(); /* a stale message must not turn a NaN loss into a failure */
-    andrea_dataset d = {(int32_t *)tokens, n, 0, 0}; /* borrowed: all of it is "validation" */
+    *total = 0.0;
+    *count = 0;
+    /* borrowed: all of it is "validation" */
+    andrea_dataset d = {.tokens = (int32_t *)tokens, .n = n};
     int64_t nw = andrea_dataset_val_windows(&d, T);
     if (nw == 0)
         return andrea_set_error("evaluation needs at least %d tokens, got %lld", T + 1,
@@ -20,21 +26,26 @@ int andrea_eval_tokens(andrea_model *m, const int32_t *tokens, int64_t n, int B,
     int32_t *x = malloc(sizeof(int32_t) * (size_t)B * T * 2);
     if (!x) return andrea_set_error("out of memory");
     int32_t *y = x + (size_t)B * T;
-    double total = 0.0;
-    int64_t count = 0;
-    int batches = 0;
-    for (int64_t w = 0; w < nw && (max_batches <= 0 || batches < max_batches); w += B, batches++) {
-        andrea_dataset_val_batch(&d, w, B, T, x, y);
+    for (int64_t b = first; b * B < nw && (max_batches <= 0 || b < max_batches); b += stride) {
+        andrea_dataset_val_batch(&d, b * B, B, T, x, y);
         andrea_clear_error();
         float loss = andrea_model_forward(m, x, y, B, T);
         if (isnan(loss) && andrea_error()[0]) { /* a failed call, not a NaN model */
             free(x);
             return -1;
         }
-        total += (double)loss * m->ctx->n_valid;
-        count += m->ctx->n_valid;
+        *total += (double)loss * m->ctx->n_valid;
+        *count += m->ctx->n_valid;
     }
     free(x);
+    return 0;
+}
+
+int andrea_eval_tokens(andrea_model *m, const int32_t *tokens, int64_t n, int B, int T,
+                       int max_batches, double *mean_loss, int64_t *n_tokens) {
+    double total;
+    int64_t count;
+    if (eval_share(m, tokens, n, B, T, max_batches, 0, 1, &total, &count)) return -1;
     *mean_loss = total / (double)count;
     if (n_tokens) *n_tokens = count;
     return 0;
@@ -43,8 +54,24 @@ int andrea_eval_tokens(andrea_model *m, const int32_t *tokens, int64_t n, int B,
 int andrea_run_has_validation(const andrea_train_run *r) {
     int64_t n;
     const int32_t *v = r->src->validation(r->src, &n);
-    andrea_dataset d = {(int32_t *)v, n, 0, 0};
+    andrea_dataset d = {.tokens = (int32_t *)v, .n = n};
     return v && andrea_dataset_val_windows(&d, r->o.seq) > 0;
+}
+
+/* The mean loss over held-out tokens v (n), the batches dealt round-robin over the ranks
+ * and reduced: every rank gets the same *loss and *ntok. */
+static int eval_spread(andrea_train_run *r, const int32_t *v, int64_t n, double *loss,
+                       int64_t *ntok) {
+    int64_t count;
+    double sum[2]; /* loss x tokens, tokens */
+    if (eval_share(r->m, v, n, r->o.batch, r->o.seq, r->o.eval_batches, r->dist->rank,
+                   r->dist->size, &sum[0], &count))
+        return -1;
+    sum[1] = (double)count;
+    if (andrea_dist_allreduce_sum_f64(r->dist, sum, 2)) return -1;
+    *loss = sum[0] / sum[1];
+    if (ntok) *ntok = (int64_t)sum[1];
+    return 0;
 }
 
 /* A source of several parts (the curriculum's): each part's held-out documents on their
@@ -57,12 +84,11 @@ static int validate_parts(andrea_train_run *r, double *val_loss) {
         int64_t n;
         const char *name;
         const int32_t *v = r->src->part_validation(r->src, k, &n, &name);
-        andrea_dataset d = {(int32_t *)v, n, 0, 0};
+        andrea_dataset d = {.tokens = (int32_t *)v, .n = n};
         if (!v || andrea_dataset_val_windows(&d, r->o.seq) == 0) continue; /* too short */
         double l;
         int64_t ntok;
-        if (andrea_eval_tokens(r->m, v, n, r->o.batch, r->o.seq, r->o.eval_batches, &l, &ntok))
-            return -1;
+        if (eval_spread(r, v, n, &l, &ntok)) return -1;
         if (r->log.f) {
             fprintf(r->log.f, "{\"type\":\"eval_source\",\"step\":%lld,\"source\":",
                     (long long)r->st->step);
@@ -81,5 +107,5 @@ int andrea_run_validate(andrea_train_run *r, double *val_loss) {
     if (r->src->parts) return validate_parts(r, val_loss);
     int64_t n;
     const int32_t *v = r->src->validation(r->src, &n);
-    return andrea_eval_tokens(r->m, v, n, r->o.batch, r->o.seq, r->o.eval_batches, val_loss, NULL);
+    return eval_spread(r, v, n, val_loss, NULL);
 }

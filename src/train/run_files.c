@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "dist/dist_train.h"
 #include "train/train_run.h"
 #include "util/error.h"
 
@@ -44,8 +45,9 @@ static char *join(const char *dir, const char *name) {
 }
 
 int andrea_run_open_files(andrea_train_run *r) {
-    if (make_dir(r->o.out_dir)) return -1;
-    int rc = andrea_run_lock(r);
+    int root = andrea_dist_is_root(r); /* the other ranks write nothing, lock nothing */
+    if (root && make_dir(r->o.out_dir)) return -1;
+    int rc = root ? andrea_run_lock(r) : 0;
     if (rc) return rc;
     r->ckpt_path = join(r->o.out_dir, "ckpt.bin");
     r->best_path = join(r->o.out_dir, "best.bin");
@@ -53,6 +55,10 @@ int andrea_run_open_files(andrea_train_run *r) {
     if (!r->ckpt_path || !r->best_path || !log_path) {
         free(log_path);
         return andrea_set_error("out of memory");
+    }
+    if (!root) {
+        free(log_path);
+        return 0;
     }
     rc = andrea_jsonl_open(&r->log, log_path, r->o.resume_path != NULL, r->st->step);
     free(log_path);
@@ -64,9 +70,13 @@ int andrea_run_open_files(andrea_train_run *r) {
 int andrea_run_save(andrea_train_run *r, int full) {
     /* the batch source's position as of now */
     r->st->batch_pos_len = (uint32_t)r->src->save(r->src, r->st->batch_pos, ANDREA_CKPT_POS_MAX);
-    if (andrea_checkpoint_save(full ? r->ckpt_path : r->best_path, r->m,
-                               full ? r->adam_m : NULL, full ? r->adam_v : NULL, r->st,
-                               r->tok_blob.data, r->tok_blob.len))
-        return -1;
-    return full && r->o.keep_last > 0 ? andrea_run_keep_numbered(r) : 0;
+    float *am = NULL, *av = NULL; /* the full moments: ZeRO-1 gathers them to rank 0 */
+    if (full && andrea_dist_save_moments(r, &am, &av)) return -1;
+    int rc = !andrea_dist_is_root(r) ? 0
+             : andrea_checkpoint_save(full ? r->ckpt_path : r->best_path, r->m, am, av, r->st,
+                                      r->tok_blob.data, r->tok_blob.len);
+    if (full) andrea_dist_release_moments(r, am, av);
+    if (rc == 0 && full && r->o.keep_last > 0 && andrea_dist_is_root(r))
+        rc = andrea_run_keep_numbered(r);
+    return andrea_dist_root_rc(r, rc);
 }

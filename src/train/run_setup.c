@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "dist/dist_train.h"
 #include "model/model.h"
 #include "train/manifest.h"
 #include "train/run_options.h"
@@ -73,16 +74,18 @@ int andrea_run_setup(andrea_train_run *r, const andrea_config *cfg, const andrea
     r->st = calloc(1, sizeof *r->st);
     if (!r->st) return andrea_set_error("out of memory");
     if (andrea_config_validate(&r->cfg)) return ANDREA_TRAIN_BAD_OPTIONS;
+    int rc = andrea_dist_run_open(r); /* the ranks, under mpirun */
+    if (rc) return rc;
     /* a checkpoint that cannot be read is a failure, not a usage error */
     if (r->o.resume_path && load_resume(r)) return -1;
-    int rc = effective_options(r);
-    if (rc) return rc;
+    if ((rc = andrea_dist_run_batch(r)) || (rc = effective_options(r))) return rc;
     if (r->o.manifest_path || andrea_manifest_detect(r->o.data_path))
         r->src = andrea_sources_open(r->o.data_path, r->o.tokenizer, &r->tok, r->o.val_fraction,
                                      r->o.seq, r->o.seed);
     else
         r->src = andrea_corpus_source_open(r->o.data_path, r->o.tokenizer, &r->tok,
                                            r->o.val_fraction, r->o.seq, r->o.seed);
+    if (r->src) r->src = andrea_dist_source(r->src, r->dist->rank, r->dist->size);
     if (!r->src) return -1;
     if (r->o.resume_path) {
         char from[600];
@@ -93,11 +96,13 @@ int andrea_run_setup(andrea_train_run *r, const andrea_config *cfg, const andrea
         r->cfg.vocab = v; /* the tokenizer decides the vocabulary */
         if (fresh_model(r)) return -1;
     }
+    if (andrea_dist_run_moments(r)) return -1;
     if (andrea_tokenizer_serialize(r->tok, &r->tok_blob)) return -1;
     /* what every checkpoint records besides the tensors */
     r->st->tokenizer_kind = (uint32_t)andrea_tokenizer_kind(r->tok);
     r->st->tokenizer_checksum = andrea_tokenizer_checksum(r->tok);
     andrea_train_options_to_state(&r->o, r->st);
+    andrea_dist_run_record_batch(r);
     /* recorded absolute, so a resume from another directory finds the data */
     char *abs = realpath(r->o.data_path, NULL);
     if (abs && strlen(abs) < sizeof r->st->data_path) strcpy(r->st->data_path, abs);
@@ -140,5 +145,7 @@ void andrea_run_free(andrea_train_run *r) {
     andrea_bytes_free(&r->tok_blob);
     andrea_tokenizer_free(r->tok);
     free(r->st);
+    andrea_zero_free(&r->zero);
+    andrea_dist_close(r->dist);
     memset(r, 0, sizeof *r);
 }

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "dist/dist_train.h"
 #include "model/model.h"
 #include "train/train_run.h"
 #include "util/error.h"
@@ -24,7 +25,9 @@ int andrea_step_prepare(andrea_train_run *r) {
 int andrea_step_grads(andrea_train_run *r, int step, float *loss, float *grad_norm) {
     andrea_model *m = r->m;
     const andrea_train_options *o = &r->o;
-    int B = o->batch, T = o->seq;
+    int B = o->batch, T = o->seq, ranks = r->dist->size;
+    /* each micro-batch scaled by 1/(accum x ranks): the sum over ranks is the mean */
+    float scale = 1.0f / (float)(o->grad_accum * ranks);
     andrea_model_zero_grad(m);
     double loss_sum = 0.0;
     for (int micro = 0; micro < o->grad_accum; micro++) {
@@ -33,9 +36,11 @@ int andrea_step_grads(andrea_train_run *r, int step, float *loss, float *grad_no
         float l = andrea_model_forward(m, r->x, r->y, B, T);
         if (isnan(l) && andrea_error()[0]) return -1;
         loss_sum += l;
-        if (andrea_model_backward_scaled(m, 1.0f / o->grad_accum)) return -1;
+        if (andrea_model_backward_scaled(m, scale)) return -1;
     }
-    *loss = (float)(loss_sum / o->grad_accum);
+    /* the global batch's gradient and loss on every rank (before anything reads them) */
+    if (andrea_dist_reduce_grads(r, &loss_sum)) return -1;
+    *loss = (float)(loss_sum / (o->grad_accum * ranks));
     if (o->inject_nan_step >= 0 && step >= o->inject_nan_step &&
         step < o->inject_nan_step + o->inject_nan_count)
         m->grads[0] = NAN;
@@ -43,10 +48,14 @@ int andrea_step_grads(andrea_train_run *r, int step, float *loss, float *grad_no
     return 0;
 }
 
-void andrea_step_update(andrea_train_run *r, int step, float lr, float grad_norm) {
+int andrea_step_update(andrea_train_run *r, int step, float lr, float grad_norm) {
     andrea_model *m = r->m;
     const andrea_train_options *o = &r->o;
     float gscale = o->grad_clip > 0 && grad_norm > o->grad_clip ? o->grad_clip / grad_norm : 1.0f;
+    if (r->zero.on) /* this rank's slice, then the parameters all-gathered */
+        return andrea_zero_step(&r->zero, r->dist, m, r->adam_m, r->adam_v, lr, o->beta1,
+                                o->beta2, o->eps, o->weight_decay, step + 1, gscale);
     andrea_model_adamw_step(m, r->adam_m, r->adam_v, lr, o->beta1, o->beta2, o->eps,
                             o->weight_decay, step + 1, gscale);
+    return 0;
 }

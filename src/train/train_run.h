@@ -17,6 +17,7 @@
 #include "andrea.h"
 #include "andrea_gate.h"
 #include "andrea_tokenizer.h"
+#include "dist/zero.h"
 #include "train/batch_source.h"
 #include "train/checkpoint.h"
 
@@ -44,6 +45,8 @@ typedef struct {
     int lock_fd;              /* holds the run folder's lock; -1: none */
     andrea_jsonl_log log;
     andrea_train_sink jsonl;  /* writes log */
+    andrea_dist *dist;        /* the ranks (rank 0 of 1 without mpirun): src/dist/ */
+    andrea_zero zero;         /* --zero 1: adam_m, adam_v hold this rank's slice only */
 } andrea_train_run;
 
 /* Reports to the JSONL sink, then to the caller's. */
@@ -63,8 +66,9 @@ int andrea_step_prepare(andrea_train_run *r);
 /* Gradients of one step (grad_accum micro-batches): its mean loss and global grad norm.
  * step is 0-based. 0 or -1. */
 int andrea_step_grads(andrea_train_run *r, int step, float *loss, float *grad_norm);
-/* AdamW at lr, the gradient clipped to o.grad_clip through its norm. */
-void andrea_step_update(andrea_train_run *r, int step, float lr, float grad_norm);
+/* AdamW at lr, the gradient clipped to o.grad_clip through its norm. 0 or -1 (ZeRO-1's
+ * all-gather failed). */
+int andrea_step_update(andrea_train_run *r, int step, float lr, float grad_norm);
 int64_t andrea_step_num_params(const andrea_train_run *r);
 
 /* evaluate.c: validation loss over the source's held-out tokens; 0 or -1. has_val: is

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "dist/dist_train.h"
 #include "train/train_run.h"
 #include "util/error.h"
 #include "util/perf.h"
@@ -101,7 +102,7 @@ static int train_step(andrea_train_run *r, loop_state *ls, const andrea_train_st
         return fail_nonfinite(r, ls, "stopped", 0);
     }
     ls->bad_steps = 0;
-    andrea_step_update(r, step, lr, gnorm);
+    if (andrea_step_update(r, step, lr, gnorm)) return -1;
     int done = (int)++st->step;
     ls->last_good = done;
     /* the curriculum learns the loss of the batch it gave */
@@ -114,7 +115,7 @@ static int train_step(andrea_train_run *r, loop_state *ls, const andrea_train_st
         ls->timed_steps++;
     }
     double avg_ms = ls->timed_steps ? ls->ms_sum / ls->timed_steps : ms;
-    double tok_s = (double)o->batch * o->seq * o->grad_accum / (ms / 1e3);
+    double tok_s = (double)o->batch * o->seq * o->grad_accum * r->dist->size / (ms / 1e3);
     andrea_train_step rep = {done, o->max_steps, loss, st->smooth_loss, lr, gnorm, ms, tok_s,
                              avg_ms * (o->max_steps - done) / 1e3,
                              start->peak_gflops > 0 ? start->flops_per_token * tok_s / 1e9 /
@@ -163,6 +164,8 @@ static int checkpoint_or_stop(andrea_train_run *r, int done) {
                : o->stop_at > 0 && done >= o->stop_at && !last ? ANDREA_STOP_AT
                                                                : 0;
     int asked = o->should_save && o->should_save(o->stop_user); /* SIGUSR1: save, go on */
+    /* a signal to any rank stops (or saves) them all: saving is collective */
+    if (andrea_dist_agree(r, &stop) || andrea_dist_agree(r, &asked)) return -1;
     if ((due(o->ckpt_every, done) || last || stop || asked) && andrea_run_save(r, 1)) return -1;
     return stop;
 }

@@ -50,7 +50,7 @@ int andrea_file_open_regular(const char *path, const char *what, uint64_t max_by
         close(fd);
         return andrea_set_error("%s%s'%s': %s", what, sp, path, strerror(e));
     }
-    *size = (uint64_t)sb.st_size;
+    if (size) *size = (uint64_t)sb.st_size;
     return fd;
 }
 

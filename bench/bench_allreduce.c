@@ -1,0 +1,70 @@
+/*
+ * bench_allreduce.c - the gradient all-reduce on its own: for each buffer size, the best
+ * and median time of andrea_dist_allreduce_sum over ROUNDS rounds (a barrier before each),
+ * and the bus bandwidth a ring all-reduce implies, 2 (N - 1) / N x bytes / time (the bytes
+ * each rank sends and receives; docs/distributed.md's model uses the same formula). With
+ * a parameter count it times exactly one step's gradient. Rank 0 prints.
+ *
+ *   mpirun -np 2 build/bench/bench_allreduce [FLOATS [ROUNDS]]   (FLOATS 0: a size sweep)
+ *   mpirun -np 2 build/bench/bench_allreduce $(andrea info ... params) 20
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "andrea.h"
+#include "dist/dist.h"
+#include "util/perf.h"
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* best and median seconds of one all-reduce of n floats; -1 on failure */
+static int time_one(andrea_dist *d, float *buf, size_t n, int rounds, double *best, double *med) {
+    double t[64];
+    for (int i = 0; i < rounds; i++) {
+        for (size_t k = 0; k < n; k++) buf[k] = 1.0f;
+        if (andrea_dist_barrier(d)) return -1;
+        double t0 = andrea_now();
+        if (andrea_dist_allreduce_sum(d, buf, n)) return -1;
+        t[i] = andrea_now() - t0;
+    }
+    /* rank 0's times: every round starts together after the barrier */
+    qsort(t, (size_t)rounds, sizeof(double), cmp_double);
+    *best = t[0];
+    *med = t[rounds / 2];
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    size_t floats = argc > 1 ? (size_t)atoll(argv[1]) : 0;
+    int rounds = argc > 2 ? atoi(argv[2]) : 10;
+    if (rounds < 1 || rounds > 64) rounds = 10;
+    andrea_dist *d = andrea_dist_open(60.0, 0);
+    if (!d) {
+        fprintf(stderr, "bench_allreduce: %s\n", andrea_error());
+        return 1;
+    }
+    size_t sweep[] = {1024, 16384, 262144, 1u << 20, 1u << 22, 1u << 24};
+    size_t nsz = floats ? 1 : sizeof sweep / sizeof sweep[0], max = floats;
+    for (size_t i = 0; !floats && i < nsz; i++) max = sweep[i] > max ? sweep[i] : max;
+    float *buf = malloc(sizeof(float) * max);
+    if (!buf) return 1;
+    if (d->rank == 0)
+        printf("all-reduce (%s, %d ranks, fp32 sum, rounds %d)\n%12s %12s %12s %12s\n",
+               d->ops->name, d->size, rounds, "floats", "best ms", "median ms", "bus GB/s");
+    for (size_t i = 0; i < nsz; i++) {
+        size_t n = floats ? floats : sweep[i];
+        double best, med;
+        if (time_one(d, buf, n, rounds, &best, &med)) {
+            fprintf(stderr, "bench_allreduce: %s\n", andrea_error());
+            return 1;
+        }
+        double bus = d->size > 1 ? 2.0 * (d->size - 1) / d->size * 4.0 * (double)n / med / 1e9 : 0;
+        if (d->rank == 0) printf("%12zu %12.3f %12.3f %12.2f\n", n, best * 1e3, med * 1e3, bus);
+    }
+    free(buf);
+    andrea_dist_close(d);
+    return 0;
+}

@@ -1,0 +1,95 @@
+/* dist.c - choosing the ranks (MPI or one local rank) and the collectives' common part:
+ * argument checks, buckets, the time and bytes they cost. */
+#include "dist/dist.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/error.h"
+#include "util/perf.h"
+
+static int env_int(const char *const *names, int def) {
+    for (int i = 0; names[i]; i++) {
+        const char *v = getenv(names[i]);
+        if (v && *v) return atoi(v);
+    }
+    return def;
+}
+
+/* OpenMPI's mpirun, then PMIx and PMI launchers (MPICH's hydra, Slurm's srun). */
+static const char *const SIZE_VARS[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "PMI_SIZE", NULL};
+static const char *const RANK_VARS[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", NULL};
+
+int andrea_dist_env_size(void) { return env_int(SIZE_VARS, 1); }
+int andrea_dist_env_rank(void) { return env_int(RANK_VARS, 0); }
+
+andrea_dist *andrea_dist_open(double timeout_s, int deterministic) {
+    if (!(timeout_s > 0))
+        return andrea_set_error("--dist-timeout %g: must be > 0 seconds", timeout_s), NULL;
+    int launched = getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_RANK");
+    andrea_dist *d = NULL;
+    if (launched && andrea_dist_mpi_built()) d = andrea_dist_mpi_open();
+    else if (launched && andrea_dist_env_size() > 1)
+        return andrea_set_error("started by an MPI launcher as one of %d ranks, but this andrea "
+                                "was built without MPI (install libopenmpi-dev and rebuild with "
+                                "-DANDREA_MPI=ON)", andrea_dist_env_size()), NULL;
+    else d = andrea_dist_local_open();
+    if (!d) return NULL;
+    d->timeout_s = timeout_s;
+    d->deterministic = deterministic;
+    return d;
+}
+
+void andrea_dist_close(andrea_dist *d) {
+    if (d) d->ops->close(d);
+}
+
+/* Every collective goes through here: no work for one rank, and a broken run stays
+ * broken (the peers are gone; waiting again would only wait out the deadline again). */
+#define COLLECTIVE(d, bytes, call)                                                            \
+    do {                                                                                      \
+        if ((d)->size == 1) return 0;                                                         \
+        if ((d)->broken)                                                                      \
+            return andrea_set_error("rank %d: an earlier collective failed; stopping", (d)->rank); \
+        double t0_ = andrea_now();                                                            \
+        int rc_ = (call);                                                                     \
+        (d)->comm_s += andrea_now() - t0_;                                                    \
+        (d)->comm_bytes += (uint64_t)(bytes);                                                 \
+        if (rc_) (d)->broken = 1;                                                             \
+        return rc_;                                                                           \
+    } while (0)
+
+static int allreduce_buckets(andrea_dist *d, float *buf, size_t n) {
+    for (size_t at = 0; at < n; at += ANDREA_DIST_BUCKET) {
+        size_t k = n - at < ANDREA_DIST_BUCKET ? n - at : ANDREA_DIST_BUCKET;
+        if (d->ops->allreduce_f32(d, buf + at, k)) return -1;
+    }
+    return 0;
+}
+
+int andrea_dist_allreduce_sum(andrea_dist *d, float *buf, size_t n) {
+    COLLECTIVE(d, n * sizeof(float), allreduce_buckets(d, buf, n));
+}
+
+int andrea_dist_allreduce_sum_f64(andrea_dist *d, double *buf, size_t n) {
+    COLLECTIVE(d, n * sizeof(double), d->ops->allreduce_f64(d, buf, n));
+}
+
+int andrea_dist_broadcast(andrea_dist *d, void *buf, size_t bytes, int root) {
+    COLLECTIVE(d, d->rank == root ? bytes : 0, d->ops->broadcast(d, buf, bytes, root));
+}
+
+int andrea_dist_barrier(andrea_dist *d) { COLLECTIVE(d, 0, d->ops->barrier(d)); }
+
+int andrea_dist_allgather(andrea_dist *d, float *buf, const int *counts, const int *displs) {
+    COLLECTIVE(d, (size_t)counts[d->rank] * sizeof(float),
+               d->ops->allgather_f32(d, buf, counts, displs));
+}
+
+int andrea_dist_gather(andrea_dist *d, const float *part, float *buf, const int *counts,
+                       const int *displs, int root) {
+    if (d->size == 1 && buf + displs[0] != part)
+        memcpy(buf + displs[0], part, sizeof(float) * (size_t)counts[0]);
+    COLLECTIVE(d, (size_t)counts[d->rank] * sizeof(float),
+               d->ops->gather_f32(d, part, buf, counts, displs, root));
+}

@@ -1,0 +1,72 @@
+/*
+ * dist.h - the ranks of a data-parallel run and the collectives training needs.
+ *
+ * One process is rank 0 of 1 (dist_local.c, always built). Under mpirun, in a build that
+ * found MPI (ANDREA_HAVE_MPI), every process is one rank of MPI_COMM_WORLD (dist_mpi.c).
+ * Every collective is non-blocking underneath and polled against a deadline
+ * (timeout_s): a rank that died or hangs turns into an error on the others within that
+ * time, never an endless wait. After such an error the run is broken: the caller stops.
+ *
+ * Reductions sum in the MPI library's order (fast; float rounding depends on it) unless
+ * deterministic is set: then rank 0 gathers every rank's buffer, adds them in rank order
+ * ((g0 + g1) + g2) + ..., and broadcasts the sum: the same bits on every run and every
+ * network, whatever algorithm the library would pick.
+ */
+#ifndef ANDREA_DIST_DIST_H
+#define ANDREA_DIST_DIST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct andrea_dist andrea_dist;
+
+typedef struct {
+    const char *name; /* "local", "mpi" */
+    int (*allreduce_f32)(andrea_dist *d, float *buf, size_t n);   /* in place, one bucket */
+    int (*allreduce_f64)(andrea_dist *d, double *buf, size_t n);  /* in place */
+    int (*broadcast)(andrea_dist *d, void *buf, size_t bytes, int root);
+    int (*barrier)(andrea_dist *d);
+    /* Rank r's part buf[displs[r], +counts[r]) to every rank, in place. */
+    int (*allgather_f32)(andrea_dist *d, float *buf, const int *counts, const int *displs);
+    /* Rank r's part (its own buffer `part`) into root's buf at displs[r]. */
+    int (*gather_f32)(andrea_dist *d, const float *part, float *buf, const int *counts,
+                      const int *displs, int root);
+    void (*close)(andrea_dist *d);
+} andrea_dist_ops;
+
+struct andrea_dist {
+    int rank, size;
+    double timeout_s;   /* a collective not done by then is an error */
+    int deterministic;  /* reductions in rank order (see above) */
+    int broken;         /* a collective failed or timed out: stop, do not finalize */
+    double comm_s;      /* seconds spent in collectives (waiting included) */
+    uint64_t comm_bytes; /* payload bytes this rank sent into collectives */
+    const andrea_dist_ops *ops;
+    void *impl;
+};
+
+/* The ranks of this process: MPI when built with it and launched by mpirun (or another
+ * PMI launcher), else one local rank. NULL with andrea_error() on failure. */
+andrea_dist *andrea_dist_open(double timeout_s, int deterministic);
+void andrea_dist_close(andrea_dist *d);
+/* The world size/rank as the launcher announced it in the environment (1 and 0 without
+ * one): for front ends that must know before andrea_dist_open (who prints). */
+int andrea_dist_env_size(void);
+int andrea_dist_env_rank(void);
+
+/* Sum over ranks, in place, in buckets of ANDREA_DIST_BUCKET floats in flight together. */
+#define ANDREA_DIST_BUCKET (1u << 22)
+int andrea_dist_allreduce_sum(andrea_dist *d, float *buf, size_t n);
+int andrea_dist_allreduce_sum_f64(andrea_dist *d, double *buf, size_t n);
+int andrea_dist_broadcast(andrea_dist *d, void *buf, size_t bytes, int root);
+int andrea_dist_barrier(andrea_dist *d);
+int andrea_dist_allgather(andrea_dist *d, float *buf, const int *counts, const int *displs);
+int andrea_dist_gather(andrea_dist *d, const float *part, float *buf, const int *counts,
+                       const int *displs, int root);
+
+/* dist_local.c, and dist_mpi.c when built (NULL and an error otherwise). */
+andrea_dist *andrea_dist_local_open(void);
+andrea_dist *andrea_dist_mpi_open(void);
+int andrea_dist_mpi_built(void);
+
+#endif

@@ -1,0 +1,172 @@
+/*
+ * dist_mpi.c - the ranks of MPI_COMM_WORLD (built only with ANDREA_HAVE_MPI).
+ *
+ * Every collective is the non-blocking MPI call (MPI_Iallreduce, MPI_Ibcast, ...) polled
+ * with MPI_Testall until it completes or the deadline passes: a blocking MPI_Allreduce
+ * waits forever for a rank that hangs. Errors return (MPI_ERRORS_RETURN on our own
+ * communicator) instead of aborting the job, so the caller reports them. MPI is
+ * initialised once per process, finalised at exit unless a collective broke (finalize
+ * would wait for the missing rank).
+ */
+#include "dist/dist.h"
+
+#ifdef ANDREA_HAVE_MPI
+#include <mpi.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "util/error.h"
+#include "util/perf.h"
+
+static MPI_Comm g_comm = MPI_COMM_NULL; /* a dup of MPI_COMM_WORLD, errors returned */
+static int g_broken;                    /* some collective of this process broke */
+
+int andrea_dist_mpi_built(void) { return 1; }
+
+static void finalize_at_exit(void) {
+    int fin = 0;
+    MPI_Finalized(&fin);
+    if (!fin && !g_broken) MPI_Finalize();
+}
+
+static int world_init(void) {
+    if (g_comm != MPI_COMM_NULL) return 0;
+    int inited = 0, provided;
+    MPI_Initialized(&inited);
+    /* only the main thread calls MPI (OpenMP threads never do) */
+    if (!inited && MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
+        return andrea_set_error("MPI_Init failed");
+    if (!inited) atexit(finalize_at_exit);
+    if (MPI_Comm_dup(MPI_COMM_WORLD, &g_comm) != MPI_SUCCESS)
+        return andrea_set_error("MPI_Comm_dup failed");
+    MPI_Comm_set_errhandler(g_comm, MPI_ERRORS_RETURN);
+    return 0;
+}
+
+static int mpi_fail(andrea_dist *d, const char *what, int code) {
+    char msg[MPI_MAX_ERROR_STRING] = "";
+    int len = 0;
+    MPI_Error_string(code, msg, &len);
+    g_broken = 1;
+    return andrea_set_error("rank %d of %d: %s failed (%s): another rank died or the network "
+                            "failed", d->rank, d->size, what, msg);
+}
+
+/* Polls reqs until done or d->timeout_s. MPI moves a non-blocking collective on only
+ * inside MPI calls, so the polling is what drives it: tests back to back, yielding the
+ * core between them (to the other ranks on an oversubscribed machine), and after a second
+ * of waiting (a rank is late: its step is slower, or it hangs) 1 ms sleeps. */
+static int wait_all(andrea_dist *d, MPI_Request *reqs, int n, const char *what) {
+    double t0 = andrea_now();
+    for (long polls = 0;; polls++) {
+        int done = 0, rc = MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE);
+        if (rc != MPI_SUCCESS) return mpi_fail(d, what, rc);
+        if (done) return 0;
+        if ((polls & 63) == 0 && andrea_now() - t0 > d->timeout_s) {
+            g_broken = 1;
+            return andrea_set_error("rank %d of %d: %s not complete after %g s (--dist-timeout): "
+                                    "another rank died or hangs; stopping", d->rank, d->size,
+                                    what, d->timeout_s);
+        }
+        if (polls > 100000 && andrea_now() - t0 > 1.0)
+            nanosleep(&(struct timespec){0, 1000000}, NULL);
+        else
+            sched_yield();
+    }
+}
+
+#define START(d, what, call)                                                                  \
+    do {                                                                                      \
+        int rc_ = (call);                                                                     \
+        if (rc_ != MPI_SUCCESS) return mpi_fail(d, what, rc_);                                \
+    } while (0)
+
+/* Deterministic sum: gather to rank 0, add in rank order, broadcast. (size, n) floats at
+ * rank 0 for the time of one bucket. */
+static int ordered_sum(andrea_dist *d, void *buf, size_t n, MPI_Datatype t, size_t esz) {
+    void *all = d->rank == 0 ? malloc(esz * n * (size_t)d->size) : NULL;
+    if (d->rank == 0 && !all) return andrea_set_error("out of memory in a reduction");
+    MPI_Request req;
+    START(d, "gather", MPI_Igather(buf, (int)n, t, all, (int)n, t, 0, g_comm, &req));
+    int rc = wait_all(d, &req, 1, "gather (deterministic reduction)");
+    if (rc == 0 && d->rank == 0) {
+        for (int r = 1; r < d->size; r++)
+            for (size_t i = 0; i < n; i++) {
+                if (esz == sizeof(float)) ((float *)all)[i] += ((float *)all)[(size_t)r * n + i];
+                else ((double *)all)[i] += ((double *)all)[(size_t)r * n + i];
+            }
+        memcpy(buf, all, esz * n);
+    }
+    free(all);
+    if (rc) return rc;
+    START(d, "broadcast", MPI_Ibcast(buf, (int)n, t, 0, g_comm, &req));
+    return wait_all(d, &req, 1, "broadcast (deterministic reduction)");
+}
+
+static int reduce(andrea_dist *d, void *buf, size_t n, MPI_Datatype t, size_t esz) {
+    if (d->deterministic) return ordered_sum(d, buf, n, t, esz);
+    MPI_Request req;
+    START(d, "all-reduce", MPI_Iallreduce(MPI_IN_PLACE, buf, (int)n, t, MPI_SUM, g_comm, &req));
+    return wait_all(d, &req, 1, "all-reduce");
+}
+
+static int f32(andrea_dist *d, float *b, size_t n) { return reduce(d, b, n, MPI_FLOAT, 4); }
+static int f64(andrea_dist *d, double *b, size_t n) { return reduce(d, b, n, MPI_DOUBLE, 8); }
+
+static int bcast(andrea_dist *d, void *b, size_t n, int root) {
+    MPI_Request req;
+    START(d, "broadcast", MPI_Ibcast(b, (int)n, MPI_BYTE, root, g_comm, &req));
+    return wait_all(d, &req, 1, "broadcast");
+}
+
+static int barrier(andrea_dist *d) {
+    MPI_Request req;
+    START(d, "barrier", MPI_Ibarrier(g_comm, &req));
+    return wait_all(d, &req, 1, "barrier");
+}
+
+static int allgather(andrea_dist *d, float *b, const int *c, const int *o) {
+    MPI_Request req;
+    START(d, "all-gather", MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_FLOAT, b, c, o, MPI_FLOAT, g_comm,
+                                           &req));
+    return wait_all(d, &req, 1, "all-gather of the parameters");
+}
+
+static int gather(andrea_dist *d, const float *part, float *b, const int *c, const int *o,
+                  int root) {
+    MPI_Request req;
+    START(d, "gather", MPI_Igatherv(part, c[d->rank], MPI_FLOAT, b, c, o, MPI_FLOAT, root, g_comm,
+                                    &req));
+    return wait_all(d, &req, 1, "gather of the AdamW moments");
+}
+
+static void mpi_close(andrea_dist *d) {
+    if (d->broken) g_broken = 1;
+    free(d);
+}
+
+static const andrea_dist_ops MPI_OPS = {"mpi", f32, f64, bcast, barrier, allgather, gather,
+                                        mpi_close};
+
+andrea_dist *andrea_dist_mpi_open(void) {
+    if (world_init()) return NULL;
+    andrea_dist *d = calloc(1, sizeof *d);
+    if (!d) return andrea_set_error("out of memory"), NULL;
+    MPI_Comm_rank(g_comm, &d->rank);
+    MPI_Comm_size(g_comm, &d->size);
+    d->ops = &MPI_OPS;
+    return d;
+}
+
+#else /* built without MPI */
+
+#include "util/error.h"
+
+int andrea_dist_mpi_built(void) { return 0; }
+andrea_dist *andrea_dist_mpi_open(void) {
+    return andrea_set_error("this andrea was built without MPI"), NULL;
+}
+
+#endif

@@ -1,0 +1,104 @@
+/* dist_train.c - the trainer's hooks into the ranks (dist_train.h). */
+#include "dist/dist_train.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/model.h"
+#include "util/error.h"
+
+int andrea_dist_is_root(const andrea_train_run *r) { return !r->dist || r->dist->rank == 0; }
+
+int andrea_dist_run_open(andrea_train_run *r) {
+    andrea_train_options *o = &r->o;
+    if (o->zero != 0 && o->zero != 1) {
+        andrea_set_error("--zero %d: expected 0 (off) or 1 (shard the AdamW moments)", o->zero);
+        return ANDREA_TRAIN_BAD_OPTIONS;
+    }
+    r->dist = andrea_dist_open(o->dist_timeout, o->dist_deterministic);
+    if (!r->dist) return -1;
+    if (r->dist->rank != 0) { /* rank 0 alone prints and logs */
+        o->sink = NULL;
+        o->quiet = 1;
+    }
+    return 0;
+}
+
+int andrea_dist_run_batch(andrea_train_run *r) {
+    andrea_train_options *o = &r->o;
+    int n = r->dist->size;
+    if (!o->resume_path || o->batch != r->st->batch || o->grad_accum != r->st->grad_accum)
+        return 0; /* fresh, or --batch/--grad-accum given again: per rank as given */
+    if (o->batch % n) {
+        andrea_set_error("checkpoint '%s' trained at a global micro-batch of %d sequences, "
+                         "which %d ranks cannot share evenly: give --batch (per rank) and "
+                         "--grad-accum for the global batch you want", o->resume_path,
+                         o->batch, n);
+        return ANDREA_TRAIN_BAD_OPTIONS;
+    }
+    o->batch /= n;
+    return 0;
+}
+
+void andrea_dist_run_record_batch(andrea_train_run *r) {
+    r->st->batch = r->o.batch * r->dist->size;
+}
+
+int andrea_dist_run_moments(andrea_train_run *r) {
+    if (!r->o.zero || r->dist->size == 1) return 0;
+    if (andrea_zero_plan(&r->zero, r->m, r->dist)) return -1;
+    size_t k = (size_t)(r->zero.hi - r->zero.lo);
+    float *m = malloc(sizeof(float) * (k ? k : 1)), *v = malloc(sizeof(float) * (k ? k : 1));
+    if (!m || !v) {
+        free(m);
+        free(v);
+        return andrea_set_error("out of memory for this rank's AdamW moments");
+    }
+    memcpy(m, r->adam_m + r->zero.lo, sizeof(float) * k);
+    memcpy(v, r->adam_v + r->zero.lo, sizeof(float) * k);
+    free(r->adam_m);
+    free(r->adam_v);
+    r->adam_m = m;
+    r->adam_v = v;
+    return 0;
+}
+
+int andrea_dist_reduce_grads(andrea_train_run *r, double *loss_sum) {
+    if (r->dist->size == 1) return 0;
+    return andrea_dist_allreduce_sum_f64(r->dist, loss_sum, 1) ||
+                   andrea_dist_allreduce_sum(r->dist, r->m->grads, (size_t)r->m->layout.total)
+               ? -1
+               : 0;
+}
+
+int andrea_dist_agree(andrea_train_run *r, int *flag) {
+    if (r->dist->size == 1) return 0;
+    double f = *flag ? 1.0 : 0.0;
+    if (andrea_dist_allreduce_sum_f64(r->dist, &f, 1)) return -1;
+    if (f > 0 && !*flag) *flag = ANDREA_STOP_HOOK; /* another rank got the signal */
+    return 0;
+}
+
+int andrea_dist_save_moments(andrea_train_run *r, float **m, float **v) {
+    if (!r->zero.on) {
+        *m = r->adam_m;
+        *v = r->adam_v;
+        return 0;
+    }
+    return andrea_zero_gather(&r->zero, r->dist, r->m->layout.total, r->adam_m, r->adam_v, m, v);
+}
+
+void andrea_dist_release_moments(andrea_train_run *r, float *m, float *v) {
+    if (!r->zero.on) return;
+    free(m);
+    free(v);
+}
+
+int andrea_dist_root_rc(andrea_train_run *r, int rc) {
+    if (r->dist->size == 1) return rc;
+    int32_t code = rc;
+    if (andrea_dist_broadcast(r->dist, &code, sizeof code, 0)) return -1;
+    if (code && r->dist->rank != 0)
+        andrea_set_error("rank 0 failed to write a checkpoint (its message says why)");
+    return code;
+}

@@ -1,0 +1,40 @@
+/*
+ * dist_train.h - the trainer's hooks into the ranks (docs/distributed.md). One process is
+ * rank 0 of 1 and every hook is then a no-op, so the trainer calls them unconditionally.
+ *   run_setup.c  andrea_dist_run_open (who prints), _batch (global batch on resume),
+ *                _moments (ZeRO-1 slices), andrea_dist_source (each rank's rows)
+ *   step.c       andrea_dist_reduce_grads (gradients and loss summed over the ranks)
+ *   trainer.c    andrea_dist_agree (a stop request seen by any rank stops all)
+ *   run_files.c  andrea_dist_save_moments, andrea_dist_root_rc (rank 0 writes)
+ *   evaluate.c   validation batches dealt round-robin over the ranks, sums reduced
+ */
+#ifndef ANDREA_DIST_DIST_TRAIN_H
+#define ANDREA_DIST_DIST_TRAIN_H
+
+#include "dist/dist.h"
+#include "train/train_run.h"
+
+/* Opens the ranks; ranks other than 0 report nothing (no sink, no MFU measurement). */
+int andrea_dist_run_open(andrea_train_run *r);
+/* Resuming on another number of ranks: the checkpoint records the global micro-batch
+ * (ranks x B); when --batch and --grad-accum were left as the checkpoint's, B becomes
+ * global / ranks (an error when it does not divide). 0 or ANDREA_TRAIN_BAD_OPTIONS. */
+int andrea_dist_run_batch(andrea_train_run *r);
+/* What a checkpoint records as the batch: the global micro-batch. */
+void andrea_dist_run_record_batch(andrea_train_run *r);
+/* --zero 1: keeps this rank's slice of r->adam_m, r->adam_v. 0 or -1. */
+int andrea_dist_run_moments(andrea_train_run *r);
+/* The source's rows of this rank (the source itself when there is one rank). */
+andrea_batch_source *andrea_dist_source(andrea_batch_source *inner, int rank, int size);
+/* Sums the gradients and loss_sum over the ranks (every rank then holds the global ones). */
+int andrea_dist_reduce_grads(andrea_train_run *r, double *loss_sum);
+/* *flag becomes non-zero everywhere when it is non-zero on any rank. 0 or -1. */
+int andrea_dist_agree(andrea_train_run *r, int *flag);
+/* The full moments to save: r's own, or (ZeRO-1) gathered to rank 0. Free with _release. */
+int andrea_dist_save_moments(andrea_train_run *r, float **m, float **v);
+void andrea_dist_release_moments(andrea_train_run *r, float *m, float *v);
+/* rank 0's result of an action only it performed (writing a file), on every rank. */
+int andrea_dist_root_rc(andrea_train_run *r, int rc);
+int andrea_dist_is_root(const andrea_train_run *r);
+
+#endif
