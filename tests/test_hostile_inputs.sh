@@ -33,6 +33,10 @@ expect_error "fifo: --tokenizer" "fifo' is not a regular file (a FIFO)" to "$A" 
 expect_error "fifo: score" "fifo' is not a regular file (a FIFO)" to "$A" score "$T/fifo"
 expect_error "fifo: tokenizer encode" "fifo' is not a regular file (a FIFO)" to "$A" tokenizer encode -t byte -i "$T/fifo"
 expect_error "/dev/zero as tokenizer" "/dev/zero' is not a regular file (a character device)" to "$A" tokenizer info /dev/zero
+expect_error "fifo: prepare" "fifo' is not a regular file (a FIFO)" to "$A" prepare -q -t byte -o "$T/p.tokens" "$T/fifo"
+expect_error "/dev/zero: prepare" "/dev/zero' is not a regular file (a character device)" to "$A" prepare -q -t byte -o "$T/p.tokens" /dev/zero
+expect_error "NaN --lr-min" "lr-min" to "$A" train --data "$T/text.txt" --lr-min nan -o "$T/o6"
+expect_error "NaN --grad-clip" "grad-clip" to "$A" train --data "$T/text.txt" --grad-clip nan -o "$T/o7"
 expect_error "/dev/zero as --tokenizer" "/dev/zero' is not a regular file (a character device)" to "$A" train --data "$T/text.txt" --tokenizer /dev/zero -o "$T/o5"
 
 # the NaN guard on load: finite weights only, however valid the checksum (was: loss nan, exit 0)

@@ -8,44 +8,53 @@
 #include <string.h>
 #include <sys/stat.h>
 
-int attn_write_json_file(const char *path, const andrea_attn_export *x, unsigned views) {
-    int to_stdout = strcmp(path, "-") == 0;
-    FILE *f = to_stdout ? stdout : fopen(path, "w");
-    if (!f) {
-        fprintf(stderr, "andrea attention: cannot create '%s' for --json\n", path);
-        return -1;
-    }
-    andrea_writer w = andrea_writer_file(f);
-    int rc = andrea_attention_render_json(&w, x, views);
-    if (rc) fprintf(stderr, "andrea attention: %s\n", andrea_error());
-    if (to_stdout) {
-        if (!rc && fflush(f) != 0) {
-            fprintf(stderr, "andrea attention: write error on the JSON output\n");
-            rc = -1;
-        }
-        return rc;
-    }
-    if (fclose(f) != 0 && !rc) {
-        fprintf(stderr, "andrea attention: write error on '%s'\n", path);
-        rc = -1;
-    }
-    if (!rc) fprintf(stderr, "attention: wrote '%s'\n", path);
-    return rc;
-}
+#include "util/atomic_file.h"
 
-/* The rendered document of render(w, x) into a new file at path. 0 or -1 (message printed). */
+/* The rendered document of render(w, x) into path, written whole under a temporary name
+ * and renamed (an interrupted export never leaves a torn file nor destroys the old one).
+ * 0 or -1 (message printed). */
 static int write_file(const char *path, const char *flag, int (*render)(andrea_writer *, const void *),
                       const void *ctx) {
-    FILE *f = fopen(path, "wb");
+    andrea_atomic_file af;
+    FILE *f = andrea_atomic_open(&af, path);
     if (!f) {
-        fprintf(stderr, "andrea attention: cannot create '%s' for %s\n", path, flag);
+        fprintf(stderr, "andrea attention: %s: %s\n", flag, andrea_error());
         return -1;
     }
     andrea_writer w = andrea_writer_file(f);
     int rc = render(&w, ctx);
-    if (rc) fprintf(stderr, "andrea attention: '%s': %s\n", path, andrea_error());
-    if (fclose(f) != 0 && !rc) {
-        fprintf(stderr, "andrea attention: write error on '%s'\n", path);
+    if (rc) {
+        fprintf(stderr, "andrea attention: '%s': %s\n", path, andrea_error());
+        andrea_atomic_abort(&af);
+    } else if (andrea_atomic_commit(&af)) {
+        fprintf(stderr, "andrea attention: %s\n", andrea_error());
+        rc = -1;
+    }
+    return rc;
+}
+
+typedef struct {
+    const andrea_attn_export *x;
+    unsigned views;
+} json_job;
+
+static int render_json(andrea_writer *w, const void *ctx) {
+    const json_job *j = ctx;
+    return andrea_attention_render_json(w, j->x, j->views);
+}
+
+int attn_write_json_file(const char *path, const andrea_attn_export *x, unsigned views) {
+    json_job job = {x, views};
+    if (strcmp(path, "-") != 0) {
+        if (write_file(path, "--json", render_json, &job)) return -1;
+        fprintf(stderr, "attention: wrote '%s'\n", path);
+        return 0;
+    }
+    andrea_writer w = andrea_writer_file(stdout);
+    int rc = render_json(&w, &job);
+    if (rc) fprintf(stderr, "andrea attention: %s\n", andrea_error());
+    if (!rc && fflush(stdout) != 0) {
+        fprintf(stderr, "andrea attention: write error on the JSON output\n");
         rc = -1;
     }
     return rc;

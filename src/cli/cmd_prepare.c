@@ -18,6 +18,7 @@
 #include "commands.h"
 #include "train/docset.h"
 #include "util/atomic_file.h"
+#include "util/file.h"
 #include "util/perf.h"
 
 #ifdef ANDREA_HAVE_JANSSON
@@ -81,9 +82,9 @@ static size_t block_cut(const uint8_t *buf, size_t len, int special) {
 }
 
 static int prepare_text(prep *p, const char *path) {
-    FILE *f = fopen(path, "rb");
+    FILE *f = andrea_file_fopen_regular(path, NULL, 0, NULL); /* never a FIFO or a device */
     if (!f) {
-        fprintf(stderr, "andrea prepare: cannot open '%s': %s\n", path, strerror(errno));
+        fprintf(stderr, "andrea prepare: %s\n", andrea_error());
         return -1;
     }
     size_t cap = p->block + 1, len = 0;
@@ -139,9 +140,9 @@ static int prepare_text(prep *p, const char *path) {
 
 #ifdef ANDREA_HAVE_JANSSON
 static int prepare_jsonl(prep *p, const char *path) {
-    FILE *f = fopen(path, "rb");
+    FILE *f = andrea_file_fopen_regular(path, NULL, 0, NULL); /* never a FIFO or a device */
     if (!f) {
-        fprintf(stderr, "andrea prepare: cannot open '%s': %s\n", path, strerror(errno));
+        fprintf(stderr, "andrea prepare: %s\n", andrea_error());
         return -1;
     }
     char *line = NULL;
@@ -251,14 +252,14 @@ int cmd_prepare(int argc, char **argv) {
         return 2;
     }
     for (int i = 0; i < n_in; i++) {
-        FILE *f = fopen(inputs[i], "rb");
+        uint64_t size = 0;
+        FILE *f = andrea_file_fopen_regular(inputs[i], NULL, 0, &size);
         if (!f) {
-            fprintf(stderr, "andrea prepare: cannot open '%s': %s\n", inputs[i], strerror(errno));
+            fprintf(stderr, "andrea prepare: %s\n", andrea_error());
             andrea_tokenizer_free(p.tok);
             return 1;
         }
-        fseek(f, 0, SEEK_END);
-        long sz = ftell(f);
+        long sz = (long)size;
         fclose(f);
         p.total_bytes += sz > 0 ? (uint64_t)sz : 0;
     }

@@ -7,6 +7,7 @@
 #include "train/run_options.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -222,7 +223,8 @@ int andrea_train_options_validate(const andrea_config *cfg, const andrea_train_o
                    "(got %d, %d, %d, %d)", o->batch, o->seq, o->grad_accum, o->max_steps);
     if (o->seq > cfg->ctx)
         return bad("--seq %d is longer than the model context %d", o->seq, cfg->ctx);
-    if (!(o->lr > 0) || o->lr_min < 0 || o->lr_min > o->lr)
+    /* written as !(x >= 0) so that NaN fails too */
+    if (!(o->lr > 0) || !isfinite(o->lr) || !(o->lr_min >= 0) || o->lr_min > o->lr)
         return bad("need 0 <= --lr-min <= --lr and --lr > 0 (got %g, %g)", o->lr_min, o->lr);
     if (!(o->beta1 >= 0 && o->beta1 < 1) || !(o->beta2 >= 0 && o->beta2 < 1) || !(o->eps > 0))
         return bad("need 0 <= --beta1, --beta2 < 1 and --eps > 0");
@@ -231,8 +233,9 @@ int andrea_train_options_validate(const andrea_config *cfg, const andrea_train_o
         snprintf(why, sizeof why, "%s", andrea_error());
         return bad("--backend '%s': %s", o->backend ? o->backend : "", why);
     }
-    if (o->weight_decay < 0 || o->grad_clip < 0 || o->warmup < 0)
-        return bad("--weight-decay, --grad-clip and --warmup must be >= 0");
+    if (!(o->weight_decay >= 0) || !isfinite(o->weight_decay) || !(o->grad_clip >= 0) ||
+        !isfinite(o->grad_clip) || o->warmup < 0)
+        return bad("--weight-decay, --grad-clip and --warmup must be finite and >= 0");
     if (o->max_bad_steps <= 0) return bad("--max-bad-steps must be positive");
     if (o->sample_every < 0 || o->sample_tokens <= 0 || o->gate_patience <= 0 ||
         !(o->gate_threshold >= 0 && o->gate_threshold <= 100))
