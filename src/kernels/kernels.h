@@ -36,10 +36,19 @@ typedef struct {
                     * 2 AVX-512; < 0: the best the CPU has */
 } andrea_cpu_engine;
 
-enum { ANDREA_ISA_BASELINE = 0, ANDREA_ISA_AVX2 = 1, ANDREA_ISA_AVX512 = 2 };
+/* Levels: 1 is AVX2+FMA on x86-64 and NEON on AArch64 (16-32 registers of 128-256 bits:
+ * the 6 x 16 tile), 2 AVX-512 (32 registers of 512 bits: the 8 x 32 tile). */
+enum { ANDREA_ISA_BASELINE = 0, ANDREA_ISA_AVX2 = 1, ANDREA_ISA_NEON = 1, ANDREA_ISA_AVX512 = 2 };
 
-/* The instruction set a cap gives on this CPU (what the tiles will run). */
+/* The instruction set a cap gives on this CPU (what every kernel will run): the best the
+ * CPU has, capped by the environment's ANDREA_ISA and by cap (< 0: no cap). isa.c. */
 int andrea_cpu_isa(int cap);
+/* The CPU's level under ANDREA_ISA alone (read once per process). */
+int andrea_isa_machine(void);
+/* "avx512" | "avx2" | "neon" | "baseline" -> level (neon = avx2 = 1); -1 otherwise. */
+int andrea_isa_parse(const char *name);
+/* The level's name on this architecture ("avx2" on x86-64, "neon" on AArch64). */
+const char *andrea_isa_name(int isa);
 /* 1 when this build has BLAS compiled in. */
 int andrea_blas_available(void);
 
@@ -144,7 +153,8 @@ static inline void gemm_split(int M, int K, int N, int a_packed, int mr, int nr,
 /* ---- decoding dot products (dot.c) ------------------------------------------------------ */
 
 /* sum_k w[k] x[k] for one weight row in fp32, bf16 (top 16 bits of an fp32) or int8 (the
- * row's scale applied by the caller); AVX-512 with 4 accumulators where available. */
+ * row's scale applied by the caller); 4 accumulators on AVX-512, AVX2 and NEON, the best
+ * the CPU has under ANDREA_ISA. */
 float andrea_dot_f32(const float *w, const float *x, int K);
 float andrea_dot_bf16(const uint16_t *w, const float *x, int K);
 float andrea_dot_i8(const int8_t *w, const float *x, int K);
@@ -156,6 +166,9 @@ float andrea_dot_i8(const int8_t *w, const float *x, int K);
  * fp32 rows are andrea_matmul_forward's at M = 1, to the bit). */
 void andrea_matvec_rows(float *out, const float *x, const void *w, int fmt, const float *scale,
                         const float *bias, int K, int N, int n);
+/* The same with the dot products capped at isa (andrea_cpu_isa; the ones above: -1). */
+void andrea_matvec_rows_isa(int isa, float *out, const float *x, const void *w, int fmt,
+                            const float *scale, const float *bias, int K, int N, int n);
 
 /* ---- normalisation --------------------------------------------------------------- */
 
