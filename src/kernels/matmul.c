@@ -25,9 +25,6 @@
 #include "kernels/transpose.h"
 #include "util/error.h"
 
-#ifdef ANDREA_HAVE_BLAS
-#include <cblas.h>
-#endif
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -48,14 +45,13 @@ static int use_bf16(const andrea_cpu_engine *e, long M, long K, long N) {
            andrea_cpu_isa(e->isa) == ANDREA_ISA_AVX512;
 }
 
-/* BLAS pays off only on big products; small ones stay on our kernels. OpenBLAS has
- * its own thread pool: keep it the size of ours (-t), so results depend on -t only. */
-static int use_blas(const andrea_cpu_engine *e, long M, long K, long N) {
-    if (e->engine != ANDREA_MATMUL_BLAS || M <= 4 || M * K * N < (1L << 18)) return 0;
-#if defined(ANDREA_HAVE_BLAS) && defined(_OPENMP)
-    openblas_set_num_threads(omp_get_max_threads());
-#endif
-    return 1;
+/* BLAS pays off only on big products; small ones stay on our kernels. The auto engine
+ * asks the per-shape measurement (matmul_tune.c); fp32 only. */
+static int use_blas(const andrea_cpu_engine *e, int op, long M, long K, long N) {
+    if (!andrea_blas_available() || M <= 4 || M * K * N < (1L << 18)) return 0;
+    if (e->engine == ANDREA_MATMUL_BLAS) return 1;
+    return e->engine == ANDREA_MATMUL_AUTO && e->precision == ANDREA_PRECISION_FP32 &&
+           andrea_mm_tune_blas(e->isa, op, (int)M, (int)K, (int)N);
 }
 
 #define KC 256
@@ -373,15 +369,12 @@ static void forward_epi(const andrea_cpu_engine *e, float *out, const float *inp
                         const float *bias, const float *resid, int M, int K, int N,
                         const matmul_epilogue *epi) {
     if (!e) e = &DEFAULT_ENGINE;
-#ifdef ANDREA_HAVE_BLAS
-    if (use_blas(e, M, K, N)) {
+    if (use_blas(e, ANDREA_MM_FWD, M, K, N)) {
         init_rows(out, resid, bias, M, N);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1.0f, inp, K, w, K, 1.0f,
-                    out, N);
+        andrea_blas_gemm(0, 1, M, N, K, inp, K, w, K, out, N);
         epilogue_apply_all(epi, out, M, N);
         return;
     }
-#endif
     if (M <= 4 && !resid) {
         matmul_forward_rows(e->isa, out, inp, w, bias, M, K, N);
         epilogue_apply_all(epi, out, M, N);
@@ -419,24 +412,22 @@ static void backward_epi(const andrea_cpu_engine *e, float *dinp, int accumulate
                          float *dbias, const float *dout, const float *inp, const float *w, int M,
                          int K, int N, const matmul_epilogue *epi) {
     if (!e) e = &DEFAULT_ENGINE;
-    /* which engine, decided once (use_blas also sizes OpenBLAS's thread pool) */
-    int blas = use_blas(e, M, K, N), bf16 = !blas && use_bf16(e, M, K, N);
+    /* which engine for each product, decided once */
+    int blas_dinp = dinp && use_blas(e, ANDREA_MM_DINP, M, K, N);
+    int blas_dw = dw && use_blas(e, ANDREA_MM_DW, M, K, N);
+    int bf16 = !blas_dinp && !blas_dw && use_bf16(e, M, K, N);
     const gemm_kernel *tile = pick_kernel(e->isa);
-    if (dinp && !accumulate && (blas || bf16)) /* those engines only accumulate */
+    if (dinp && !accumulate && (blas_dinp || bf16)) /* those engines only accumulate */
         for (int m = 0; m < M; m++) memset(dinp + (long)m * K, 0, sizeof(float) * (size_t)K);
-#ifdef ANDREA_HAVE_BLAS
-    if (blas) {
-        if (dinp)
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, K, N, 1.0f, dout, N, w, K,
-                        1.0f, dinp, K);
-        if (dw)
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, N, K, M, 1.0f, dout, N, inp, K,
-                        1.0f, dw, K);
-        if (dinp) epilogue_apply_all(epi, dinp, M, K);
+    if (blas_dinp) {
+        andrea_blas_gemm(0, 0, M, K, N, dout, N, w, K, dinp, K);
+        epilogue_apply_all(epi, dinp, M, K);
         dinp = NULL;
+    }
+    if (blas_dw) {
+        andrea_blas_gemm(1, 0, N, K, M, dout, N, inp, K, dw, K);
         dw = NULL;
     }
-#endif
     if (bf16) {
         if (dinp && andrea_gemm_bf16(dinp, K, dout, N, 1, w, K, 1, M, N, K) == 0) {
             epilogue_apply_all(epi, dinp, M, K);
