@@ -12,6 +12,7 @@
 #       ISAS="avx512 avx2"                    ISA levels, alternated within each repetition
 #                                             (default: every SIMD level this CPU has)
 #       POLICIES="default passive"            OMP_WAIT_POLICY settings tried with > 1 thread
+#       STEPS=N                               timed steps of every config (default per config)
 #       PYTHON=python3                        an interpreter that imports torch
 #       RESULTS=FILE                          keep every run's per-step ms and losses (JSON lines)
 #
@@ -150,6 +151,7 @@ print(json.dumps({"config": cfg, "threads": t, "rep": rep, "engine": "torch", "p
 
 for cfg in $CONFIGS; do
     IFS='|' read -r flags B T W N R <<<"$(config_row "$cfg")"
+    [ -n "${STEPS:-}" ] && N=$STEPS
     echo "== $cfg ($flags, B=$B T=$T, $W warmup + $N timed steps, $R rep(s))"
     init="$work/init-$cfg"
     # shellcheck disable=SC2086
