@@ -198,30 +198,6 @@ static void pack_a(float *ap, const float *a, long a_rs, long a_cs, int rows, in
         for (int k = 0; k < kc; k++) ap[k * MR + r] = a[r * a_rs + k * a_cs];
 }
 
-#ifdef HAVE_X86_DISPATCH
-/* dst[i lds + j] = src[j lsrc + i] for i, j < 8 (AVX): the AVX2 kernel's transposed B. */
-__attribute__((target("avx2"))) static void transpose8(float *dst, long lds, const float *src,
-                                                       long lsrc) {
-    __m256 r[8], t[8];
-    for (int i = 0; i < 8; i++) r[i] = _mm256_loadu_ps(src + i * lsrc);
-    for (int i = 0; i < 4; i++) {
-        t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-        t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-    }
-    for (int i = 0; i < 2; i++) {
-        r[4 * i + 0] = _mm256_shuffle_ps(t[4 * i + 0], t[4 * i + 2], 0x44);
-        r[4 * i + 1] = _mm256_shuffle_ps(t[4 * i + 0], t[4 * i + 2], 0xEE);
-        r[4 * i + 2] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
-        r[4 * i + 3] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
-    }
-    for (int i = 0; i < 4; i++) {
-        t[i] = _mm256_permute2f128_ps(r[i], r[i + 4], 0x20);
-        t[i + 4] = _mm256_permute2f128_ps(r[i], r[i + 4], 0x31);
-    }
-    for (int i = 0; i < 8; i++) _mm256_storeu_ps(dst + i * lds, t[i]);
-}
-#endif
-
 /* B(k, n) = b[k * b_rs + n * b_cs]: rows copied whole when b_cs = 1, else gathered
  * along k (b_rs = 1: B is a transposed weight matrix, read along its rows), in register
  * transposes of 16 x 16 (AVX-512) or 8 x 8 (AVX2) where the kernel's ISA has them. */
