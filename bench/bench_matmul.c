@@ -7,11 +7,12 @@
  * processes falls on all alike. Threads: OMP_NUM_THREADS. The ISA: ANDREA_ISA caps ours,
  * OPENBLAS_CORETYPE OpenBLAS's (Haswell = AVX2, Prescott = SSE3); the header says which.
  *
- *   OMP_NUM_THREADS=2 build/bench/bench_matmul [REPS]
+ *   OMP_NUM_THREADS=2 build/bench/bench_matmul [REPS] [SHAPE]   (SHAPE: names containing it)
  *   ANDREA_ISA=avx2 OPENBLAS_CORETYPE=Haswell OMP_NUM_THREADS=2 build/bench/bench_matmul
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "andrea.h"
 #include "backend/backend.h"
@@ -53,6 +54,7 @@ int main(int argc, char **argv) {
     printf("| shape | M | K | N | engine | forward | dinp | dw |\n|---|---|---|---|---|---|---|---|\n");
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
         const shape *sh = &shapes[s];
+        if (argc > 2 && !strstr(sh->what, argv[2])) continue;
         size_t mk = (size_t)sh->M * sh->K, nk = (size_t)sh->N * sh->K, mn = (size_t)sh->M * sh->N;
         float *inp = malloc(4 * mk), *w = malloc(4 * nk), *out = malloc(4 * mn);
         float *dout = malloc(4 * mn), *dinp = calloc(mk, 4), *dw = calloc(nk, 4);
