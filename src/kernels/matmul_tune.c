@@ -70,6 +70,20 @@ static andrea_mm_choice *find(int isa, int op, int M, int K, int N) {
     return NULL;
 }
 
+/* One line of the cache file for this CPU and BLAS kernel, into *c; 0 or -1. */
+static int parse_line(const char *line, andrea_mm_choice *c) {
+    char cpu[128], isa[16], core[64];
+    *c = (andrea_mm_choice){0};
+    if (sscanf(line, "v1 %127s %15s %63s %d %d %d %d %lf %lf", cpu, isa, core, &c->op, &c->M,
+               &c->K, &c->N, &c->builtin, &c->blas) != 9)
+        return -1;
+    c->isa = andrea_isa_parse(isa);
+    if (strcmp(cpu, g_cpu) || strcmp(core, andrea_blas_core()) || c->isa < 0) return -1;
+    c->use_blas = c->blas > 1.1 * c->builtin;
+    c->cached = 1;
+    return 0;
+}
+
 static void load_cache(void) {
     g_loaded = 1;
     cpu_model(g_cpu, sizeof g_cpu);
@@ -77,20 +91,27 @@ static void load_cache(void) {
     if (cache_path(path, sizeof path)) return;
     FILE *f = fopen(path, "r");
     if (!f) return;
-    while (fgets(line, sizeof line, f) && g_n < MAX_CHOICES) {
-        char cpu[128], isa[16], core[64];
-        andrea_mm_choice c = {0};
-        if (sscanf(line, "v1 %127s %15s %63s %d %d %d %d %lf %lf", cpu, isa, core, &c.op, &c.M,
-                   &c.K, &c.N, &c.builtin, &c.blas) != 9)
-            continue;
-        c.isa = andrea_isa_parse(isa);
-        if (strcmp(cpu, g_cpu) || strcmp(core, andrea_blas_core()) || c.isa < 0 ||
-            find(c.isa, c.op, c.M, c.K, c.N))
-            continue;
-        c.use_blas = c.blas > 1.1 * c.builtin;
-        c.cached = 1;
-        g_choices[g_n++] = c;
-    }
+    andrea_mm_choice c;
+    while (fgets(line, sizeof line, f) && g_n < MAX_CHOICES)
+        if (parse_line(line, &c) == 0 && !find(c.isa, c.op, c.M, c.K, c.N)) g_choices[g_n++] = c;
+    fclose(f);
+}
+
+/* After appending a measurement: the file's first line for the key is the machine's choice
+ * (another process may have measured the same shape a moment earlier, differently), so that
+ * every process on the machine runs the same engine for it and gets the same bits. */
+static void adopt_first(andrea_mm_choice *mine) {
+    char path[1100], line[512];
+    if (cache_path(path, sizeof path)) return;
+    FILE *f = fopen(path, "r");
+    if (!f) return;
+    andrea_mm_choice c;
+    while (fgets(line, sizeof line, f))
+        if (parse_line(line, &c) == 0 && c.isa == mine->isa && c.op == mine->op &&
+            c.M == mine->M && c.K == mine->K && c.N == mine->N) {
+            mine->builtin = c.builtin, mine->blas = c.blas, mine->use_blas = c.use_blas;
+            break;
+        }
     fclose(f);
 }
 
@@ -105,11 +126,12 @@ static void save(const andrea_mm_choice *c) {
 }
 
 /* GFLOP/s of one engine on product op of a linear layer (M tokens, K in, N out), the best
- * of two runs (the first also warms up). */
+ * of at least 3 runs and 5 ms (small products: a first call pays for thread start-up and
+ * packing buffers, which a model pays once). */
 static double time_product(int blas, int isa, int op, int M, int K, int N, float *x, float *w,
                            float *y) {
-    double best = 0.0, flop = 2.0 * M * K * N;
-    for (int r = 0; r < 2; r++) {
+    double best = 0.0, flop = 2.0 * M * K * N, t_end = andrea_now() + 0.005;
+    for (int r = 0; r < 100 && (r < 3 || andrea_now() < t_end); r++) {
         double t0 = andrea_now();
         if (op == ANDREA_MM_FWD) { /* y(M, N) = x(M, K) @ w(N, K)^T */
             if (blas) andrea_blas_gemm(0, 1, M, N, K, x, K, w, K, y, N);
@@ -155,6 +177,7 @@ int andrea_mm_tune_blas(int isa, int op, int M, int K, int N) {
             *c = (andrea_mm_choice){op, M, K, N, isa, 0.0, 0.0, 0, 0};
             measure(c);
             save(c);
+            adopt_first(c);
             g_n++;
         }
         use = c ? c->use_blas : 0;
