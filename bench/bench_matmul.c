@@ -1,14 +1,18 @@
 /*
  * bench_matmul.c - the three products of a linear layer at the shapes of training, our
- * kernels in fp32 and bf16 against OpenBLAS (when built in), side by side in one run:
+ * kernels in fp32 and bf16 against OpenBLAS (when built in), and the default backend
+ * ("cpu": per shape, the faster of the two, matmul_tune.c), side by side in one run:
  *   forward  out  = inp @ w^T     dinp += dout @ w     dw += dout^T @ inp
  * GFLOP/s, best of REPS (default 5) per cell, cells interleaved so that load from other
- * processes falls on all alike. Threads: OMP_NUM_THREADS.
+ * processes falls on all alike. Threads: OMP_NUM_THREADS. The ISA: ANDREA_ISA caps ours,
+ * OPENBLAS_CORETYPE OpenBLAS's (Haswell = AVX2, Prescott = SSE3); the header says which.
  *
- *   OMP_NUM_THREADS=2 build/bench/bench_matmul [REPS]
+ *   OMP_NUM_THREADS=2 build/bench/bench_matmul [REPS] [SHAPE]   (SHAPE: names containing it)
+ *   ANDREA_ISA=avx2 OPENBLAS_CORETYPE=Haswell OMP_NUM_THREADS=2 build/bench/bench_matmul
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "andrea.h"
 #include "backend/backend.h"
@@ -28,8 +32,8 @@ static const shape shapes[] = {
     {"square 1024", 1024, 1024, 1024},
 };
 
-enum { BUILTIN, BF16, BLAS, N_ENGINES };
-static const char *names[N_ENGINES] = {"built-in fp32", "built-in bf16", "OpenBLAS"};
+enum { BUILTIN, BF16, BLAS, AUTO, N_ENGINES };
+static const char *names[N_ENGINES] = {"built-in fp32", "built-in bf16", "OpenBLAS", "cpu (auto)"};
 
 static const andrea_backend *g_be[N_ENGINES]; /* NULL: not available here */
 
@@ -37,11 +41,20 @@ int main(int argc, char **argv) {
     int reps = argc > 1 ? atoi(argv[1]) : 5;
     if (reps < 1) reps = 1;
     int have[N_ENGINES];
-    static const char *const backend_names[N_ENGINES] = {"cpu", "cpu-bf16", "cpu-blas"};
-    for (int e = 0; e < N_ENGINES; e++) have[e] = (g_be[e] = andrea_backend_find(backend_names[e])) != NULL;
+    static const char *const backend_names[N_ENGINES] = {NULL, "cpu-bf16", "cpu-blas", "cpu"};
+    static andrea_backend builtin; /* the default backend with the built-in kernels only */
+    builtin = andrea_backend_cpu;
+    builtin.cpu.engine = ANDREA_MATMUL_BUILTIN;
+    g_be[BUILTIN] = &builtin;
+    for (int e = 0; e < N_ENGINES; e++)
+        have[e] = e == BUILTIN || (g_be[e] = andrea_backend_find(backend_names[e])) != NULL;
+    if (!andrea_blas_available()) have[AUTO] = 0; /* the same as built-in */
+    printf("ISA %s | BLAS core %s | %s threads\n\n", andrea_isa_name(andrea_cpu_isa(-1)),
+           andrea_blas_core(), getenv("OMP_NUM_THREADS") ? getenv("OMP_NUM_THREADS") : "all");
     printf("| shape | M | K | N | engine | forward | dinp | dw |\n|---|---|---|---|---|---|---|---|\n");
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
         const shape *sh = &shapes[s];
+        if (argc > 2 && !strstr(sh->what, argv[2])) continue;
         size_t mk = (size_t)sh->M * sh->K, nk = (size_t)sh->N * sh->K, mn = (size_t)sh->M * sh->N;
         float *inp = malloc(4 * mk), *w = malloc(4 * nk), *out = malloc(4 * mn);
         float *dout = malloc(4 * mn), *dinp = calloc(mk, 4), *dw = calloc(nk, 4);

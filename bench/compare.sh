@@ -8,7 +8,11 @@
 #   environment (optional):
 #       CONFIGS="baby andrea-12m gpt2-124m"   which rows to run
 #       THREADS="1 2"                         thread counts
-#       REPS=2                                interleaved repetitions (gpt2-124m always 1)
+#       REPS=2                                interleaved repetitions (gpt2-124m, andrea-120m: 1)
+#       ISAS="avx512 avx2"                    ISA levels, alternated within each repetition
+#                                             (default: every SIMD level this CPU has)
+#       POLICIES="default passive"            OMP_WAIT_POLICY settings tried with > 1 thread
+#       STEPS=N                               timed steps of every config (default per config)
 #       PYTHON=python3                        an interpreter that imports torch
 #       RESULTS=FILE                          keep every run's per-step ms and losses (JSON lines)
 #
@@ -18,6 +22,10 @@
 # count (for PyTorch: its OpenMP pool and its OpenBLAS), and with more than one thread one
 # run with OMP_WAIT_POLICY unset and one with PASSIVE per repetition (spinning OpenMP
 # threads cost a lot on a loaded machine). The ratio compares each engine's faster policy.
+# ISA levels: andrea gets ANDREA_ISA, PyTorch ATEN_CPU_CAPABILITY and DNNL_MAX_CPU_ISA, and
+# both OpenBLASes OPENBLAS_CORETYPE (SkylakeX, Haswell, Prescott), so that at "avx2" no
+# engine runs an AVX-512 instruction: on an AVX-512 machine that approximates an AVX2-only
+# CPU (the same code; not its clocks, caches or ports).
 # Exits 1 when the two engines disagree on the loss of the same weights and batch.
 set -euo pipefail
 
@@ -30,6 +38,25 @@ CONFIGS=${CONFIGS:-"baby andrea-12m gpt2-124m"}
 THREADS=${THREADS:-"1 2"}
 REPS=${REPS:-2}
 TORCH_REF="$here/torch_ref.py"
+if [ -z "${ISAS:-}" ]; then
+    ISAS=""
+    grep -qw avx512f /proc/cpuinfo 2> /dev/null && ISAS="avx512"
+    grep -qw avx2 /proc/cpuinfo 2> /dev/null && ISAS="$ISAS avx2"
+    [ -n "$ISAS" ] || ISAS="baseline"
+fi
+POLICIES=${POLICIES:-"default passive"}
+for isa in $ISAS; do
+    case "$isa" in avx512 | avx2 | baseline) ;;
+    *) echo "compare.sh: unknown ISA '$isa' in ISAS (known: avx512 avx2 baseline)" >&2; exit 2 ;;
+    esac
+done
+# the environment that caps each engine at an ISA level
+isa_env() { # isa engine
+    local core=SkylakeX aten=avx512 dnnl=AVX512_CORE
+    case "$1" in avx2) core=Haswell aten=avx2 dnnl=AVX2 ;; baseline) core=Prescott aten=default dnnl=SSE41 ;; esac
+    if [ "$2" = andrea ]; then echo "ANDREA_ISA=$1 OPENBLAS_CORETYPE=$core"
+    else echo "ATEN_CPU_CAPABILITY=$aten DNNL_MAX_CPU_ISA=$dnnl OPENBLAS_CORETYPE=$core"; fi
+}
 
 for cfg in $CONFIGS; do
     case "$cfg" in baby | andrea-12m | gpt2-124m | andrea-120m) ;;
@@ -73,34 +100,39 @@ config_row() {
     baby)        echo "--preset baby|12|64|5|30|$REPS" ;;
     andrea-12m)  echo "--preset andrea-12m --vocab 257|4|256|1|3|$REPS" ;;
     gpt2-124m)   echo "--preset gpt2-124m --vocab 50257|4|64|1|3|1" ;;
-    andrea-120m) echo "--preset andrea-120m --vocab 257|1|1024|1|2|1" ;;
+    andrea-120m) echo "--preset andrea-120m --vocab 257|1|1024|1|1|1" ;;
     esac
 }
 
 # andrea's trainer: ms of the timed steps (log.jsonl) and the loss of every step
-run_andrea() { # cfg flags B T W N threads rep policy
-    local cfg=$1 flags=$2 B=$3 T=$4 W=$5 N=$6 t=$7 rep=$8 policy=$9 out="$work/run"
+run_andrea() { # cfg flags B T W N threads rep policy isa
+    local cfg=$1 flags=$2 B=$3 T=$4 W=$5 N=$6 t=$7 rep=$8 policy=$9 isa=${10} out="$work/run"
     local envs=(OMP_NUM_THREADS="$t")
+    # shellcheck disable=SC2207
+    envs+=($(isa_env "$isa" andrea))
     [ "$policy" = passive ] && envs+=(OMP_WAIT_POLICY=PASSIVE)
     rm -rf "$out"
     # shellcheck disable=SC2086
     env -u OMP_WAIT_POLICY "${envs[@]}" "$A" train --data "$DATA" $flags --batch "$B" --seq "$T" --max-steps $((W + N)) -t "$t" \
         --eval-every 0 --eval-batches 1 --ckpt-every 0 -q -o "$out" >"$work/andrea.out" 2>&1 ||
         { cat "$work/andrea.out" >&2; exit 1; }
-    "$PYTHON" - "$out/log.jsonl" "$cfg" "$t" "$rep" "$W" "$policy" >>"$results" <<'EOF'
+    "$PYTHON" - "$out/log.jsonl" "$cfg" "$t" "$rep" "$W" "$policy" "$isa" >>"$results" <<'EOF'
 import json, sys
 path, cfg, t, rep, W = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
 steps = [r for r in map(json.loads, open(path)) if r.get("type") == "step"]
 print(json.dumps({"config": cfg, "threads": t, "rep": rep, "engine": "andrea", "policy": sys.argv[6],
-                  "ms": [r["ms"] for r in steps[W:]], "losses": [r["loss"] for r in steps]}))
+                  "isa": sys.argv[7], "ms": [r["ms"] for r in steps[W:]],
+                  "losses": [r["loss"] for r in steps]}))
 EOF
     rm -rf "$out"
-    printf '  andrea  t=%s rep %s (%s): done\n' "$t" "$rep" "$policy"
+    printf '  andrea  %-8s t=%s rep %s (%s): done\n' "$isa" "$t" "$rep" "$policy"
 }
 
-run_torch() { # cfg ckpt B T W N threads rep policy
-    local cfg=$1 ckpt=$2 B=$3 T=$4 W=$5 N=$6 t=$7 rep=$8 policy=$9
+run_torch() { # cfg ckpt B T W N threads rep policy isa
+    local cfg=$1 ckpt=$2 B=$3 T=$4 W=$5 N=$6 t=$7 rep=$8 policy=$9 isa=${10}
     local envs=(OMP_NUM_THREADS="$t" OPENBLAS_NUM_THREADS="$t")
+    # shellcheck disable=SC2207
+    envs+=($(isa_env "$isa" torch))
     [ "$policy" = passive ] && envs+=(OMP_WAIT_POLICY=PASSIVE)
     env -u OMP_WAIT_POLICY "${envs[@]}" "$PYTHON" "$TORCH_REF" --ckpt "$ckpt" --data "$DATA" \
         --batch "$B" --seq "$T" --steps "$N" --warmup-steps "$W" --threads "$t" \
@@ -108,16 +140,18 @@ run_torch() { # cfg ckpt B T W N threads rep policy
     tail -n 1 "$work/torch.out" | "$PYTHON" -c '
 import json, sys
 r = json.loads(sys.stdin.read())
-cfg, t, rep, policy = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+cfg, t, rep, policy, isa = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
 W = r["warmup_steps"]
 print(json.dumps({"config": cfg, "threads": t, "rep": rep, "engine": "torch", "policy": policy,
-                  "ms": r["ms"][W:], "losses": r["losses"], "blas_threads": r["blas_threads"]}))
-' "$cfg" "$t" "$rep" "$policy" >>"$results"
-    printf '  torch   t=%s rep %s (%s): done\n' "$t" "$rep" "$policy"
+                  "isa": isa, "ms": r["ms"][W:], "losses": r["losses"],
+                  "blas_threads": r["blas_threads"]}))
+' "$cfg" "$t" "$rep" "$policy" "$isa" >>"$results"
+    printf '  torch   %-8s t=%s rep %s (%s): done\n' "$isa" "$t" "$rep" "$policy"
 }
 
 for cfg in $CONFIGS; do
     IFS='|' read -r flags B T W N R <<<"$(config_row "$cfg")"
+    [ -n "${STEPS:-}" ] && N=$STEPS
     echo "== $cfg ($flags, B=$B T=$T, $W warmup + $N timed steps, $R rep(s))"
     init="$work/init-$cfg"
     # shellcheck disable=SC2086
@@ -135,11 +169,13 @@ for cfg in $CONFIGS; do
 
     for t in $THREADS; do
         policies="default"
-        [ "$t" -gt 1 ] && policies="default passive"
+        [ "$t" -gt 1 ] && policies="$POLICIES"
         for rep in $(seq 1 "$R"); do
             for pol in $policies; do
-                run_andrea "$cfg" "$flags" "$B" "$T" "$W" "$N" "$t" "$rep" "$pol"
-                run_torch "$cfg" "$ckpt" "$B" "$T" "$W" "$N" "$t" "$rep" "$pol"
+                for isa in $ISAS; do
+                    run_andrea "$cfg" "$flags" "$B" "$T" "$W" "$N" "$t" "$rep" "$pol" "$isa"
+                    run_torch "$cfg" "$ckpt" "$B" "$T" "$W" "$N" "$t" "$rep" "$pol" "$isa"
+                done
             done
         done
     done
@@ -155,27 +191,28 @@ rows = [json.loads(l) for l in open(sys.argv[1])]
 elapsed = int(sys.argv[2])
 configs = list(dict.fromkeys(r["config"] for r in rows))
 print()
-def med(engine, t, pol):
+def med(engine, t, pol, isa):
     ms = [m for r in runs if r["threads"] == t and r["engine"] == engine and r["policy"] == pol
-          for m in r["ms"]]
+          and r.get("isa") == isa for m in r["ms"]]
     return statistics.median(ms) if ms else None
 
 def cell(x):
     return "%9.1f" % x if x is not None else "%9s" % "-"
 
 print("ms/step: median over every timed step of every repetition; 'pass' = OMP_WAIT_POLICY=PASSIVE")
-print("%-11s %3s | %9s %9s | %9s %9s | %12s" % ("config", "thr", "andrea", "andrea", "torch",
-                                                "torch", "torch/andrea"))
-print("%-11s %3s | %9s %9s | %9s %9s | %12s" % ("", "", "default", "pass", "default", "pass",
-                                                "(best/best)"))
+print("%-11s %-8s %3s | %9s %9s | %9s %9s | %12s" % ("config", "isa", "thr", "andrea", "andrea",
+                                                     "torch", "torch", "torch/andrea"))
+print("%-11s %-8s %3s | %9s %9s | %9s %9s | %12s" % ("", "", "", "default", "pass", "default",
+                                                     "pass", "(best/best)"))
 for cfg in configs:
     runs = [r for r in rows if r["config"] == cfg and r["engine"] != "eval"]
-    for t in sorted(set(r["threads"] for r in runs)):
-        a = [med("andrea", t, p) for p in ("default", "passive")]
-        b = [med("torch", t, p) for p in ("default", "passive")]
-        ratio = min(x for x in b if x) / min(x for x in a if x)
-        print("%-11s %3d | %s %s | %s %s | %12.2f" % (cfg, t, cell(a[0]), cell(a[1]), cell(b[0]),
-                                                    cell(b[1]), ratio))
+    for isa in list(dict.fromkeys(r.get("isa") for r in runs)):
+        for t in sorted(set(r["threads"] for r in runs)):
+            a = [med("andrea", t, p, isa) for p in ("default", "passive")]
+            b = [med("torch", t, p, isa) for p in ("default", "passive")]
+            ratio = min(x for x in b if x) / min(x for x in a if x)
+            print("%-11s %-8s %3d | %s %s | %s %s | %12.2f" % (cfg, isa, t, cell(a[0]), cell(a[1]),
+                                                             cell(b[0]), cell(b[1]), ratio))
 
 print()
 print("loss check, identical weights and batches:")
@@ -205,5 +242,5 @@ print("wall time %dm%02ds" % (elapsed // 60, elapsed % 60))
 sys.exit(0 if ok else 1)
 EOF
 echo
-echo "reproduce: CONFIGS=\"$CONFIGS\" THREADS=\"$THREADS\" REPS=$REPS $0 $ANDREA $DATA"
+echo "reproduce: CONFIGS=\"$CONFIGS\" THREADS=\"$THREADS\" REPS=$REPS ISAS=\"$ISAS\" POLICIES=\"$POLICIES\" $0 $ANDREA $DATA"
 exit "$status"

@@ -71,41 +71,87 @@ def layout(cfg):
 
 
 def load_checkpoint(path):
-    """Returns (cfg, state, {name: float32 tensor}); checks magic, version, sizes, length."""
+    """Returns (cfg, state, {name: float32 tensor}); checks magic, version, sizes, length.
+    Reads version 1 (a 512-byte header) and version 2 (tagged sections, train/checkpoint.c)."""
     with open(path, "rb") as f:
-        h = f.read(HEADER)
-        if len(h) < HEADER or h[:8] != MAGIC:
+        h = f.read(24)
+        if len(h) < 24 or h[:8] != MAGIC:
             sys.exit("torch_ref: '%s' is not an andrea checkpoint (bad magic)" % path)
         version, hsize = struct.unpack_from("<II", h, 8)
-        if version != 1 or hsize != HEADER:
-            sys.exit("torch_ref: '%s': checkpoint version %d / header %d, expected 1 / %d"
+        if version == 2 and hsize == 24:
+            cfg, st, flat = read_v2(f, path)
+        elif version == 1 and hsize == HEADER:
+            cfg, st, flat = read_v1(f, path, h + f.read(HEADER - 24))
+        else:
+            sys.exit("torch_ref: '%s': checkpoint version %d / header %d, expected 1 / %d or 2 / 24"
                      % (path, version, hsize, HEADER))
-        keys = ["n_layer", "n_head", "d_model", "ctx", "vocab", "norm", "act", "bias", "tied"]
-        cfg = dict(zip(keys, struct.unpack_from("<9i", h, 16)))
-        cfg["norm_eps"], cfg["init_std"] = struct.unpack_from("<2f", h, 52)
-        (n_params,) = struct.unpack_from("<q", h, 64)
-        st = {}
-        st["step"], st["rng0"], st["rng1"], st["seed"] = struct.unpack_from("<qQQQ", h, 96)
-        ints = struct.unpack_from("<10i", h, 144)
-        st["warmup"] = ints[4]
-        fl = struct.unpack_from("<8f", h, 184)
-        for k, v in zip(["lr", "lr_min", "beta1", "beta2", "eps", "weight_decay", "grad_clip",
-                         "val_fraction"], fl):
-            st[k] = v
-        lay = layout(cfg)
-        expect = sum(int(np.prod(s)) for _, s, _ in lay)
-        if n_params != expect:
-            sys.exit("torch_ref: '%s': %d parameters in the header, the config implies %d"
-                     % (path, n_params, expect))
-        flat = np.fromfile(f, dtype="<f4", count=n_params)
-        if flat.size != n_params:
-            sys.exit("torch_ref: '%s': truncated (%d of %d parameters)" % (path, flat.size, n_params))
+    lay = layout(cfg)
+    n_params = sum(int(np.prod(s)) for _, s, _ in lay)
+    if flat.size != n_params:
+        sys.exit("torch_ref: '%s': %d parameters, the config implies %d" % (path, flat.size, n_params))
     tensors, off = {}, 0
     for name, shape, _ in lay:
         n = int(np.prod(shape))
         tensors[name] = torch.from_numpy(flat[off:off + n].reshape(shape).copy())
         off += n
     return cfg, st, tensors
+
+
+def read_v1(f, path, h):
+    keys = ["n_layer", "n_head", "d_model", "ctx", "vocab", "norm", "act", "bias", "tied"]
+    cfg = dict(zip(keys, struct.unpack_from("<9i", h, 16)))
+    cfg["norm_eps"], cfg["init_std"] = struct.unpack_from("<2f", h, 52)
+    (n_params,) = struct.unpack_from("<q", h, 64)
+    st = {}
+    st["step"], st["rng0"], st["rng1"], st["seed"] = struct.unpack_from("<qQQQ", h, 96)
+    ints = struct.unpack_from("<10i", h, 144)
+    st["warmup"] = ints[4]
+    fl = struct.unpack_from("<8f", h, 184)
+    for k, v in zip(["lr", "lr_min", "beta1", "beta2", "eps", "weight_decay", "grad_clip",
+                     "val_fraction"], fl):
+        st[k] = v
+    return cfg, st, np.fromfile(f, dtype="<f4", count=n_params)
+
+
+def read_v2(f, path):
+    """Sections: tag[4], u32 0, u64 length, payload padded to 8 bytes."""
+    cfg, st, flat = None, {}, None
+    while True:
+        sh = f.read(16)
+        if len(sh) < 16:
+            break
+        tag, (length,) = sh[:4], struct.unpack_from("<Q", sh, 8)
+        if tag == b"PARM":
+            flat = np.fromfile(f, dtype="<f4", count=length // 4)
+            break
+        body = f.read(length + (8 - length % 8) % 8)
+        if tag == b"CONF":
+            keys = ["n_layer", "n_head", "d_model", "ctx", "vocab", "norm", "act", "bias", "tied"]
+            cfg = dict(zip(keys, struct.unpack_from("<9i", body, 0)))
+            cfg["norm_eps"], cfg["init_std"] = struct.unpack_from("<2f", body, 36)
+        elif tag == b"STAT":
+            (st["step"],) = struct.unpack_from("<q", body, 0)
+        elif tag == b"BATC":  # a corpus position: kind[8], data checksum, rng[2]
+            st["rng0"], st["rng1"] = struct.unpack_from("<QQ", body, 16)
+        elif tag == b"OPTS":
+            (count,), off = struct.unpack_from("<I", body, 0), 4
+            for _ in range(count):
+                n = body[off]
+                flag, typ = body[off + 1:off + 1 + n].decode(), body[off + 1 + n]
+                off += 2 + n
+                if typ == 1:
+                    (v,) = struct.unpack_from("<i", body, off); off += 4
+                elif typ == 2:
+                    (v,) = struct.unpack_from("<f", body, off); off += 4
+                elif typ == 3:
+                    (v,) = struct.unpack_from("<Q", body, off); off += 8
+                else:
+                    (sl,) = struct.unpack_from("<I", body, off)
+                    v = body[off + 4:off + 4 + sl].decode(errors="replace"); off += 4 + sl
+                st[flag.replace("-", "_")] = v
+    if cfg is None or flat is None or "rng0" not in st:
+        sys.exit("torch_ref: '%s': a version-2 checkpoint without CONF, BATC or PARM" % path)
+    return cfg, st, flat
 
 
 # ---- the model ----------------------------------------------------------------------------

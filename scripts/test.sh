@@ -1,13 +1,23 @@
 #!/usr/bin/env bash
 # test.sh - the whole test suite: release build with warnings as errors, every
 # CTest test; a clang build with warnings as errors; then an AddressSanitizer/UBSan
-# build running the unit tests; then every fuzz harness for a bounded time (fuzz/run.sh).
+# build running the unit tests; then every fuzz harness for a bounded time (fuzz/run.sh)
+# and the kernel tests on ARM64 under qemu (scripts/test_arm64.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DANDREA_WERROR=ON > /dev/null
 cmake --build build -j"$jobs"
 ctest --test-dir build --output-on-failure -j"$jobs"
+# the kernel tests again at every lower ISA this CPU has (ANDREA_ISA caps every dispatch
+# point; the run above was at the best one)
+isas=""
+grep -qw avx2 /proc/cpuinfo 2> /dev/null && grep -qw fma /proc/cpuinfo && isas="avx2"
+grep -qw avx512f /proc/cpuinfo 2> /dev/null || isas=""
+for isa in baseline $isas; do
+    ANDREA_ISA=$isa ctest --test-dir build --output-on-failure -j"$jobs" \
+        -R '^test_(kernels|attention_flash|matmul_backends|matmul_bf16|quant|batch_decode)$'
+done
 # warning-free under clang too (build only: the same sources were just tested)
 if command -v clang > /dev/null; then
     CC=clang cmake -S . -B build-clang -DCMAKE_BUILD_TYPE=Release -DANDREA_WERROR=ON > /dev/null
@@ -28,4 +38,9 @@ if [ "${ANDREA_SKIP_FUZZ:-0}" != 1 ]; then
     else
         echo "skip: fuzz/run.sh (clang not found; libFuzzer needs it)"
     fi
+fi
+# ARM64: the kernel tests cross-compiled and run under qemu-aarch64 (skips without the
+# cross compiler)
+if [ "${ANDREA_SKIP_ARM64:-0}" != 1 ]; then
+    scripts/test_arm64.sh
 fi

@@ -41,4 +41,11 @@ grep -q '^cpu ' "$T/list.txt" && grep -q '^cpu-baseline ' "$T/list.txt" \
 expect_error "unknown backend" "unknown backend 'gpu9' (available here: cpu" "$A" bench --backend gpu9
 expect_error "backend with matmul" "--backend replaces --matmul" "$A" bench --backend cpu --matmul blas
 expect_error "bad matmul" "--matmul 'fast': expected builtin or blas" "$A" bench --matmul fast
+# --isa caps every kernel (= ANDREA_ISA): the baseline is on every CPU
+"$A" bench --preset tiny --isa baseline "${QUICK[@]}" > "$T/e.txt" 2>&1 \
+    && grep -q '| ISA baseline (capped' "$T/e.txt" && grep -q -- '--isa baseline' "$T/e.txt" \
+    && pass "--isa baseline runs, says so and reproduces" || fail "--isa baseline: $(cat "$T/e.txt")"
+"$A" bench --isa baseline --list-backends > "$T/l2.txt" && ! grep -q '^cpu-avx2 ' "$T/l2.txt" \
+    && pass "--isa baseline: cpu-avx2 not listed" || fail "--isa baseline list: $(cat "$T/l2.txt")"
+expect_error "bad isa" "--isa 'sse9': expected avx512, avx2, neon or baseline" "$A" bench --isa sse9
 finish

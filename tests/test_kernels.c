@@ -167,7 +167,7 @@ static void test_matmul(int M, int K, int N, int with_bias) {
 /* andrea_gemm_nn with a transposed, strided A, padded C rows and B either row-major with padded
  * rows or transposed (B(k, n) = b[n * ldb + k], as the forward pass reads w); accumulate
  * 0 and 1. Sizes cover ragged tiles, several KC x NC blocks and both thread splits. */
-static void test_gemm_nn(int M, int K, int N, int accumulate, int b_trans) {
+static void test_gemm_nn(int isa, int M, int K, int N, int accumulate, int b_trans) {
     char what[128];
     int lda = M + 3, ldb = b_trans ? K + 2 : N + 2, ldc = N + 5;
     long b_rs = b_trans ? 1 : ldb, b_cs = b_trans ? ldb : 1;
@@ -176,7 +176,7 @@ static void test_gemm_nn(int M, int K, int N, int accumulate, int b_trans) {
     float *c0 = rnd_array((size_t)M * ldc, -1, 1);
     float *c = tu_dup(c0, (size_t)M * ldc), *want = tu_dup(c0, (size_t)M * ldc);
     float *bound = tu_falloc((size_t)M * ldc);
-    andrea_gemm_nn(c, ldc, a, 1, lda, b, b_rs, b_cs, M, K, N, accumulate);
+    andrea_gemm_nn_isa(isa, c, ldc, a, 1, lda, b, b_rs, b_cs, M, K, N, accumulate);
     for (int m = 0; m < M; m++) {
         for (int n = 0; n < ldc; n++) {
             size_t o = (size_t)m * ldc + n;
@@ -194,8 +194,8 @@ static void test_gemm_nn(int M, int K, int N, int accumulate, int b_trans) {
             bound[o] = (float)sa;
         }
     }
-    snprintf(what, sizeof what, "andrea_gemm_nn (A transposed, B %s) M=%d K=%d N=%d acc=%d",
-             b_trans ? "transposed" : "row-major", M, K, N, accumulate);
+    snprintf(what, sizeof what, "andrea_gemm_nn %s (A transposed, B %s) M=%d K=%d N=%d acc=%d",
+             andrea_isa_name(isa), b_trans ? "transposed" : "row-major", M, K, N, accumulate);
     check_sum_bound(what, c, want, bound, (size_t)M * ldc, K + 1);
     free(a); free(b); free(c0); free(c); free(want); free(bound);
 }
@@ -412,7 +412,8 @@ static void test_matmul_residual(int M, int K, int N, int with_bias) {
 
 /* The decoding dot products (dot.c) against double sums over the same decoded weights,
  * at lengths that hit the 64-wide blocks, the 16-wide steps and the scalar tail. */
-static void test_dots(void) {
+/* Each dot product at ISA isa, as the decoding product computes it (one row, one input). */
+static void test_dots(int isa) {
     static const int Ks[] = {1, 15, 16, 17, 63, 64, 65, 200, 768};
     for (size_t t = 0; t < sizeof Ks / sizeof *Ks; t++) {
         int K = Ks[t];
@@ -429,11 +430,21 @@ static void test_dots(void) {
             sb += fb * x[k], ab += fabs(fb * x[k]);
             sq += (double)wq[k] * x[k], aq += fabs((double)wq[k] * x[k]);
         }
-        float got[3] = {andrea_dot_f32(w, x, K), andrea_dot_bf16(wb, x, K), andrea_dot_i8(wq, x, K)};
+        float got[3], one = 1.0f;
+        andrea_matvec_rows_isa(isa, &got[0], x, w, ANDREA_QUANT_NONE, NULL, NULL, K, 1, 1);
+        andrea_matvec_rows_isa(isa, &got[1], x, wb, ANDREA_QUANT_BF16, NULL, NULL, K, 1, 1);
+        andrea_matvec_rows_isa(isa, &got[2], x, wq, ANDREA_QUANT_INT8, &one, NULL, K, 1, 1);
+        if (isa == andrea_cpu_isa(-1) && (got[0] != andrea_dot_f32(w, x, K) ||
+                                          got[1] != andrea_dot_bf16(wb, x, K) ||
+                                          got[2] != andrea_dot_i8(wq, x, K))) {
+            fprintf(stderr, "FAIL: andrea_dot_* differ from the decoding product at %s, K=%d\n",
+                    andrea_isa_name(isa), K);
+            exit(1);
+        }
         float want[3] = {(float)sf, (float)sb, (float)sq}, bound[3] = {(float)af, (float)ab, (float)aq};
         static const char *names[3] = {"andrea_dot_f32", "andrea_dot_bf16", "andrea_dot_i8"};
         for (int i = 0; i < 3; i++) {
-            snprintf(what, sizeof what, "%s K=%d", names[i], K);
+            snprintf(what, sizeof what, "%s %s K=%d", names[i], andrea_isa_name(isa), K);
             check_sum_bound(what, &got[i], &want[i], &bound[i], 1, K + 1); /* a K-term sum */
         }
         free(w), free(x), free(wb), free(wq);
@@ -960,13 +971,17 @@ int main(void) {
     /* Model-sized layers: several cache blocks along K (> 256) and along N and M (> 512). */
     test_matmul(64, 768, 96, 1);
     test_matmul(20, 300, 600, 0);
-    for (int bt = 0; bt < 2; bt++) {
-        test_gemm_nn(7, 5, 3, 0, bt);
-        test_gemm_nn(33, 64, 48, 1, bt);
-        test_gemm_nn(70, 130, 257, 0, bt);
-        test_gemm_nn(12, 300, 600, 1, bt); /* few rows: columns split across threads */
-        test_gemm_nn(100, 513, 1100, 1, bt); /* 3 k blocks, 3 column blocks */
-    }
+    /* every tile this machine has (8 x 32 AVX-512, 6 x 16 AVX2/NEON, the baseline), its
+     * packing (16 x 16 and 8 x 8 register transposes) and ragged edges */
+    for (int isa = 0; isa <= andrea_cpu_isa(-1); isa++)
+        for (int bt = 0; bt < 2; bt++) {
+            test_gemm_nn(isa, 7, 5, 3, 0, bt);
+            test_gemm_nn(isa, 33, 64, 48, 1, bt);
+            test_gemm_nn(isa, 70, 130, 257, 0, bt);
+            test_gemm_nn(isa, 12, 300, 600, 1, bt); /* few rows: columns split across threads */
+            test_gemm_nn(isa, 100, 513, 1100, 1, bt); /* 3 k blocks, 3 column blocks */
+            test_gemm_nn(isa, 13, 37, 45, 0, bt);     /* 6-row and 16-column tiles ragged */
+        }
     test_residual(1);
     test_residual(1027);
 
@@ -988,7 +1003,7 @@ int main(void) {
     test_matmul_residual(3, 20, 45, 1);    /* fewer rows than a tile */
     test_matmul_residual(70, 130, 257, 1); /* packed tiles starting from resid + bias */
     test_matmul_residual(64, 300, 96, 0);
-    test_dots();
+    for (int isa = 0; isa <= andrea_cpu_isa(-1); isa++) test_dots(isa);
 
     static const int Ts[] = {1, 5, 17, 64};
     for (int t = 0; t < 4; t++) {

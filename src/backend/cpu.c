@@ -4,9 +4,10 @@
  * built-in, fp32 or bf16 operands, the ISA cap). Memory is host memory.
  *
  * Variants, one instance each, same operations, different settings:
- *   cpu           built-in products, fp32, the best ISA the CPU has (the default)
- *   cpu-avx512, cpu-avx2, cpu-baseline   the tiles capped at that ISA (the matmul and
- *                 flash attention tiles; decoding's dot products always use the best)
+ *   cpu           fp32, the best ISA the CPU has, each product shape on the faster of the
+ *                 built-in kernels and the BLAS (kernels/matmul_tune.c; the default)
+ *   cpu-avx512, cpu-avx2, cpu-baseline   every kernel capped at that ISA (the matmul and
+ *                 flash attention tiles, decoding's dot products; ANDREA_ISA caps them all)
  *   cpu-blas      large products through the BLAS compiled in (cmake/optional.cmake)
  *   cpu-bf16      large products with bf16 operands (AVX512-BF16 CPUs)
  */
@@ -76,8 +77,7 @@ static void cpu_matmul_backward_act(be_t be, float *dpre, float *dw, float *dbia
 }
 static void cpu_matvec(be_t be, float *out, const float *x, const void *w, int fmt,
                        const float *scale, const float *bias, int K, int N, int n) {
-    (void)be;
-    andrea_matvec_rows(out, x, w, fmt, scale, bias, K, N, n);
+    andrea_matvec_rows_isa(E(be)->isa, out, x, w, fmt, scale, bias, K, N, n);
 }
 
 static void cpu_norm_forward(be_t be, int kind, float *out, float *mean, float *rstd,
@@ -182,8 +182,9 @@ static int has_bf16(be_t be) {
     }
 
 const andrea_backend andrea_backend_cpu = {
-    "cpu", "CPU, built-in kernels, fp32, the best ISA here", CPU_OPS,
-    {ANDREA_MATMUL_BUILTIN, ANDREA_PRECISION_FP32, -1}, always};
+    "cpu", "CPU, fp32, the best ISA here; each product shape on the faster of the built-in "
+    "kernels and the BLAS (measured once per machine)", CPU_OPS,
+    {ANDREA_MATMUL_AUTO, ANDREA_PRECISION_FP32, -1}, always};
 const andrea_backend andrea_backend_cpu_avx512 = {
     "cpu-avx512", "CPU, built-in kernels, fp32, AVX-512 tiles", CPU_OPS,
     {ANDREA_MATMUL_BUILTIN, ANDREA_PRECISION_FP32, ANDREA_ISA_AVX512}, has_isa};

@@ -4,6 +4,7 @@
  * one more line in BACKENDS; what this machine cannot run is not listed.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "backend/backend.h"
@@ -35,6 +36,8 @@ const andrea_backend *andrea_backend_find(const char *name) {
         andrea_set_error("backend '%s' (%s) cannot run here: %s", name, BACKENDS[k]->description,
                          BACKENDS[k]->cpu.engine == ANDREA_MATMUL_BLAS
                              ? "this build has no BLAS; install libopenblas-dev and rebuild"
+                             : getenv("ANDREA_ISA")
+                             ? "this CPU lacks the instructions, or ANDREA_ISA caps them"
                              : "this CPU lacks the instructions");
         return NULL;
     }

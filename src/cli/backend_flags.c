@@ -2,9 +2,11 @@
 #include "backend_flags.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "andrea.h"
+#include "kernels/kernels.h"
 
 const char *backend_from_flags(const char *cmd, const char *backend, const char *matmul,
                                const char *precision) {
@@ -44,4 +46,15 @@ void backend_list(void) {
         const andrea_backend *be = andrea_backend_get(i);
         printf("%-14s %s\n", andrea_backend_name(be), andrea_backend_description(be));
     }
+}
+
+int isa_flag_apply(const char *cmd, const char *isa) {
+    if (!isa) return 0;
+    if (andrea_isa_parse(isa) < 0) {
+        fprintf(stderr, "andrea %s: --isa '%s': expected avx512, avx2, neon or baseline\n", cmd, isa);
+        return -1;
+    }
+    /* the kernels read the cap from the environment, once, at their first call */
+    setenv("ANDREA_ISA", isa, 1);
+    return 0;
 }

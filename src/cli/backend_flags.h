@@ -10,6 +10,9 @@ const char *backend_from_flags(const char *cmd, const char *backend, const char 
 /* 0 when name (NULL: the default) is a backend this machine runs; else prints a one-line
  * usage error for `andrea cmd` naming --backend and the ones available, and returns -1. */
 int backend_check(const char *cmd, const char *name);
+/* --isa NAME (NULL: not given): caps every kernel's instruction set, as ANDREA_ISA does;
+ * call before anything runs a kernel. 0, or -1 after a one-line usage error. */
+int isa_flag_apply(const char *cmd, const char *isa);
 /* Prints the backends this machine and build can run, one per line. */
 void backend_list(void);
 

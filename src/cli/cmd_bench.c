@@ -86,12 +86,37 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 
+/* Which engine ran each product shape of the step, and why. */
+static void print_engines(const andrea_backend *be) {
+    const andrea_cpu_engine *e = &be->cpu;
+    if (e->precision == ANDREA_PRECISION_BF16 || e->engine != ANDREA_MATMUL_AUTO ||
+        !andrea_blas_available()) {
+        printf("matmul engine: %s for every large product (backend %s)\n",
+               e->precision == ANDREA_PRECISION_BF16 ? "built-in bf16"
+               : e->engine == ANDREA_MATMUL_BLAS     ? "BLAS"
+                                                     : "built-in",
+               andrea_backend_name(be));
+        return;
+    }
+    static const char *const ops[] = {"forward", "dinp", "dw"};
+    printf("matmul engine per shape (the faster by more than 10%% of built-in %s and OpenBLAS "
+           "%s, GFLOP/s as timed once per machine; ANDREA_TUNE_CACHE):\n",
+           andrea_isa_name(andrea_cpu_isa(-1)), andrea_blas_core());
+    for (int i = 0; i < andrea_mm_tune_count(); i++) {
+        andrea_mm_choice c;
+        andrea_mm_tune_get(i, &c);
+        printf("  %-7s M %5d K %5d N %5d: %-8s (built-in %.0f, BLAS %.0f%s)\n", ops[c.op], c.M,
+               c.K, c.N, c.use_blas ? "BLAS" : "built-in", c.builtin, c.blas,
+               c.cached ? ", from the cache" : "");
+    }
+}
+
 int cmd_bench(int argc, char **argv) {
     model_flags mf;
     memset(&mf, 0, sizeof mf);
     int batch = 4, seq = 0, steps = 10, warmup = 2, threads = 0, gen = 64, profile = 0, list = 0;
     const char *quant = "f32", *attention = "flash";
-    const char *backend = NULL, *matmul = NULL, *precision = NULL;
+    const char *backend = NULL, *matmul = NULL, *precision = NULL, *isa = NULL;
     int qkind = ANDREA_QUANT_NONE;
     arg_spec specs[] = {
         MODEL_FLAG_SPECS(mf),
@@ -108,6 +133,8 @@ int cmd_bench(int argc, char **argv) {
         {"quant", 0, ARG_STR, &quant, "weights for the generation test: f32 | bf16 | int8", 0},
         {"matmul", 0, ARG_STR, &matmul, "builtin | blas: blas is --backend cpu-blas", 0},
         {"threads", 't', ARG_INT, &threads, "OpenMP threads, 0 = all cores (0)", 0},
+        {"isa", 0, ARG_STR, &isa,
+         "cap every kernel's instruction set: avx512 | avx2 | neon | baseline (= ANDREA_ISA)", 0},
         {"profile", 0, ARG_FLAG, &profile, "time each kind of operation of a training step", 0},
     };
     int n_specs = (int)(sizeof specs / sizeof specs[0]);
@@ -118,6 +145,7 @@ int cmd_bench(int argc, char **argv) {
         return 0;
     }
     if (r) return 2;
+    if (isa_flag_apply("bench", isa)) return 2; /* before any kernel asks for the ISA */
     if (list) {
         backend_list();
         return 0;
@@ -153,8 +181,10 @@ int cmd_bench(int argc, char **argv) {
     double g_blas = be_blas ? andrea_perf_gemm_gflops(be_blas, 1024, 1.0) : 0.0;
     /* bf16 training is measured against the bf16 product's own rate (twice fp32's peak) */
     double g_bf16 = bf16 ? andrea_perf_gemm_gflops(be, 1024, 1.0) : 0.0;
-    printf("machine: %d threads | sgemm 1024^3: built-in %.1f GFLOP/s", nt, g_ours);
-    if (g_blas > 0) printf(", OpenBLAS %.1f GFLOP/s", g_blas);
+    printf("machine: %d threads | ISA %s%s | sgemm 1024^3: cpu %.1f GFLOP/s", nt,
+           andrea_isa_name(andrea_cpu_isa(-1)), getenv("ANDREA_ISA") ? " (capped by ANDREA_ISA/--isa)" : "",
+           g_ours);
+    if (g_blas > 0) printf(", OpenBLAS (%s kernel) %.1f GFLOP/s", andrea_blas_core(), g_blas);
     if (g_bf16 > 0) printf(" | bf16 gemm 1024^3: %.1f GFLOP/s", g_bf16);
     printf("\n");
 
@@ -198,6 +228,7 @@ int cmd_bench(int argc, char **argv) {
         printf("note: MFU capped at 100%% (measured %.0f%%): the reference %s ran slower than "
                "training's products, so other work had the cores while it was measured; rerun on "
                "an idle machine for a true figure\n", mfu, bf16 ? "bf16 gemm" : "sgemm");
+    print_engines(be);
     if (profile) {
         double sum = 0.0;
         printf("profile (ms per step, share of the step):");
@@ -268,8 +299,9 @@ int cmd_bench(int argc, char **argv) {
     char model[512];
     model_flags_reproduce(mf.preset ? mf.preset : "andrea-12m", &cfg, model, sizeof model);
     printf("reproduce: andrea bench %s --batch %d --seq %d --steps %d --warmup %d -t %d --backend %s "
-           "--attention %s --generate %d --quant %s%s\n", model, batch, seq, steps, warmup, nt,
-           be_name, attention, gen, quant, profile ? " --profile" : "");
+           "--attention %s --generate %d --quant %s%s%s%s\n", model, batch, seq, steps, warmup, nt,
+           be_name, attention, gen, quant, profile ? " --profile" : "",
+           getenv("ANDREA_ISA") ? " --isa " : "", getenv("ANDREA_ISA") ? andrea_isa_name(andrea_cpu_isa(-1)) : "");
     andrea_model_free(m);
     return 0;
 }

@@ -3,124 +3,189 @@
  * bf16 or int8 (the weight formats of quant.c) and x in fp32. Decoding reads every
  * weight once per token, so these run at memory speed only if the arithmetic keeps
  * up: a single accumulator chain (what `omp simd reduction` compiles to) waits 4
- * cycles per FMA, which capped bf16 and int8 well below their bandwidth bound. The
- * AVX-512 versions keep 4 independent accumulators and widen bf16/int8 with one
- * instruction per 16 weights; others fall back to portable loops. The summation
- * order is fixed by the code, so results do not vary between runs.
+ * cycles per FMA, which capped bf16 and int8 well below their bandwidth bound. Each
+ * ISA's version keeps 4 independent accumulators and widens bf16/int8 with one
+ * instruction per vector of weights (a memory-operand vpmovzxwd/vpmovsxbd on x86,
+ * vmovl on NEON); the baseline is a portable simd loop. The ISA is chosen per call
+ * under the cap (andrea_cpu_isa), and the summation order is fixed by the code, so
+ * results do not vary between runs (they differ between ISAs in the last bits).
  */
+#include <string.h>
+
 #include "kernels/fastmath.h"
 #include "kernels/kernels.h"
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#include <immintrin.h>
-#define HAVE_DOT_AVX512 1
+typedef float (*dot_f32_fn)(const float *w, const float *x, int K);
+typedef float (*dot_bf16_fn)(const uint16_t *w, const float *x, int K);
+typedef float (*dot_i8_fn)(const int8_t *w, const float *x, int K);
+typedef struct {
+    dot_f32_fn f32;
+    dot_bf16_fn bf16;
+    dot_i8_fn i8;
+} dot_fns;
 
-/* 4 accumulators x 16 lanes over blocks of 64, then 16 at a time, then scalars; LOAD(k)
- * gives the 16 weights at k as floats. */
-#define DOT_AVX512_BODY(LOAD, SCALAR)                                                         \
-    __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;                               \
+/* 4 accumulators x VW lanes over blocks of 4 VW, then VW at a time, then scalars;
+ * LOAD(k) gives the VW weights at k as floats, FMA(a, b, c) = a b + c, REDUCE4 sums the
+ * four accumulators' lanes. */
+#define DOT_BODY(VT, VW, ZERO, LOAD, LOADX, FMA, REDUCE4, SCALAR)                              \
+    VT a0 = ZERO, a1 = a0, a2 = a0, a3 = a0;                                                  \
     int k = 0;                                                                                \
-    for (; k + 64 <= K; k += 64) {                                                            \
-        a0 = _mm512_fmadd_ps(LOAD(k), _mm512_loadu_ps(x + k), a0);                            \
-        a1 = _mm512_fmadd_ps(LOAD(k + 16), _mm512_loadu_ps(x + k + 16), a1);                  \
-        a2 = _mm512_fmadd_ps(LOAD(k + 32), _mm512_loadu_ps(x + k + 32), a2);                  \
-        a3 = _mm512_fmadd_ps(LOAD(k + 48), _mm512_loadu_ps(x + k + 48), a3);                  \
+    for (; k + 4 * (VW) <= K; k += 4 * (VW)) {                                                \
+        a0 = FMA(LOAD(k), LOADX(k), a0);                                                      \
+        a1 = FMA(LOAD(k + (VW)), LOADX(k + (VW)), a1);                                        \
+        a2 = FMA(LOAD(k + 2 * (VW)), LOADX(k + 2 * (VW)), a2);                                \
+        a3 = FMA(LOAD(k + 3 * (VW)), LOADX(k + 3 * (VW)), a3);                                \
     }                                                                                         \
-    for (; k + 16 <= K; k += 16) a0 = _mm512_fmadd_ps(LOAD(k), _mm512_loadu_ps(x + k), a0);   \
-    float s = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3))); \
+    for (; k + (VW) <= K; k += (VW)) a0 = FMA(LOAD(k), LOADX(k), a0);                         \
+    float s = REDUCE4(a0, a1, a2, a3);                                                        \
     for (; k < K; k++) s += SCALAR(k) * x[k];                                                 \
     return s;
 
+#define SCALAR_F32(k) w[k]
+#define SCALAR_BF16(k) andrea_bf16_to_f32(w[k])
+#define SCALAR_I8(k) (float)w[k]
+
+/* Defines dot_{f32,bf16,i8}_SFX from the ISA's LOAD_{F32,BF16,I8}, LOADX, FMA, REDUCE4. */
+#define DEFINE_DOTS(SFX, ATTR, VT, VW, ZERO)                                                  \
+    ATTR static float dot_f32_##SFX(const float *w, const float *x, int K) {                  \
+        DOT_BODY(VT, VW, ZERO, LOAD_F32, LOADX, FMA, REDUCE4, SCALAR_F32)                     \
+    }                                                                                         \
+    ATTR static float dot_bf16_##SFX(const uint16_t *w, const float *x, int K) {              \
+        DOT_BODY(VT, VW, ZERO, LOAD_BF16, LOADX, FMA, REDUCE4, SCALAR_BF16)                   \
+    }                                                                                         \
+    ATTR static float dot_i8_##SFX(const int8_t *w, const float *x, int K) {                  \
+        DOT_BODY(VT, VW, ZERO, LOAD_I8, LOADX, FMA, REDUCE4, SCALAR_I8)                       \
+    }                                                                                         \
+    static const dot_fns dots_##SFX = {dot_f32_##SFX, dot_bf16_##SFX, dot_i8_##SFX};
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define HAVE_DOT_X86 1
+
+/* ---- AVX-512: 16 lanes ---- */
+#define LOADX(k) _mm512_loadu_ps(x + (k))
+#define FMA(a, b, c) _mm512_fmadd_ps(a, b, c)
+#define REDUCE4(a, b, c, d) _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a, b), _mm512_add_ps(c, d)))
 #define LOAD_F32(k) _mm512_loadu_ps(w + (k))
 #define LOAD_BF16(k)                                                                          \
     _mm512_castsi512_ps(_mm512_slli_epi32(                                                    \
         _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(w + (k)))), 16))
 #define LOAD_I8(k)                                                                            \
     _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(w + (k)))))
-#define SCALAR_F32(k) w[k]
-#define SCALAR_BF16(k) andrea_bf16_to_f32(w[k])
-#define SCALAR_I8(k) (float)w[k]
+DEFINE_DOTS(avx512, __attribute__((target("avx512f"))), __m512, 16, _mm512_setzero_ps())
+#undef LOADX
+#undef FMA
+#undef REDUCE4
+#undef LOAD_F32
+#undef LOAD_BF16
+#undef LOAD_I8
 
-__attribute__((target("avx512f"))) static float dot_f32_avx512(const float *w, const float *x,
-                                                              int K) {
-    DOT_AVX512_BODY(LOAD_F32, SCALAR_F32)
+/* ---- AVX2+FMA: 8 lanes ---- */
+__attribute__((target("avx2,fma"))) static inline float hsum_avx2(__m256 a, __m256 b, __m256 c,
+                                                                   __m256 d) {
+    __m256 s = _mm256_add_ps(_mm256_add_ps(a, b), _mm256_add_ps(c, d));
+    __m128 q = _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1));
+    q = _mm_add_ps(q, _mm_movehl_ps(q, q));
+    q = _mm_add_ss(q, _mm_movehdup_ps(q));
+    return _mm_cvtss_f32(q);
 }
-__attribute__((target("avx512f"))) static float dot_bf16_avx512(const uint16_t *w,
-                                                               const float *x, int K) {
-    DOT_AVX512_BODY(LOAD_BF16, SCALAR_BF16)
-}
-__attribute__((target("avx512f"))) static float dot_i8_avx512(const int8_t *w, const float *x,
-                                                             int K) {
-    DOT_AVX512_BODY(LOAD_I8, SCALAR_I8)
-}
-
-static int use_avx512(void) {
-    static int cached = -1; /* a benign race: every thread computes the same value */
-    if (cached < 0) cached = __builtin_cpu_supports("avx512f") ? 1 : 0;
-    return cached;
-}
+#define LOADX(k) _mm256_loadu_ps(x + (k))
+#define FMA(a, b, c) _mm256_fmadd_ps(a, b, c)
+#define REDUCE4 hsum_avx2
+#define LOAD_F32(k) _mm256_loadu_ps(w + (k))
+#define LOAD_BF16(k)                                                                          \
+    _mm256_castsi256_ps(_mm256_slli_epi32(                                                    \
+        _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(w + (k)))), 16))
+#define LOAD_I8(k)                                                                            \
+    _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(w + (k)))))
+DEFINE_DOTS(avx2, __attribute__((target("avx2,fma"))), __m256, 8, _mm256_setzero_ps())
+#undef LOADX
+#undef FMA
+#undef REDUCE4
+#undef LOAD_F32
+#undef LOAD_BF16
+#undef LOAD_I8
 #endif
 
-/* Portable versions: one simd reduction (AVX2 clones where the compiler makes them). */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
-#define DOT_CLONES __attribute__((target_clones("avx2,fma", "default")))
-#else
-#define DOT_CLONES
+#if defined(__aarch64__)
+#include <arm_neon.h>
+#define HAVE_DOT_NEON 1
+/* ---- NEON: 4 lanes ---- */
+#define LOADX(k) vld1q_f32(x + (k))
+#define FMA(a, b, c) vfmaq_f32(c, a, b)
+#define REDUCE4(a, b, c, d) vaddvq_f32(vaddq_f32(vaddq_f32(a, b), vaddq_f32(c, d)))
+#define LOAD_F32(k) vld1q_f32(w + (k))
+#define LOAD_BF16(k) vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(w + (k)), 16))
+/* 4 int8 at a time: 32 bits into a d register, widened twice */
+static inline float32x4_t load_i8x4(const int8_t *p) {
+    uint32_t v;
+    memcpy(&v, p, sizeof v);
+    int8x8_t b = vreinterpret_s8_u32(vdup_n_u32(v));
+    return vcvtq_f32_s32(vmovl_s16(vget_low_s16(vmovl_s8(b))));
+}
+#define LOAD_I8(k) load_i8x4(w + (k))
+DEFINE_DOTS(neon, , float32x4_t, 4, vdupq_n_f32(0.0f))
 #endif
 
-DOT_CLONES static float dot_f32_plain(const float *w, const float *x, int K) {
+/* The baseline: one simd reduction per row (SSE2 on x86-64, what the compiler makes of
+ * it elsewhere). */
+static float dot_f32_plain(const float *w, const float *x, int K) {
     float s = 0.0f;
 #pragma omp simd reduction(+ : s)
     for (int k = 0; k < K; k++) s += w[k] * x[k];
     return s;
 }
-DOT_CLONES static float dot_bf16_plain(const uint16_t *w, const float *x, int K) {
+static float dot_bf16_plain(const uint16_t *w, const float *x, int K) {
     float s = 0.0f;
 #pragma omp simd reduction(+ : s)
     for (int k = 0; k < K; k++) s += andrea_bf16_to_f32(w[k]) * x[k];
     return s;
 }
-DOT_CLONES static float dot_i8_plain(const int8_t *w, const float *x, int K) {
+static float dot_i8_plain(const int8_t *w, const float *x, int K) {
     float s = 0.0f;
 #pragma omp simd reduction(+ : s)
     for (int k = 0; k < K; k++) s += (float)w[k] * x[k];
     return s;
 }
+static const dot_fns dots_plain = {dot_f32_plain, dot_bf16_plain, dot_i8_plain};
 
-float andrea_dot_f32(const float *w, const float *x, int K) {
-#ifdef HAVE_DOT_AVX512
-    if (use_avx512()) return dot_f32_avx512(w, x, K);
+static const dot_fns *dot_pick(int cap) {
+    int isa = andrea_cpu_isa(cap);
+#ifdef HAVE_DOT_X86
+    if (isa == ANDREA_ISA_AVX512) return &dots_avx512;
+    if (isa == ANDREA_ISA_AVX2) return &dots_avx2;
 #endif
-    return dot_f32_plain(w, x, K);
+#ifdef HAVE_DOT_NEON
+    if (isa >= ANDREA_ISA_NEON) return &dots_neon;
+#endif
+    (void)isa;
+    return &dots_plain;
 }
 
+float andrea_dot_f32(const float *w, const float *x, int K) { return dot_pick(-1)->f32(w, x, K); }
 float andrea_dot_bf16(const uint16_t *w, const float *x, int K) {
-#ifdef HAVE_DOT_AVX512
-    if (use_avx512()) return dot_bf16_avx512(w, x, K);
-#endif
-    return dot_bf16_plain(w, x, K);
+    return dot_pick(-1)->bf16(w, x, K);
 }
+float andrea_dot_i8(const int8_t *w, const float *x, int K) { return dot_pick(-1)->i8(w, x, K); }
 
-float andrea_dot_i8(const int8_t *w, const float *x, int K) {
-#ifdef HAVE_DOT_AVX512
-    if (use_avx512()) return dot_i8_avx512(w, x, K);
-#endif
-    return dot_i8_plain(w, x, K);
-}
-
-void andrea_matvec_rows(float *out, const float *x, const void *w, int fmt, const float *scale,
-                        const float *bias, int K, int N, int n) {
+void andrea_matvec_rows_isa(int isa, float *out, const float *x, const void *w, int fmt,
+                            const float *scale, const float *bias, int K, int N, int n) {
+    const dot_fns *d = dot_pick(isa);
     /* threads only pay off once there is real work (a fork/join costs microseconds) */
 #pragma omp parallel for schedule(static) if ((long)N * K * n >= (1L << 16))
     for (int r = 0; r < N; r++) {
         long row = (long)r * K;
         for (int i = 0; i < n; i++) { /* the row stays in L1 for the n inputs */
             const float *xi = x + (long)i * K;
-            float s = fmt == ANDREA_QUANT_BF16 ? andrea_dot_bf16((const uint16_t *)w + row, xi, K)
-                      : fmt == ANDREA_QUANT_INT8
-                          ? andrea_dot_i8((const int8_t *)w + row, xi, K) * scale[r]
-                          : andrea_dot_f32((const float *)w + row, xi, K);
+            float s = fmt == ANDREA_QUANT_BF16 ? d->bf16((const uint16_t *)w + row, xi, K)
+                      : fmt == ANDREA_QUANT_INT8 ? d->i8((const int8_t *)w + row, xi, K) * scale[r]
+                                                 : d->f32((const float *)w + row, xi, K);
             out[(long)i * N + r] = s + (bias ? bias[r] : 0.0f);
         }
     }
+}
+
+void andrea_matvec_rows(float *out, const float *x, const void *w, int fmt, const float *scale,
+                        const float *bias, int K, int N, int n) {
+    andrea_matvec_rows_isa(-1, out, x, w, fmt, scale, bias, K, N, n);
 }

@@ -23,25 +23,59 @@
 
 /* ---- the CPU's settings --------------------------------------------------------- */
 
-enum { ANDREA_MATMUL_BUILTIN = 0, ANDREA_MATMUL_BLAS = 1 };     /* who runs large products */
+/* who runs large products: AUTO, the faster per shape (matmul_tune.c) */
+enum { ANDREA_MATMUL_BUILTIN = 0, ANDREA_MATMUL_BLAS = 1, ANDREA_MATMUL_AUTO = 2 };
 enum { ANDREA_PRECISION_FP32 = 0, ANDREA_PRECISION_BF16 = 1 }; /* their operands */
 
 /* How the CPU kernels run, passed to each call instead of read from globals, so two
  * models in one process can run differently (src/backend/cpu.c holds one per variant).
  * NULL anywhere an engine is taken means the default: built-in fp32, the best ISA. */
 typedef struct {
-    int engine;    /* ANDREA_MATMUL_BUILTIN or ANDREA_MATMUL_BLAS (large products only) */
+    int engine;    /* ANDREA_MATMUL_BUILTIN, _BLAS or _AUTO (large products only) */
     int precision; /* ANDREA_PRECISION_FP32 or _BF16 (bf16 operands, large products only) */
     int isa;       /* cap on the tiles' instruction set: 0 baseline, 1 AVX2+FMA,
                     * 2 AVX-512; < 0: the best the CPU has */
 } andrea_cpu_engine;
 
-enum { ANDREA_ISA_BASELINE = 0, ANDREA_ISA_AVX2 = 1, ANDREA_ISA_AVX512 = 2 };
+/* Levels: 1 is AVX2+FMA on x86-64 and NEON on AArch64 (16-32 registers of 128-256 bits:
+ * the 6 x 16 tile), 2 AVX-512 (32 registers of 512 bits: the 8 x 32 tile). */
+enum { ANDREA_ISA_BASELINE = 0, ANDREA_ISA_AVX2 = 1, ANDREA_ISA_NEON = 1, ANDREA_ISA_AVX512 = 2 };
 
-/* The instruction set a cap gives on this CPU (what the tiles will run). */
+/* The instruction set a cap gives on this CPU (what every kernel will run): the best the
+ * CPU has, capped by the environment's ANDREA_ISA and by cap (< 0: no cap). isa.c. */
 int andrea_cpu_isa(int cap);
+/* The CPU's level under ANDREA_ISA alone (read once per process). */
+int andrea_isa_machine(void);
+/* "avx512" | "avx2" | "neon" | "baseline" -> level (neon = avx2 = 1); -1 otherwise. */
+int andrea_isa_parse(const char *name);
+/* The level's name on this architecture ("avx2" on x86-64, "neon" on AArch64). */
+const char *andrea_isa_name(int isa);
 /* 1 when this build has BLAS compiled in. */
 int andrea_blas_available(void);
+/* The BLAS's kernel for this CPU (OpenBLAS's core name, "Haswell", "SkylakeX", ...), or
+ * "none". OpenBLAS picks it when loaded: OPENBLAS_CORETYPE=Haswell caps it as ANDREA_ISA
+ * caps ours. */
+const char *andrea_blas_core(void);
+/* C(M, N) += op(A) @ op(B) through the BLAS (op(X) = X^T when t_x), row-major, cut into
+ * slabs fixed by the shape that our OpenMP threads share, each a single-threaded sgemm
+ * (matmul_blas.c says why). Only when andrea_blas_available(). */
+void andrea_blas_gemm(int t_a, int t_b, int M, int N, int K, const float *a, int lda,
+                      const float *b, int ldb, float *c, int ldc);
+
+/* The products of a linear layer (M tokens, K in, N out): forward inp @ w^T, dinp, dw. */
+enum { ANDREA_MM_FWD = 0, ANDREA_MM_DINP = 1, ANDREA_MM_DW = 2 };
+/* One shape's choice under the auto engine: GFLOP/s of both engines as measured. */
+typedef struct {
+    int op, M, K, N, isa;
+    double builtin, blas; /* GFLOP/s */
+    int use_blas;         /* BLAS more than 10% faster */
+    int cached;           /* read from the per-machine file, not measured by this process */
+} andrea_mm_choice;
+/* 1 when the BLAS runs product op at this shape (measured the first time, matmul_tune.c). */
+int andrea_mm_tune_blas(int isa, int op, int M, int K, int N);
+/* The choices made so far in this process, for reports (`andrea bench`). */
+int andrea_mm_tune_count(void);
+int andrea_mm_tune_get(int i, andrea_mm_choice *out);
 
 /* ---- matmul ------------------------------------------------------------------ */
 
@@ -144,7 +178,8 @@ static inline void gemm_split(int M, int K, int N, int a_packed, int mr, int nr,
 /* ---- decoding dot products (dot.c) ------------------------------------------------------ */
 
 /* sum_k w[k] x[k] for one weight row in fp32, bf16 (top 16 bits of an fp32) or int8 (the
- * row's scale applied by the caller); AVX-512 with 4 accumulators where available. */
+ * row's scale applied by the caller); 4 accumulators on AVX-512, AVX2 and NEON, the best
+ * the CPU has under ANDREA_ISA. */
 float andrea_dot_f32(const float *w, const float *x, int K);
 float andrea_dot_bf16(const uint16_t *w, const float *x, int K);
 float andrea_dot_i8(const int8_t *w, const float *x, int K);
@@ -156,6 +191,9 @@ float andrea_dot_i8(const int8_t *w, const float *x, int K);
  * fp32 rows are andrea_matmul_forward's at M = 1, to the bit). */
 void andrea_matvec_rows(float *out, const float *x, const void *w, int fmt, const float *scale,
                         const float *bias, int K, int N, int n);
+/* The same with the dot products capped at isa (andrea_cpu_isa; the ones above: -1). */
+void andrea_matvec_rows_isa(int isa, float *out, const float *x, const void *w, int fmt,
+                            const float *scale, const float *bias, int K, int N, int n);
 
 /* ---- normalisation --------------------------------------------------------------- */
 

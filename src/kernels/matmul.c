@@ -9,10 +9,11 @@
  *   backward     dinp += dout @ w    (A = dout, B = w)
  *   backward     dw   += dout^T @ inp (A = dout read transposed, B = inp)
  * Both operands are packed (MR x KC panels of A, KC x NC blocks of B) and
- * multiplied by an MR x NR = 8 x 32 register tile. Each C element is summed in
+ * multiplied by an MR x NR register tile: 8 x 32 on AVX-512, 6 x 16 on AVX2+FMA and
+ * NEON (tile.h says why). Each C element is summed in
  * k order by exactly one thread, so results do not depend on thread count.
- * The tile is compiled three times (AVX-512, AVX2+FMA, baseline) and chosen
- * at run time from the CPU's features.
+ * The tile is compiled per ISA (AVX-512, AVX2+FMA, NEON, baseline) and chosen
+ * at run time from the CPU's features under the cap (andrea_cpu_isa, isa.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -24,9 +25,6 @@
 #include "kernels/transpose.h"
 #include "util/error.h"
 
-#ifdef ANDREA_HAVE_BLAS
-#include <cblas.h>
-#endif
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -43,87 +41,90 @@ int andrea_blas_available(void) {
 
 /* bf16 serves the products big enough to be matmul-bound, like BLAS. */
 static int use_bf16(const andrea_cpu_engine *e, long M, long K, long N) {
-    return e->precision == ANDREA_PRECISION_BF16 && M > 4 && M * K * N >= (1L << 18);
+    return e->precision == ANDREA_PRECISION_BF16 && M > 4 && M * K * N >= (1L << 18) &&
+           andrea_cpu_isa(e->isa) == ANDREA_ISA_AVX512;
 }
 
-/* BLAS pays off only on big products; small ones stay on our kernels. OpenBLAS has
- * its own thread pool: keep it the size of ours (-t), so results depend on -t only. */
-static int use_blas(const andrea_cpu_engine *e, long M, long K, long N) {
-    if (e->engine != ANDREA_MATMUL_BLAS || M <= 4 || M * K * N < (1L << 18)) return 0;
-#if defined(ANDREA_HAVE_BLAS) && defined(_OPENMP)
-    openblas_set_num_threads(omp_get_max_threads());
-#endif
-    return 1;
+/* BLAS pays off only on big products; small ones stay on our kernels. The auto engine
+ * asks the per-shape measurement (matmul_tune.c); fp32 only. */
+static int use_blas(const andrea_cpu_engine *e, int op, long M, long K, long N) {
+    if (!andrea_blas_available() || M <= 4 || M * K * N < (1L << 18)) return 0;
+    if (e->engine == ANDREA_MATMUL_BLAS) return 1;
+    return e->engine == ANDREA_MATMUL_AUTO && e->precision == ANDREA_PRECISION_FP32 &&
+           andrea_mm_tune_blas(e->isa, op, (int)M, (int)K, (int)N);
 }
 
-#define MR 8   /* register tile rows: 8 x 2 vectors = 16 accumulators (see below) */
-#define NR 32
 #define KC 256
 #define NC 512
+#define MR_MAX 8 /* the largest tile (AVX-512's 8 x 32), for buffers */
+#define NR_MAX 32
 
 typedef float vf8 __attribute__((vector_size(32)));
 typedef float vf4 __attribute__((vector_size(16)));
 
-/* The tile: C[0:8, 0:32] += A[0:8, 0:kc] @ Bp[0:kc, 0:32], A(r, k) = a[r a_rs + k a_cs]
- * (a packed panel: a_rs = 1, a_cs = MR; rows of the caller's matrix: a_rs = lda,
- * a_cs = 1), Bp packed k-major (bp[k * NR + j]), each C element summed in k order.
- * Why 8 rows (16 accumulators): tile.h, with the measurements of bench/bench_peak.c. */
+/* A tile: C[0:mr, 0:nr] += A[0:mr, 0:kc] @ Bp[0:kc, 0:nr], A(r, k) = a[r a_rs + k a_cs]
+ * (a packed panel: a_rs = 1, a_cs = mr; rows of the caller's matrix: a_rs = lda,
+ * a_cs = 1), Bp packed k-major (bp[k * nr + j]), each C element summed in k order. */
 typedef void (*tile_fn)(float *c, int ldc, const float *a, long a_rs, long a_cs, const float *bp,
                         int kc);
+/* A tile with its geometry: packing and the thread split follow mr and nr. */
+typedef struct {
+    tile_fn tile;
+    int mr, nr, isa;
+} gemm_kernel;
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 #define HAVE_X86_DISPATCH 1
 typedef float vf16 __attribute__((vector_size(64)));
+/* AVX-512: 8 x 32, 16 accumulators of AVX-512's 32 registers (tile.h) */
 ANDREA_DEFINE_TILE_8X2(tile8_avx512, __attribute__((target("avx512f,fma"))), vf16, 16)
 __attribute__((target("avx512f,fma"))) static void tile_avx512(float *c, int ldc, const float *a,
                                                                long a_rs, long a_cs,
                                                                const float *bp, int kc) {
-    tile8_avx512(c, ldc, a, a_rs, a_cs, bp, NR, kc);
+    tile8_avx512(c, ldc, a, a_rs, a_cs, bp, 32, kc);
 }
-
-/* Narrower ISAs: tile.h's 4 x 2-vector tile over the 8 x 32 block (16 ymm registers
- * hold 8 accumulators, not 16): two row halves x 32 / (2 W) column chunks. */
-ANDREA_DEFINE_TILE_4X2(tile4_avx2, __attribute__((target("avx2,fma"))), vf8, 8)
+/* AVX2+FMA: 6 x 16, 12 accumulators of its 16 registers (tile.h) */
+ANDREA_DEFINE_TILE_6X2(tile6_avx2, __attribute__((target("avx2,fma"))), vf8, 8)
 __attribute__((target("avx2,fma"))) static void tile_avx2(float *c, int ldc, const float *a,
                                                           long a_rs, long a_cs, const float *bp,
                                                           int kc) {
-    for (int r = 0; r < MR; r += 4)
-        for (int j = 0; j < NR; j += 16)
-            tile4_avx2(c + (long)r * ldc + j, ldc, a + r * a_rs, a_rs, a_cs, bp + j, NR, kc);
+    tile6_avx2(c, ldc, a, a_rs, a_cs, bp, 16, kc);
 }
 #endif
+#if defined(__aarch64__)
+/* NEON: 6 x 16, 24 accumulators of its 32 q registers (tile.h) */
+ANDREA_DEFINE_TILE_6X4(tile6_neon, , vf4, 4)
+static void tile_neon(float *c, int ldc, const float *a, long a_rs, long a_cs, const float *bp,
+                      int kc) {
+    tile6_neon(c, ldc, a, a_rs, a_cs, bp, 16, kc);
+}
+#endif
+/* Baseline (SSE2 on x86-64, plain 128-bit vectors elsewhere): the 4-row tile twice over
+ * an 8 x 32 block, 8 accumulators of 16 registers. */
 ANDREA_DEFINE_TILE_4X2(tile4_generic, , vf4, 4)
 static void tile_generic(float *c, int ldc, const float *a, long a_rs, long a_cs,
                          const float *bp, int kc) {
-    for (int r = 0; r < MR; r += 4)
-        for (int j = 0; j < NR; j += 8)
-            tile4_generic(c + (long)r * ldc + j, ldc, a + r * a_rs, a_rs, a_cs, bp + j, NR, kc);
+    for (int r = 0; r < 8; r += 4)
+        for (int j = 0; j < 32; j += 8)
+            tile4_generic(c + (long)r * ldc + j, ldc, a + r * a_rs, a_rs, a_cs, bp + j, 32, kc);
 }
 
-int andrea_cpu_isa(int cap) {
-    int isa = ANDREA_ISA_BASELINE;
-#ifdef HAVE_X86_DISPATCH
-    if (__builtin_cpu_supports("avx512f"))
-        isa = ANDREA_ISA_AVX512;
-    else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-        isa = ANDREA_ISA_AVX2;
-    /* AVX-512 without AVX2+FMA does not exist; a cap of 1 on such a CPU is the baseline */
-    if (cap == ANDREA_ISA_AVX2 && !(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")))
-        return ANDREA_ISA_BASELINE;
-#endif
-    return cap >= 0 && cap < isa ? cap : isa;
-}
-
-static tile_fn pick_tile(int cap) { /* a cached feature lookup: cheap, and no shared state */
-#ifdef HAVE_X86_DISPATCH
+static const gemm_kernel *pick_kernel(int cap) { /* a cached feature lookup: cheap */
+    static const gemm_kernel generic = {tile_generic, 8, 32, ANDREA_ISA_BASELINE};
     int isa = andrea_cpu_isa(cap);
-    if (isa == ANDREA_ISA_AVX512) return tile_avx512;
-    if (isa == ANDREA_ISA_AVX2) return tile_avx2;
+#ifdef HAVE_X86_DISPATCH
+    static const gemm_kernel avx512 = {tile_avx512, 8, 32, ANDREA_ISA_AVX512};
+    static const gemm_kernel avx2 = {tile_avx2, 6, 16, ANDREA_ISA_AVX2};
+    if (isa == ANDREA_ISA_AVX512) return &avx512;
+    if (isa == ANDREA_ISA_AVX2) return &avx2;
+#elif defined(__aarch64__)
+    static const gemm_kernel neon = {tile_neon, 6, 16, ANDREA_ISA_NEON};
+    if (isa >= ANDREA_ISA_NEON) return &neon;
 #else
-    (void)cap;
+    (void)isa;
 #endif
-    return tile_generic;
+    return &generic;
 }
 
 /* One product as the threads see it. */
@@ -134,7 +135,7 @@ typedef struct {
     long a_rs, a_cs, b_rs, b_cs;
     int K, accumulate;
     const matmul_epilogue *epi;
-    tile_fn tile;
+    const gemm_kernel *kern;
 } gemm_job;
 
 /* The epilogue on C[m:m+mr, n:n+nr], finished (all of k summed). */
@@ -168,16 +169,6 @@ static void epilogue_apply_all(const matmul_epilogue *e, float *c, int M, int N)
     for (int m = 0; m < M; m++) epilogue_apply(e, c, N, m, 0, 1, N);
 }
 
-/* The AVX-512 helpers go with the AVX-512 tile (tests cap the ISA to run the others). */
-static int tile_is_avx512(tile_fn tile) {
-#ifdef HAVE_X86_DISPATCH
-    return tile == tile_avx512;
-#else
-    (void)tile;
-    return 0;
-#endif
-}
-
 /* Without scratch memory (malloc failed): the same product, plain loops, k order. */
 static void block_plain(const gemm_job *j, int m0, int mr, int n0, int nr, int k0, int kc) {
     for (int r = 0; r < mr; r++) {
@@ -191,42 +182,48 @@ static void block_plain(const gemm_job *j, int m0, int mr, int n0, int nr, int k
     if (j->epi && k0 + kc == j->K) epilogue_apply(j->epi, j->c, j->ldc, m0, n0, mr, nr);
 }
 
-/* Per-thread packed copies of one MR x KC panel of A and one KC x NC block of B (NR-column
+/* Per-thread packed copies of one mr x KC panel of A and one KC x NC block of B (nr-column
  * panels, k-major), zero-padded to whole panels. The B block (512 KiB) stays in L2 while
  * every A panel of the thread's rows passes over it, and the A panel (8 KiB) stays in L1
  * while the B panels stream by; ragged edges run the same tile on padding. */
 static _Thread_local float *g_apanel = NULL, *g_bpanel = NULL;
 
-static void pack_a(float *ap, const float *a, long a_rs, long a_cs, int rows, int kc) {
-    if (rows == MR && a_rs == 1) { /* A transposed (dw): each k's 8 rows are adjacent */
-        for (int k = 0; k < kc; k++) memcpy(ap + k * MR, a + k * a_cs, sizeof(float) * MR);
+static void pack_a(float *ap, const float *a, long a_rs, long a_cs, int rows, int kc, int MR) {
+    if (rows == MR && a_rs == 1) { /* A transposed (dw): each k's MR rows are adjacent */
+        for (int k = 0; k < kc; k++) memcpy(ap + k * MR, a + k * a_cs, sizeof(float) * (size_t)MR);
         return;
     }
-    if (rows < MR) memset(ap, 0, sizeof(float) * MR * (size_t)kc);
+    if (rows < MR) memset(ap, 0, sizeof(float) * (size_t)MR * (size_t)kc);
     for (int r = 0; r < rows; r++) /* read along k, the contiguous direction when a_cs = 1 */
         for (int k = 0; k < kc; k++) ap[k * MR + r] = a[r * a_rs + k * a_cs];
 }
 
 /* B(k, n) = b[k * b_rs + n * b_cs]: rows copied whole when b_cs = 1, else gathered
- * along k (b_rs = 1: B is a transposed weight matrix, read along its rows). */
+ * along k (b_rs = 1: B is a transposed weight matrix, read along its rows), in register
+ * transposes of 16 x 16 (AVX-512) or 8 x 8 (AVX2) where the kernel's ISA has them. */
 static void pack_b(float *bp, const float *b, long b_rs, long b_cs, int kc, int cols,
-                   int avx512) {
+                   const gemm_kernel *kern) {
+    const int NR = kern->nr;
     for (int p = 0; p < cols; p += NR, bp += (long)NR * kc) {
         int w = cols - p < NR ? cols - p : NR;
-        if (w < NR) memset(bp, 0, sizeof(float) * NR * (size_t)kc);
-        if (b_cs == 1 && w == NR) { /* a constant size: vector moves, not rep movs */
-            for (int k = 0; k < kc; k++) memcpy(bp + k * NR, b + k * b_rs + p, sizeof(float) * NR);
+        if (w < NR) memset(bp, 0, sizeof(float) * (size_t)NR * (size_t)kc);
+        if (b_cs == 1 && w == NR && NR == 32) { /* a constant size: vector moves, not rep movs */
+            for (int k = 0; k < kc; k++) memcpy(bp + k * 32, b + k * b_rs + p, sizeof(float) * 32);
+        } else if (b_cs == 1 && w == NR && NR == 16) {
+            for (int k = 0; k < kc; k++) memcpy(bp + k * 16, b + k * b_rs + p, sizeof(float) * 16);
         } else if (b_cs == 1) {
             for (int k = 0; k < kc; k++) memcpy(bp + k * NR, b + k * b_rs + p, sizeof(float) * (size_t)w);
         } else {
             int k0 = 0;
 #ifdef HAVE_X86_DISPATCH
-            if (avx512 && b_rs == 1 && w == NR) /* whole 16 x 16 blocks in registers */
+            if (kern->isa == ANDREA_ISA_AVX512 && b_rs == 1 && w == NR) /* 16 x 16 blocks */
                 for (; k0 + 16 <= kc; k0 += 16)
                     for (int h = 0; h < NR; h += 16)
                         transpose16(bp + (long)k0 * NR + h, NR, b + (p + h) * b_cs + k0, b_cs);
-#else
-            (void)avx512;
+            if (kern->isa == ANDREA_ISA_AVX2 && b_rs == 1 && w == NR) /* 8 x 8 blocks */
+                for (; k0 + 8 <= kc; k0 += 8)
+                    for (int h = 0; h < NR; h += 8)
+                        transpose8(bp + (long)k0 * NR + h, NR, b + (p + h) * b_cs + k0, b_cs);
 #endif
             for (int j = 0; j < w; j++) {
                 const float *bj = b + (p + j) * b_cs;
@@ -237,9 +234,11 @@ static void pack_b(float *bp, const float *b, long b_rs, long b_cs, int kc, int 
 }
 
 /* C[m0:m1, n0:n1] (+)= A[m0:m1, :] @ B[:, n0:n1], then the epilogue, by one thread. */
-static void gemm_part(tile_fn tile, const gemm_job *j, int m0, int m1, int n0, int n1) {
-    if (!g_apanel) g_apanel = malloc(sizeof(float) * MR * KC);
+static void gemm_part(const gemm_job *j, int m0, int m1, int n0, int n1) {
+    if (!g_apanel) g_apanel = malloc(sizeof(float) * MR_MAX * KC);
     if (!g_bpanel) g_bpanel = malloc(sizeof(float) * KC * NC);
+    const gemm_kernel *kern = j->kern;
+    const int MR = kern->mr, NR = kern->nr;
     int K = j->K, ldc = j->ldc;
     for (int nb = n0; nb < n1; nb += NC) {
         int cols = n1 - nb < NC ? n1 - nb : NC;
@@ -250,16 +249,15 @@ static void gemm_part(tile_fn tile, const gemm_job *j, int m0, int m1, int n0, i
                 block_plain(j, m0, m1 - m0, nb, cols, k0, kc);
                 continue;
             }
-            pack_b(g_bpanel, j->b + k0 * j->b_rs + nb * j->b_cs, j->b_rs, j->b_cs, kc, cols,
-                   tile_is_avx512(tile));
+            pack_b(g_bpanel, j->b + k0 * j->b_rs + nb * j->b_cs, j->b_rs, j->b_cs, kc, cols, kern);
             for (int m = m0; m < m1; m += MR) {
                 int mr = m1 - m < MR ? m1 - m : MR;
-                /* rows along k (a_cs = 1) are read in place: 8 short streams; other
+                /* rows along k (a_cs = 1) are read in place: MR short streams; other
                  * layouts and ragged rows are packed into an MR-row panel */
                 const float *am = j->a + m * j->a_rs + k0 * j->a_cs;
                 long p_rs = j->a_rs, p_cs = j->a_cs;
                 if (p_cs != 1 || mr < MR) {
-                    pack_a(g_apanel, am, p_rs, p_cs, mr, kc);
+                    pack_a(g_apanel, am, p_rs, p_cs, mr, kc, MR);
                     am = g_apanel, p_rs = 1, p_cs = MR;
                 }
                 for (int n = 0; n < cols; n += NR) {
@@ -268,14 +266,14 @@ static void gemm_part(tile_fn tile, const gemm_job *j, int m0, int m1, int n0, i
                     float *cmn = j->c + (long)m * ldc + nb + n;
                     if (mr == MR && nr == NR) {
                         if (first)
-                            for (int r = 0; r < MR; r++) memset(cmn + (long)r * ldc, 0, sizeof(float) * NR);
-                        tile(cmn, ldc, am, p_rs, p_cs, bp, kc);
+                            for (int r = 0; r < MR; r++) memset(cmn + (long)r * ldc, 0, sizeof(float) * (size_t)NR);
+                        kern->tile(cmn, ldc, am, p_rs, p_cs, bp, kc);
                     } else {
-                        float t[MR * NR] = {0}; /* ragged edge: through a full-size tile */
+                        float t[MR_MAX * NR_MAX] = {0}; /* ragged edge: through a full-size tile */
                         if (!first)
                             for (int r = 0; r < mr; r++)
                                 memcpy(t + r * NR, cmn + (long)r * ldc, sizeof(float) * (size_t)nr);
-                        tile(t, NR, am, p_rs, p_cs, bp, kc);
+                        kern->tile(t, NR, am, p_rs, p_cs, bp, kc);
                         for (int r = 0; r < mr; r++)
                             memcpy(cmn + (long)r * ldc, t + r * NR, sizeof(float) * (size_t)nr);
                     }
@@ -304,14 +302,14 @@ static void gemm_run(const gemm_job *j, int M, int N) {
         t = omp_get_thread_num(), nt = omp_get_num_threads();
 #endif
         int m0, m1, n0, n1;
-        gemm_split(M, j->K, N, j->a_cs != 1, MR, NR, NC, t, nt, &m0, &m1, &n0, &n1);
-        if (m0 < m1 && n0 < n1) gemm_part(j->tile, j, m0, m1, n0, n1);
+        gemm_split(M, j->K, N, j->a_cs != 1, j->kern->mr, j->kern->nr, NC, t, nt, &m0, &m1, &n0, &n1);
+        if (m0 < m1 && n0 < n1) gemm_part(j, m0, m1, n0, n1);
     }
 }
 
 void andrea_gemm_nn_isa(int isa, float *c, int ldc, const float *a, long a_rs, long a_cs,
                         const float *b, long b_rs, long b_cs, int M, int K, int N, int accumulate) {
-    gemm_job j = {c, ldc, a, b, a_rs, a_cs, b_rs, b_cs, K, accumulate, NULL, pick_tile(isa)};
+    gemm_job j = {c, ldc, a, b, a_rs, a_cs, b_rs, b_cs, K, accumulate, NULL, pick_kernel(isa)};
     gemm_run(&j, M, N);
 }
 
@@ -320,22 +318,11 @@ void andrea_gemm_nn(float *c, int ldc, const float *a, long a_rs, long a_cs, con
     andrea_gemm_nn_isa(-1, c, ldc, a, a_rs, a_cs, b, b_rs, b_cs, M, K, N, accumulate);
 }
 
-/* A few rows: dot products straight from w, no packing (generation, tiny batches). */
-static void matmul_forward_rows(float *out, const float *inp, const float *w, const float *bias,
-                                int M, int K, int N) {
-    if (M == 1) { /* decoding's matvec: the one loop of dot.c */
-        andrea_matvec_rows(out, inp, w, ANDREA_QUANT_NONE, NULL, bias, K, N, 1);
-        return;
-    }
-    /* threads only pay off once there is real work (a fork/join costs microseconds) */
-#pragma omp parallel for schedule(static) if ((long)M * N * K >= (1L << 16))
-    for (int n = 0; n < N; n++) {
-        const float *wn = w + (long)n * K;
-        for (int m = 0; m < M; m++) {
-            float s = andrea_dot_f32(wn, inp + (long)m * K, K);
-            out[(long)m * N + n] = s + (bias ? bias[n] : 0.0f);
-        }
-    }
+/* A few rows: dot products straight from w, no packing (generation, tiny batches): the
+ * decoding product with M inputs, each w row read once for all of them. */
+static void matmul_forward_rows(int isa, float *out, const float *inp, const float *w,
+                                const float *bias, int M, int K, int N) {
+    andrea_matvec_rows_isa(isa, out, inp, w, ANDREA_QUANT_NONE, NULL, bias, K, N, M);
 }
 
 /* Each row of out starts as resid + bias (either may be NULL): the products then add to it. */
@@ -358,17 +345,14 @@ static void forward_epi(const andrea_cpu_engine *e, float *out, const float *inp
                         const float *bias, const float *resid, int M, int K, int N,
                         const matmul_epilogue *epi) {
     if (!e) e = &DEFAULT_ENGINE;
-#ifdef ANDREA_HAVE_BLAS
-    if (use_blas(e, M, K, N)) {
+    if (use_blas(e, ANDREA_MM_FWD, M, K, N)) {
         init_rows(out, resid, bias, M, N);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1.0f, inp, K, w, K, 1.0f,
-                    out, N);
+        andrea_blas_gemm(0, 1, M, N, K, inp, K, w, K, out, N);
         epilogue_apply_all(epi, out, M, N);
         return;
     }
-#endif
     if (M <= 4 && !resid) {
-        matmul_forward_rows(out, inp, w, bias, M, K, N);
+        matmul_forward_rows(e->isa, out, inp, w, bias, M, K, N);
         epilogue_apply_all(epi, out, M, N);
         return;
     }
@@ -378,7 +362,7 @@ static void forward_epi(const andrea_cpu_engine *e, float *out, const float *inp
         epilogue_apply_all(epi, out, M, N);
         return;
     }
-    gemm_job j = {out, N, inp, w, K, 1, 1, K, K, 1, epi, pick_tile(e->isa)};
+    gemm_job j = {out, N, inp, w, K, 1, 1, K, K, 1, epi, pick_kernel(e->isa)};
     gemm_run(&j, M, N);
 }
 
@@ -404,24 +388,22 @@ static void backward_epi(const andrea_cpu_engine *e, float *dinp, int accumulate
                          float *dbias, const float *dout, const float *inp, const float *w, int M,
                          int K, int N, const matmul_epilogue *epi) {
     if (!e) e = &DEFAULT_ENGINE;
-    /* which engine, decided once (use_blas also sizes OpenBLAS's thread pool) */
-    int blas = use_blas(e, M, K, N), bf16 = !blas && use_bf16(e, M, K, N);
-    tile_fn tile = pick_tile(e->isa);
-    if (dinp && !accumulate && (blas || bf16)) /* those engines only accumulate */
+    /* which engine for each product, decided once */
+    int blas_dinp = dinp && use_blas(e, ANDREA_MM_DINP, M, K, N);
+    int blas_dw = dw && use_blas(e, ANDREA_MM_DW, M, K, N);
+    int bf16 = !blas_dinp && !blas_dw && use_bf16(e, M, K, N);
+    const gemm_kernel *tile = pick_kernel(e->isa);
+    if (dinp && !accumulate && (blas_dinp || bf16)) /* those engines only accumulate */
         for (int m = 0; m < M; m++) memset(dinp + (long)m * K, 0, sizeof(float) * (size_t)K);
-#ifdef ANDREA_HAVE_BLAS
-    if (blas) {
-        if (dinp)
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, K, N, 1.0f, dout, N, w, K,
-                        1.0f, dinp, K);
-        if (dw)
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, N, K, M, 1.0f, dout, N, inp, K,
-                        1.0f, dw, K);
-        if (dinp) epilogue_apply_all(epi, dinp, M, K);
+    if (blas_dinp) {
+        andrea_blas_gemm(0, 0, M, K, N, dout, N, w, K, dinp, K);
+        epilogue_apply_all(epi, dinp, M, K);
         dinp = NULL;
+    }
+    if (blas_dw) {
+        andrea_blas_gemm(1, 0, N, K, M, dout, N, inp, K, dw, K);
         dw = NULL;
     }
-#endif
     if (bf16) {
         if (dinp && andrea_gemm_bf16(dinp, K, dout, N, 1, w, K, 1, M, N, K) == 0) {
             epilogue_apply_all(epi, dinp, M, K);

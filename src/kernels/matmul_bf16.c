@@ -33,7 +33,9 @@
 
 int andrea_bf16_supported(void) {
 #ifdef HAVE_BF16_KERNEL
-    return __builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx512f") &&
+    /* an AVX-512 instruction: not under an ANDREA_ISA cap below avx512 */
+    return andrea_isa_machine() == ANDREA_ISA_AVX512 && __builtin_cpu_supports("avx512bf16") &&
+           __builtin_cpu_supports("avx512f") &&
            __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
 #else
     return 0;

@@ -89,4 +89,71 @@
         ANDREA_TILE_ROW_STORE(VT, W, 6) ANDREA_TILE_ROW_STORE(VT, W, 7)                        \
     }
 
+/* The 6-row tile of AVX2 and NEON (6 x 16 floats): AVX2, 2 ymm vectors per row = 12
+ * accumulators + 2 B vectors + 1 broadcast = 15 of its 16 registers; NEON, 4 q vectors
+ * per row = 24 accumulators + 4 B + 1 = 29 of its 32. Against the 4-row tile on AVX2 it
+ * loads 8 values per 12 FMAs instead of 6 per 8, and keeps 12 FMAs in flight where two
+ * FMA ports at 4 cycles' latency need 8 (measured: docs/performance.md). */
+#define ANDREA_DEFINE_TILE_6X2(NAME, ATTR, VT, W)                                             \
+    ATTR static inline void NAME(float *c, long ldc, const float *a, long a_rs, long a_cs,     \
+                                 const float *b, long ldb, int K) {                            \
+        VT c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51, b0, b1;                 \
+        ANDREA_TILE_ROW_LOAD(VT, W, 0) ANDREA_TILE_ROW_LOAD(VT, W, 1)                          \
+        ANDREA_TILE_ROW_LOAD(VT, W, 2) ANDREA_TILE_ROW_LOAD(VT, W, 3)                          \
+        ANDREA_TILE_ROW_LOAD(VT, W, 4) ANDREA_TILE_ROW_LOAD(VT, W, 5)                          \
+        for (int k = 0; k < K; k++) {                                                          \
+            memcpy(&b0, b + k * ldb, sizeof(VT));                                              \
+            memcpy(&b1, b + k * ldb + (W), sizeof(VT));                                        \
+            const float *ak = a + k * a_cs;                                                    \
+            ANDREA_TILE_ROW_FMA(0) ANDREA_TILE_ROW_FMA(1) ANDREA_TILE_ROW_FMA(2)               \
+            ANDREA_TILE_ROW_FMA(3) ANDREA_TILE_ROW_FMA(4) ANDREA_TILE_ROW_FMA(5)               \
+        }                                                                                      \
+        ANDREA_TILE_ROW_STORE(VT, W, 0) ANDREA_TILE_ROW_STORE(VT, W, 1)                        \
+        ANDREA_TILE_ROW_STORE(VT, W, 2) ANDREA_TILE_ROW_STORE(VT, W, 3)                        \
+        ANDREA_TILE_ROW_STORE(VT, W, 4) ANDREA_TILE_ROW_STORE(VT, W, 5)                        \
+    }
+
+#define ANDREA_TILE_ROW4_LOAD(VT, W, r)                                                        \
+    memcpy(&c##r##0, c + (r) * ldc, sizeof(VT));                                               \
+    memcpy(&c##r##1, c + (r) * ldc + (W), sizeof(VT));                                         \
+    memcpy(&c##r##2, c + (r) * ldc + 2 * (W), sizeof(VT));                                     \
+    memcpy(&c##r##3, c + (r) * ldc + 3 * (W), sizeof(VT));
+#define ANDREA_TILE_ROW4_FMA(r)                                                                \
+    {                                                                                          \
+        float ar = ak[(r) * a_rs];                                                             \
+        c##r##0 += ar * b0;                                                                    \
+        c##r##1 += ar * b1;                                                                    \
+        c##r##2 += ar * b2;                                                                    \
+        c##r##3 += ar * b3;                                                                    \
+    }
+#define ANDREA_TILE_ROW4_STORE(VT, W, r)                                                       \
+    memcpy(c + (r) * ldc, &c##r##0, sizeof(VT));                                               \
+    memcpy(c + (r) * ldc + (W), &c##r##1, sizeof(VT));                                         \
+    memcpy(c + (r) * ldc + 2 * (W), &c##r##2, sizeof(VT));                                     \
+    memcpy(c + (r) * ldc + 3 * (W), &c##r##3, sizeof(VT));
+
+/* 6 rows x 4 vectors (NEON: 6 x 16 floats), see above. */
+#define ANDREA_DEFINE_TILE_6X4(NAME, ATTR, VT, W)                                             \
+    ATTR static inline void NAME(float *c, long ldc, const float *a, long a_rs, long a_cs,     \
+                                 const float *b, long ldb, int K) {                            \
+        VT c00, c01, c02, c03, c10, c11, c12, c13, c20, c21, c22, c23;                         \
+        VT c30, c31, c32, c33, c40, c41, c42, c43, c50, c51, c52, c53, b0, b1, b2, b3;         \
+        ANDREA_TILE_ROW4_LOAD(VT, W, 0) ANDREA_TILE_ROW4_LOAD(VT, W, 1)                        \
+        ANDREA_TILE_ROW4_LOAD(VT, W, 2) ANDREA_TILE_ROW4_LOAD(VT, W, 3)                        \
+        ANDREA_TILE_ROW4_LOAD(VT, W, 4) ANDREA_TILE_ROW4_LOAD(VT, W, 5)                        \
+        for (int k = 0; k < K; k++) {                                                          \
+            const float *bk = b + k * ldb;                                                     \
+            memcpy(&b0, bk, sizeof(VT));                                                       \
+            memcpy(&b1, bk + (W), sizeof(VT));                                                 \
+            memcpy(&b2, bk + 2 * (W), sizeof(VT));                                             \
+            memcpy(&b3, bk + 3 * (W), sizeof(VT));                                             \
+            const float *ak = a + k * a_cs;                                                    \
+            ANDREA_TILE_ROW4_FMA(0) ANDREA_TILE_ROW4_FMA(1) ANDREA_TILE_ROW4_FMA(2)            \
+            ANDREA_TILE_ROW4_FMA(3) ANDREA_TILE_ROW4_FMA(4) ANDREA_TILE_ROW4_FMA(5)            \
+        }                                                                                      \
+        ANDREA_TILE_ROW4_STORE(VT, W, 0) ANDREA_TILE_ROW4_STORE(VT, W, 1)                      \
+        ANDREA_TILE_ROW4_STORE(VT, W, 2) ANDREA_TILE_ROW4_STORE(VT, W, 3)                      \
+        ANDREA_TILE_ROW4_STORE(VT, W, 4) ANDREA_TILE_ROW4_STORE(VT, W, 5)                      \
+    }
+
 #endif
