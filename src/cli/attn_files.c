@@ -18,7 +18,8 @@ static int write_file(const char *path, const char *flag, int (*render)(andrea_w
     andrea_atomic_file af;
     FILE *f = andrea_atomic_open(&af, path);
     if (!f) {
-        fprintf(stderr, "andrea attention: %s: %s\n", flag, andrea_error());
+        fprintf(stderr, "andrea attention: cannot create '%s' for %s (%s)\n", path, flag,
+                andrea_error());
         return -1;
     }
     andrea_writer w = andrea_writer_file(f);
