@@ -129,4 +129,12 @@ else
     echo "note: ${ANDREA_DATA_DIR:-(no ANDREA_DATA_DIR)}: no shared data, the ten-source run is skipped"
 fi
 
+# andrea plot reads the curriculum's own records (batch, eval_source, curriculum)
+if "$A" plot "$T/full" > "$T/plot.txt" 2>&1; then
+    for f in loss_by_source sources weights; do
+        [ -s "$T/full/plots/$f.png" ] && pass "plot: $f.png from the curriculum's log" ||
+            fail "plot wrote no $f.png: $(cat "$T/plot.txt")"
+    done
+elif grep -q "libpng\|jansson" "$T/plot.txt"; then echo "skip: plot: $(head -1 "$T/plot.txt")"
+else fail "plot: $(cat "$T/plot.txt")"; fi
 finish

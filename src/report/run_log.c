@@ -2,7 +2,8 @@
  * run_log.c - log.jsonl into series (run_log.h), with jansson. What is read:
  *   step   step, loss, loss_smooth, lr, grad_norm; source (curriculum runs): per-source
  *          loss EMA and the share of steps per source over windows of the run
- *   eval   step, val_loss; with "source": that source's validation loss; an object
+ *   batch  (the curriculum's) step, source, loss: as a step's source
+ *   eval, eval_source   step, val_loss; with "source": that source's validation loss; an object
  *          of numbers (e.g. "sources": {"books": 2.1, ...}): one validation loss each
  *   sample step, score, pass, gate, threshold, armed, tokens, text
  *   any record with an object of per-source objects holding "weight": the weights
@@ -94,12 +95,12 @@ static int close_window(andrea_run_log *log, share_state *sh) {
     return 0;
 }
 
-static int on_step(andrea_run_log *log, json_t *o, share_state *sh) {
+/* A step's source and loss: "source" on a step record, or the curriculum's own "batch"
+ * record (step, source, doc, loss). */
+static int on_step_source(andrea_run_log *log, json_t *o, share_state *sh) {
     double step = num(o, "step");
-    int rc = xy_add(&log->loss, step, num(o, "loss")) | xy_add(&log->smooth, step, num(o, "loss_smooth")) |
-             xy_add(&log->lr, step, num(o, "lr")) | xy_add(&log->gnorm, step, num(o, "grad_norm"));
     const char *name = json_string_value(json_object_get(o, "source"));
-    if (rc || !name) return rc;
+    if (!name) return 0;
     andrea_log_source *s = source(log, name);
     if (!s) return -1;
     double loss = num(o, "loss");
@@ -111,6 +112,13 @@ static int on_step(andrea_run_log *log, json_t *o, share_state *sh) {
     sh->in_window++;
     sh->last_step = (int64_t)step;
     return sh->in_window >= sh->window ? close_window(log, sh) : 0;
+}
+
+static int on_step(andrea_run_log *log, json_t *o, share_state *sh) {
+    double step = num(o, "step");
+    int rc = xy_add(&log->loss, step, num(o, "loss")) | xy_add(&log->smooth, step, num(o, "loss_smooth")) |
+             xy_add(&log->lr, step, num(o, "lr")) | xy_add(&log->gnorm, step, num(o, "grad_norm"));
+    return rc ? rc : on_step_source(log, o, sh);
 }
 
 static int on_eval(andrea_run_log *log, json_t *o) {
@@ -170,12 +178,20 @@ static int on_sample(andrea_run_log *log, json_t *o) {
     return xy_add(&log->gate, s->step, s->score);
 }
 
-/* {"...": {"books": {"weight": 0.2, ...}, ...}} anywhere in a record: bandit weights. */
+/* {"...": {"books": {"weight": 0.2, ...}, ...}} or {"...": [{"name": "books", "weight":
+ * 0.2, ...}, ...]} (the curriculum's record) anywhere in a record: bandit weights. */
 static int on_weights(andrea_run_log *log, json_t *o) {
     double step = num(o, "step");
     const char *key, *sk;
     json_t *v, *sv;
     json_object_foreach(o, key, v) {
+        size_t i;
+        json_array_foreach(v, i, sv) {
+            sk = json_string_value(json_object_get(sv, "name"));
+            if (!sk || !isfinite(num(sv, "weight"))) continue;
+            andrea_log_source *s = source(log, sk);
+            if (!s || xy_add(&s->weight, step, num(sv, "weight"))) return -1;
+        }
         if (!json_is_object(v)) continue;
         json_object_foreach(v, sk, sv) {
             if (!json_is_object(sv) || !isfinite(num(sv, "weight"))) continue;
@@ -224,7 +240,8 @@ int andrea_run_log_read(const char *path, andrea_run_log *log) {
         const char *type = json_string_value(json_object_get(o, "type"));
         if (!type) type = "";
         if (strcmp(type, "step") == 0) rc = on_step(log, o, &sh);
-        else if (strcmp(type, "eval") == 0) rc = on_eval(log, o);
+        else if (strcmp(type, "batch") == 0) rc = on_step_source(log, o, &sh);
+        else if (strcmp(type, "eval") == 0 || strcmp(type, "eval_source") == 0) rc = on_eval(log, o);
         else if (strcmp(type, "sample") == 0) rc = on_sample(log, o);
         if (rc == 0 && strcmp(type, "sample") != 0) rc = on_weights(log, o);
         json_decref(o);
