@@ -148,11 +148,7 @@ static void test_validation_chat(const andrea_tokenizer *tok) {
 }
 
 int main(void) {
-    const char *tmp = getenv("ANDREA_TMP");
-    snprintf(g_dir, sizeof g_dir, "%s", tmp ? tmp : "/tmp");
-    char cmd[1100];
-    snprintf(cmd, sizeof cmd, "mkdir -p '%s'", g_dir);
-    if (system(cmd) != 0) return 1;
+    if (tu_tmp_dir(g_dir, sizeof g_dir)) return 1;
 #ifndef ANDREA_HAVE_JANSSON
     printf("skip: manifests need jansson\n");
     return 77;

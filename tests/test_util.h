@@ -2,10 +2,12 @@
 #ifndef ANDREA_TEST_UTIL_H
 #define ANDREA_TEST_UTIL_H
 
+#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 static int tu_failures = 0;
 
@@ -112,6 +114,14 @@ static inline const char *tu_path(const char *dir, const char *name) {
     k = (k + 1) % 4;
     snprintf(buf[k], sizeof buf[k], "%s/%s", dir, name);
     return buf[k];
+}
+
+/* The test's scratch directory into dir: $ANDREA_TMP (set by CTest) or /tmp, created if
+ * missing. 0, or -1 when it cannot be made. */
+static inline int tu_tmp_dir(char *dir, size_t n) {
+    const char *tmp = getenv("ANDREA_TMP");
+    snprintf(dir, n, "%s", tmp && *tmp ? tmp : "/tmp");
+    return mkdir(dir, 0777) == 0 || errno == EEXIST ? 0 : -1;
 }
 
 static inline int tu_finish(const char *name) {
