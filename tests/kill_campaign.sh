@@ -86,6 +86,10 @@ while [ "$kills" -lt "$KILLS" ]; do
     fi
     if [ "$rc" -ne 137 ]; then fail "run exited $rc: $(cat "$T/err")"; break; fi
     kills=$((kills + 1))
+    if [ ! -f "$R/log.jsonl" ]; then # killed while starting, before it wrote anything
+        [ -f "$R/ckpt.bin" ] && fail "kill $kills: a ckpt.bin without a log"
+        continue
+    fi
     ls "$R" | grep -q '^ckpt\.bin\.tmp\.' && in_write=$((in_write + 1))
     if [ -f "$R/ckpt.bin" ]; then
         if "$A" eval -m "$R/ckpt.bin" -d "$T/data.txt" --max-batches 1 -t 1 > /dev/null 2> "$T/err"
