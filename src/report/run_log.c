@@ -20,21 +20,6 @@
 #define SHARE_WINDOWS 50 /* the share plot's resolution: windows over the run */
 #define SHARE_MIN_WINDOW 20 /* steps: fewer make a share of 0 or 1 */
 
-static int xy_add(andrea_xy *s, double x, double y) {
-    if (s->n == s->cap) {
-        int cap = s->cap ? 2 * s->cap : 256;
-        double *nx = realloc(s->x, sizeof *nx * (size_t)cap);
-        if (nx) s->x = nx;
-        double *ny = realloc(s->y, sizeof *ny * (size_t)cap);
-        if (ny) s->y = ny;
-        if (!nx || !ny) return -1;
-        s->cap = cap;
-    }
-    s->x[s->n] = x;
-    s->y[s->n++] = y;
-    return 0;
-}
-
 static void xy_free(andrea_xy *s) {
     free(s->x);
     free(s->y);
@@ -56,6 +41,21 @@ void andrea_run_log_free(andrea_run_log *log) {
 
 #ifdef ANDREA_HAVE_JANSSON
 #include <jansson.h>
+
+static int xy_add(andrea_xy *s, double x, double y) {
+    if (s->n == s->cap) {
+        int cap = s->cap ? 2 * s->cap : 256;
+        double *nx = realloc(s->x, sizeof *nx * (size_t)cap);
+        if (nx) s->x = nx;
+        double *ny = realloc(s->y, sizeof *ny * (size_t)cap);
+        if (ny) s->y = ny;
+        if (!nx || !ny) return -1;
+        s->cap = cap;
+    }
+    s->x[s->n] = x;
+    s->y[s->n++] = y;
+    return 0;
+}
 
 static double num(json_t *o, const char *key) {
     json_t *v = json_object_get(o, key);
