@@ -162,21 +162,29 @@ static void check_json(const char *text, const andrea_attn_export *x, unsigned v
 /* ---- PNG ---------------------------------------------------------------------------- */
 
 #ifdef ANDREA_HAVE_PNG
-static long grey_pixels(const andrea_buffer *b, int *w, int *h) {
+/* The PNG in b as RGB pixels (h, w, 3), NULL if it does not decode; free() it. */
+static uint8_t *decode_rgb(const andrea_buffer *b, int *w, int *h) {
     png_image pi;
     memset(&pi, 0, sizeof pi);
     pi.version = PNG_IMAGE_VERSION;
     *w = *h = 0;
-    if (!png_image_begin_read_from_memory(&pi, b->data, b->len)) return -1;
+    if (!png_image_begin_read_from_memory(&pi, b->data, b->len)) return NULL;
     pi.format = PNG_FORMAT_RGB;
     uint8_t *px = malloc(PNG_IMAGE_SIZE(pi));
     if (!px || !png_image_finish_read(&pi, NULL, px, 0, NULL)) {
         png_image_free(&pi);
         free(px);
-        return -1;
+        return NULL;
     }
     *w = (int)pi.width;
     *h = (int)pi.height;
+    return px;
+}
+
+/* Pixels of the masked grey (214, 214, 214); -1 if it does not decode. */
+static long grey_pixels(const andrea_buffer *b, int *w, int *h) {
+    uint8_t *px = decode_rgb(b, w, h);
+    if (!px) return -1;
     long n = 0;
     for (long k = 0; k < (long)*w * *h; k++)
         if (px[3 * k] == 214 && px[3 * k + 1] == 214 && px[3 * k + 2] == 214) n++;
@@ -187,19 +195,11 @@ static long grey_pixels(const andrea_buffer *b, int *w, int *h) {
 /* Sum over the pixels of the distance from white (|255 - r| + |255 - g| + |255 - b|): how
  * much colour a picture has. -1 if it does not decode. */
 static long ink(const andrea_buffer *b) {
-    png_image pi;
-    memset(&pi, 0, sizeof pi);
-    pi.version = PNG_IMAGE_VERSION;
-    if (!png_image_begin_read_from_memory(&pi, b->data, b->len)) return -1;
-    pi.format = PNG_FORMAT_RGB;
-    uint8_t *px = malloc(PNG_IMAGE_SIZE(pi));
-    if (!px || !png_image_finish_read(&pi, NULL, px, 0, NULL)) {
-        png_image_free(&pi);
-        free(px);
-        return -1;
-    }
+    int w, h;
+    uint8_t *px = decode_rgb(b, &w, &h);
+    if (!px) return -1;
     long n = 0;
-    for (size_t k = 0; k < PNG_IMAGE_SIZE(pi); k++) n += 255 - px[k];
+    for (size_t k = 0; k < (size_t)w * h * 3; k++) n += 255 - px[k];
     free(px);
     return n;
 }
