@@ -350,6 +350,7 @@ typedef struct {
     int zero;                /* 1: the AdamW moments sharded over the ranks (ZeRO-1) */
     float dist_timeout;      /* seconds a collective may wait for the other ranks (300) */
     int dist_deterministic;  /* sums in rank order: the same bits on every run and network */
+    int dist_no_overlap;     /* sum the gradients after backward, not layer by layer during it */
     /* hooks (not options: no flag, not saved) */
     const char *backend;     /* where the model runs (andrea_backend_find); NULL: "cpu" */
     const andrea_train_sink *sink; /* progress reports; NULL: only log.jsonl */
@@ -391,6 +392,8 @@ typedef struct {
     int step, max_steps;         /* step: completed, from 1 */
     float loss, loss_smooth, lr, grad_norm;
     double ms, tok_per_s, eta_s, mfu;
+    double comm_ms;              /* of ms, spent in collectives with the other ranks
+                                    (what the overlap with backward left); 0 alone */
 } andrea_train_step;
 typedef struct {
     int step, max_steps, tokens; /* tokens generated */

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Data-parallel training under mpirun on loopback (docs/distributed.md), a tiny model:
 # 1. 2 and 4 ranks give the losses of one process at the same global batch (50 steps),
-#    within float reduction-order tolerance; validation spread over the ranks too;
+#    within float reduction-order tolerance; validation spread over the ranks too; the
+#    gradient sums overlapped with backward equal to the sums after it; accumulation;
 #    the same from a token file (mapped);
 # 2. --dist-deterministic: the same bits on a rerun; ZeRO-1 (--zero 1) the same bits as
 #    plain, checkpoint included (the moments gathered to rank 0);
@@ -57,6 +58,16 @@ close "4 ranks x 2 = 1 process x 8" "$T/one/log.jsonl" "$T/four/log.jsonl" 1e-5
 [ "$(ls "$T/two")" = "$(printf 'best.bin\nckpt.bin\nlock\nlog.jsonl')" ] && \
     [ "$(grep -c '"type":"step"' "$T/two/log.jsonl")" -eq 50 ] \
     && pass "rank 0 alone writes: one log of 50 steps, one ckpt.bin" || fail "2 ranks wrote: $(ls "$T/two")"
+
+# the gradients are summed layer by layer during backward (on the last micro-batch):
+# with 2 ranks a sum is a + b in any order, so summing after backward gives the same bits
+$MPI -np 2 "$A" train $M --batch 4 --dist-no-overlap -o "$T/twono" || fail "2 ranks, no overlap"
+cmp -s "$T/two/ckpt.bin" "$T/twono/ckpt.bin" && pass "sums overlapped with backward = sums after it, bit for bit" \
+    || fail "overlapped sums differ from sums after backward"
+$MPI -np 2 "$A" train $M --batch 2 --grad-accum 2 -o "$T/acc" || fail "2 ranks x 2 x accum 2"
+close "2 ranks x 2 sequences x 2 accumulated = 1 process x 8" "$T/one/log.jsonl" "$T/acc/log.jsonl" 1e-5
+grep '"type":"step"' "$T/two/log.jsonl" | grep -q '"comm_ms":[0-9.]*[1-9]' \
+    && pass "the step records name the time spent in collectives (comm_ms)" || fail "no comm_ms"
 
 # token files stay mapped and each rank reads its own windows from the map
 "$A" prepare -q -t byte -o "$T/d.tokens" "$T/d.txt" || fail "prepare"

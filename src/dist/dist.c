@@ -71,6 +71,24 @@ int andrea_dist_allreduce_sum(andrea_dist *d, float *buf, size_t n) {
     COLLECTIVE(d, n * sizeof(float), allreduce_buckets(d, buf, n));
 }
 
+static int start_buckets(andrea_dist *d, float *buf, size_t n) {
+    for (size_t at = 0; at < n; at += ANDREA_DIST_BUCKET) {
+        size_t k = n - at < ANDREA_DIST_BUCKET ? n - at : ANDREA_DIST_BUCKET;
+        if (d->ops->start_f32(d, buf + at, k)) return -1;
+    }
+    return 0;
+}
+
+int andrea_dist_start_sum(andrea_dist *d, float *buf, size_t n) {
+    if (d->deterministic && d->size > 1)
+        return andrea_set_error("an overlapped sum cannot be deterministic (rank 0 orders it)");
+    COLLECTIVE(d, n * sizeof(float), start_buckets(d, buf, n));
+}
+
+int andrea_dist_progress(andrea_dist *d) { COLLECTIVE(d, 0, d->ops->progress(d)); }
+
+int andrea_dist_finish(andrea_dist *d) { COLLECTIVE(d, 0, d->ops->finish(d)); }
+
 int andrea_dist_allreduce_sum_f64(andrea_dist *d, double *buf, size_t n) {
     COLLECTIVE(d, n * sizeof(double), d->ops->allreduce_f64(d, buf, n));
 }

@@ -31,6 +31,11 @@ typedef struct {
     /* Rank r's part (its own buffer `part`) into root's buf at displs[r]. */
     int (*gather_f32)(andrea_dist *d, const float *part, float *buf, const int *counts,
                       const int *displs, int root);
+    /* Overlapped sums: start one (in place, one bucket) and return at once; move the
+     * started ones on without waiting; wait for all of them. */
+    int (*start_f32)(andrea_dist *d, float *buf, size_t n);
+    int (*progress)(andrea_dist *d);
+    int (*finish)(andrea_dist *d);
     void (*close)(andrea_dist *d);
 } andrea_dist_ops;
 
@@ -63,6 +68,16 @@ int andrea_dist_barrier(andrea_dist *d);
 int andrea_dist_allgather(andrea_dist *d, float *buf, const int *counts, const int *displs);
 int andrea_dist_gather(andrea_dist *d, const float *part, float *buf, const int *counts,
                        const int *displs, int root);
+
+/* The same sum as andrea_dist_allreduce_sum, started now and completed by
+ * andrea_dist_finish: the caller computes meanwhile (the rest of the backward pass) and
+ * calls andrea_dist_progress now and then, because MPI moves a non-blocking collective on
+ * only inside MPI calls. buf must not be touched until finish. Every rank starts the same
+ * sequence of (n) in the same order. Not for deterministic reductions (they gather to
+ * rank 0 and need the whole buffer): those callers use andrea_dist_allreduce_sum. */
+int andrea_dist_start_sum(andrea_dist *d, float *buf, size_t n);
+int andrea_dist_progress(andrea_dist *d);
+int andrea_dist_finish(andrea_dist *d);
 
 /* dist_local.c, and dist_mpi.c when built (NULL and an error otherwise). */
 andrea_dist *andrea_dist_local_open(void);

@@ -16,10 +16,12 @@ static int gather(andrea_dist *d, const float *part, float *b, const int *c, con
     if (b != part) memcpy(b + o[0], part, sizeof(float) * (size_t)c[0]);
     return 0;
 }
+static int start(andrea_dist *d, float *b, size_t n) { return 0; }
+static int progress(andrea_dist *d) { return 0; }
 static void local_close(andrea_dist *d) { free(d); }
 
-static const andrea_dist_ops LOCAL = {"local", f32, f64, bcast, barrier, allgather, gather,
-                                      local_close};
+static const andrea_dist_ops LOCAL = {"local", f32,      f64,      bcast,      barrier, allgather,
+                                      gather,  start,    progress, progress,   local_close};
 
 andrea_dist *andrea_dist_local_open(void) {
     andrea_dist *d = calloc(1, sizeof *d);

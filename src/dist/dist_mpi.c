@@ -142,18 +142,60 @@ static int gather(andrea_dist *d, const float *part, float *b, const int *c, con
     return wait_all(d, &req, 1, "gather of the AdamW moments");
 }
 
+/* The overlapped sums in flight (d->impl): started in order, finished together. */
+typedef struct {
+    MPI_Request *req;
+    int n, cap;
+} pending;
+
+static int start(andrea_dist *d, float *b, size_t n) {
+    pending *p = d->impl;
+    if (p->n == p->cap) {
+        int cap = p->cap ? 2 * p->cap : 64;
+        MPI_Request *req = realloc(p->req, sizeof *req * (size_t)cap);
+        if (!req) return andrea_set_error("out of memory for the all-reduce requests");
+        p->req = req;
+        p->cap = cap;
+    }
+    START(d, "all-reduce", MPI_Iallreduce(MPI_IN_PLACE, b, (int)n, MPI_FLOAT, MPI_SUM, g_comm,
+                                          &p->req[p->n]));
+    p->n++;
+    return 0;
+}
+
+static int progress(andrea_dist *d) {
+    pending *p = d->impl;
+    int done = 0, rc = p->n ? MPI_Testall(p->n, p->req, &done, MPI_STATUSES_IGNORE) : MPI_SUCCESS;
+    if (rc != MPI_SUCCESS) return mpi_fail(d, "all-reduce", rc);
+    if (done) p->n = 0;
+    return 0;
+}
+
+static int finish(andrea_dist *d) {
+    pending *p = d->impl;
+    int rc = p->n ? wait_all(d, p->req, p->n, "all-reduce of the gradients") : 0;
+    p->n = 0;
+    return rc;
+}
+
 static void mpi_close(andrea_dist *d) {
     if (d->broken) g_broken = 1;
+    if (d->impl) free(((pending *)d->impl)->req);
+    free(d->impl);
     free(d);
 }
 
-static const andrea_dist_ops MPI_OPS = {"mpi", f32, f64, bcast, barrier, allgather, gather,
-                                        mpi_close};
+static const andrea_dist_ops MPI_OPS = {"mpi",  f32,   f64,      bcast,  barrier, allgather,
+                                        gather, start, progress, finish, mpi_close};
 
 andrea_dist *andrea_dist_mpi_open(void) {
     if (world_init()) return NULL;
     andrea_dist *d = calloc(1, sizeof *d);
-    if (!d) return andrea_set_error("out of memory"), NULL;
+    if (d) d->impl = calloc(1, sizeof(pending));
+    if (!d || !d->impl) {
+        free(d);
+        return andrea_set_error("out of memory"), NULL;
+    }
     MPI_Comm_rank(g_comm, &d->rank);
     MPI_Comm_size(g_comm, &d->size);
     d->ops = &MPI_OPS;

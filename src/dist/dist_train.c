@@ -63,10 +63,34 @@ int andrea_dist_run_moments(andrea_train_run *r) {
     return 0;
 }
 
+/* The model's grad_ready: sums each final stretch over the ranks while backward goes on
+ * (moving the earlier ones on meanwhile). After a failure it starts nothing more; the
+ * error stays set for andrea_dist_reduce_grads to report. */
+static void sum_ready(void *user, int64_t lo, int64_t hi) {
+    andrea_train_run *r = user;
+    if (r->overlap_failed) return;
+    if (andrea_dist_start_sum(r->dist, r->m->grads + lo, (size_t)(hi - lo)) ||
+        andrea_dist_progress(r->dist))
+        r->overlap_failed = 1;
+}
+
+void andrea_dist_overlap_arm(andrea_train_run *r, int last_micro) {
+    int on = last_micro && r->dist->size > 1 && !r->dist->deterministic && !r->o.dist_no_overlap;
+    r->m->grad_ready = on ? sum_ready : NULL;
+    r->m->grad_ready_user = r;
+    r->overlap_failed = 0;
+}
+
 int andrea_dist_reduce_grads(andrea_train_run *r, double *loss_sum) {
     if (r->dist->size == 1) return 0;
-    return andrea_dist_allreduce_sum_f64(r->dist, loss_sum, 1) ||
-                   andrea_dist_allreduce_sum(r->dist, r->m->grads, (size_t)r->m->layout.total)
+    andrea_dist *d = r->dist;
+    if (r->m->grad_ready) { /* started during the last backward: wait for them */
+        r->m->grad_ready = NULL;
+        if (r->overlap_failed) return -1;
+        return andrea_dist_finish(d) || andrea_dist_allreduce_sum_f64(d, loss_sum, 1) ? -1 : 0;
+    }
+    return andrea_dist_allreduce_sum_f64(d, loss_sum, 1) ||
+                   andrea_dist_allreduce_sum(d, r->m->grads, (size_t)r->m->layout.total)
                ? -1
                : 0;
 }

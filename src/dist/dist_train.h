@@ -3,7 +3,8 @@
  * rank 0 of 1 and every hook is then a no-op, so the trainer calls them unconditionally.
  *   run_setup.c  andrea_dist_run_open (who prints), _batch (global batch on resume),
  *                _moments (ZeRO-1 slices), andrea_dist_source (each rank's rows)
- *   step.c       andrea_dist_reduce_grads (gradients and loss summed over the ranks)
+ *   step.c       andrea_dist_overlap_arm, andrea_dist_reduce_grads (gradients and loss
+ *                summed over the ranks, overlapped with the last backward)
  *   trainer.c    andrea_dist_agree (a stop request seen by any rank stops all)
  *   run_files.c  andrea_dist_save_moments, andrea_dist_root_rc (rank 0 writes)
  *   evaluate.c   validation batches dealt round-robin over the ranks, sums reduced
@@ -26,7 +27,13 @@ void andrea_dist_run_record_batch(andrea_train_run *r);
 int andrea_dist_run_moments(andrea_train_run *r);
 /* The source's rows of this rank (the source itself when there is one rank). */
 andrea_batch_source *andrea_dist_source(andrea_batch_source *inner, int rank, int size);
-/* Sums the gradients and loss_sum over the ranks (every rank then holds the global ones). */
+/* Before each micro-batch's backward: on the last one (and with more than one rank,
+ * reductions not deterministic, --dist-overlap on) the gradients are summed over the
+ * ranks layer by layer as backward finishes them, overlapping the communication with the
+ * rest of the backward pass. */
+void andrea_dist_overlap_arm(andrea_train_run *r, int last_micro);
+/* Sums the gradients and loss_sum over the ranks (every rank then holds the global ones):
+ * waits for the overlapped sums, or sums the whole gradient now. */
 int andrea_dist_reduce_grads(andrea_train_run *r, double *loss_sum);
 /* *flag becomes non-zero everywhere when it is non-zero on any rank. 0 or -1. */
 int andrea_dist_agree(andrea_train_run *r, int *flag);

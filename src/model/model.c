@@ -311,6 +311,14 @@ const float *andrea_model_attention(const andrea_model *m, int layer) {
 
 /* ---- backward ------------------------------------------------------------------------ */
 
+/* Tells m->grad_ready that the gradients from `from` up to `to` (views into m->grads;
+ * NULL: to the end) are final. */
+static void grads_ready(const andrea_model *m, const float *from, const float *to) {
+    if (!m->grad_ready) return;
+    int64_t hi = to ? (int64_t)(to - m->grads) : m->layout.total;
+    m->grad_ready(m->grad_ready_user, (int64_t)(from - m->grads), hi);
+}
+
 int andrea_context_backward(andrea_model *m, andrea_context *ctx, float scale) {
     if (!ctx->act_mem || !ctx->has_targets)
         return andrea_set_error("backward: needs a forward pass with targets first");
@@ -334,6 +342,7 @@ int andrea_context_backward(andrea_model *m, andrea_context *ctx, float scale) {
     const float *last = L > 0 ? a->res3 + (long)(L - 1) * BTC : a->encoded;
     PROF(PROF_NORM, norm_backward(m, a->dres, g->lnfw, g->lnfb, a->dln, last, p->lnfw, a->lnf_mean,
                                   a->lnf_rstd, BT));
+    grads_ready(m, g->lnfw, NULL);
 
     for (int l = L - 1; l >= 0; l--) {
         andrea_layer_view *w = &p->h[l], *dw = &g->h[l];
@@ -369,9 +378,11 @@ int andrea_context_backward(andrea_model *m, andrea_context *ctx, float scale) {
              m->be->ops.matmul_backward(m->be, a->dln, dw->wqkv, dw->bqkv, a->dqkv, ln1, w->wqkv, BT, C, 3 * C));
         PROF(PROF_NORM, norm_backward(m, a->dres, dw->ln1w, dw->ln1b, a->dln, resid, w->ln1w,
                                       a->ln1_mean + (long)l * BT, a->ln1_rstd + (long)l * BT, BT));
+        grads_ready(m, dw->ln1w, l + 1 < L ? g->h[l + 1].ln1w : g->lnfw);
     }
 
     m->be->ops.embedding_backward(m->be, g->wte, g->wpe, a->dres, ctx->inputs, B, T, C);
+    grads_ready(m, m->grads, L > 0 ? g->h[0].ln1w : g->lnfw);
     return 0;
 }
 

@@ -102,6 +102,12 @@ struct andrea_model {
     int8_t *q8;          /* int8 of every matrix entry */
     float *qscale;       /* int8 scale of each matrix row */
     int64_t *qrow_base;  /* per tensor: the index of its first row in qscale */
+    /* Called by backward as each stretch grads[lo, hi) becomes final, in backward's order:
+     * the final norm and an untied head, each layer from the last, the embeddings (last:
+     * a tied head adds into wte). A data-parallel run starts summing a stretch over the
+     * ranks while the rest of the backward runs (dist_train.c). NULL: not called. */
+    void (*grad_ready)(void *user, int64_t lo, int64_t hi);
+    void *grad_ready_user;
 };
 
 /* Backward of ctx's last forward (with targets) into m's gradients, the loss scaled by

@@ -105,6 +105,7 @@ static void on_step(void *user, const andrea_train_step *s) {
     num(f, "tok_per_s", s->tok_per_s, "%.1f");
     num(f, "eta_s", s->eta_s, "%.1f");
     num(f, "mfu", s->mfu, "%.4f");
+    num(f, "comm_ms", s->comm_ms, "%.3f");
     end(log);
 }
 

@@ -36,6 +36,7 @@ int andrea_step_grads(andrea_train_run *r, int step, float *loss, float *grad_no
         float l = andrea_model_forward(m, r->x, r->y, B, T);
         if (isnan(l) && andrea_error()[0]) return -1;
         loss_sum += l;
+        andrea_dist_overlap_arm(r, micro == o->grad_accum - 1);
         if (andrea_model_backward_scaled(m, scale)) return -1;
     }
     /* the global batch's gradient and loss on every rank (before anything reads them) */

@@ -47,6 +47,7 @@ typedef struct {
     andrea_train_sink jsonl;  /* writes log */
     andrea_dist *dist;        /* the ranks (rank 0 of 1 without mpirun): src/dist/ */
     andrea_zero zero;         /* --zero 1: adam_m, adam_v hold this rank's slice only */
+    int overlap_failed;       /* a gradient sum started during backward failed */
 } andrea_train_run;
 
 /* Reports to the JSONL sink, then to the caller's. */

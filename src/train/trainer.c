@@ -89,7 +89,7 @@ static int train_step(andrea_train_run *r, loop_state *ls, const andrea_train_st
     const andrea_train_options *o = &r->o;
     andrea_ckpt_state *st = r->st;
     int step = (int)st->step;
-    double t0 = andrea_now();
+    double t0 = andrea_now(), comm0 = r->dist->comm_s;
     float lr = andrea_lr_at(o, step), loss, gnorm;
     if (andrea_step_grads(r, step, &loss, &gnorm)) return -1;
     if (!isfinite(loss) || !isfinite(gnorm)) {
@@ -119,7 +119,8 @@ static int train_step(andrea_train_run *r, loop_state *ls, const andrea_train_st
     andrea_train_step rep = {done, o->max_steps, loss, st->smooth_loss, lr, gnorm, ms, tok_s,
                              avg_ms * (o->max_steps - done) / 1e3,
                              start->peak_gflops > 0 ? start->flops_per_token * tok_s / 1e9 /
-                                                          start->peak_gflops : 0.0};
+                                                          start->peak_gflops : 0.0,
+                             (r->dist->comm_s - comm0) * 1e3};
     ANDREA_REPORT(r, on_step, &rep);
     return after_good_step(r, done);
 }
