@@ -73,9 +73,9 @@ int main(int argc, char **argv) {
                 double t0 = andrea_now();
                 be->ops.matmul_forward(be, out, inp, w, NULL, sh->M, sh->K, sh->N);
                 double t1 = andrea_now();
-                be->ops.matmul_backward(be, dinp, NULL, NULL, dout, inp, w, sh->M, sh->K, sh->N);
+                be->ops.matmul_backward(be, dinp, NULL, NULL, dout, inp, w, sh->M, sh->K, sh->N, 0);
                 double t2 = andrea_now();
-                be->ops.matmul_backward(be, NULL, dw, NULL, dout, inp, w, sh->M, sh->K, sh->N);
+                be->ops.matmul_backward(be, NULL, dw, NULL, dout, inp, w, sh->M, sh->K, sh->N, 0);
                 double t3 = andrea_now(), dt[3] = {t1 - t0, t2 - t1, t3 - t2};
                 for (int p = 0; p < 3 && r > 0; p++)
                     if (flop / dt[p] > best[e][p]) best[e][p] = flop / dt[p];

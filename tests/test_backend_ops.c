@@ -166,7 +166,7 @@ static void test_matmul(be_t be, int M, int K, int N, int act) {
         c = (cmp_t){0};
         float *d_dout = upf(be, dout, mn), *d_di = upf(be, dinp0, mk), *d_dw = upf(be, dw0, nk);
         float *d_db = upf(be, db0, N);
-        be->ops.matmul_backward(be, d_di, d_dw, d_db, d_dout, d_inp, d_w, M, K, N);
+        be->ops.matmul_backward(be, d_di, d_dw, d_db, d_dout, d_inp, d_w, M, K, N, 0);
         downf(be, gdi, d_di, mk), downf(be, gdw, d_dw, nk), downf(be, gdb, d_db, N);
         float *wdi = tu_dup(dinp0, mk), *wdw = tu_dup(dw0, nk), *wdb = tu_dup(db0, N);
         andrea_ref_matmul_backward(wdi, wdw, wdb, dout, inp, w, M, K, N); /* both accumulate */
@@ -176,6 +176,20 @@ static void test_matmul(be_t be, int M, int K, int N, int act) {
         report(be, "matmul_backward", shape, &c);
         free(wdi), free(wdw), free(wdb);
         freed(be, d_dout), freed(be, d_di), freed(be, d_dw), freed(be, d_db);
+    }
+    if (supported(be, (const void *)be->ops.matmul_backward, "matmul_backward dw_init")) {
+        /* a step's first gradient: dw and dbias overwritten, whatever they held before */
+        c = (cmp_t){0};
+        float *d_dout = upf(be, dout, mn), *d_dw = upf(be, dw0, nk), *d_db = upf(be, db0, N);
+        be->ops.matmul_backward(be, NULL, d_dw, d_db, d_dout, d_inp, d_w, M, K, N, 1);
+        downf(be, gdw, d_dw, nk), downf(be, gdb, d_db, N);
+        float *wdi = zeros(mk), *wdw = zeros(nk), *wdb = zeros(N);
+        andrea_ref_matmul_backward(wdi, wdw, wdb, dout, inp, w, M, K, N);
+        cmp(&c, "dw", gdw, wdw, nk, mm_atol(be, M), MM_RTOL);
+        cmp(&c, "dbias", gdb, wdb, N, 4.0 * M * EPS, MM_RTOL);
+        report(be, "matmul_backward dw_init", shape, &c);
+        free(wdi), free(wdw), free(wdb);
+        freed(be, d_dout), freed(be, d_dw), freed(be, d_db);
     }
     static const char *bact_ops[] = {"matmul_backward_act gelu", "matmul_backward_act relu",
                                      "matmul_backward_act relu2"};
@@ -187,7 +201,7 @@ static void test_matmul(be_t be, int M, int K, int N, int act) {
         float *d_pre = upf(be, pre, mk), *d_post = upf(be, post, mk), *d_dout = upf(be, dout, mn);
         float *d_dpre = upf(be, dinp0, mk), *d_dw = upf(be, dw0, nk), *d_db = upf(be, db0, N);
         be->ops.matmul_backward_act(be, d_dpre, d_dw, d_db, d_dout, d_post, d_w, d_pre, M, K, N,
-                                    act);
+                                    act, 0);
         downf(be, gdi, d_dpre, mk), downf(be, gdw, d_dw, nk), downf(be, gdb, d_db, N);
         float *wdi = zeros(mk), *wdw = tu_dup(dw0, nk), *wdb = tu_dup(db0, N);
         andrea_ref_matmul_backward_act(wdi, wdw, wdb, dout, post, w, pre, M, K, N, act);

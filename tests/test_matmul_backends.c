@@ -29,7 +29,7 @@ static void check_shape(int M, int K, int N) {
     memcpy(dinp_r, dinp, 4 * mk), memcpy(dw_r, dw, 4 * nk), memcpy(db_r, db, 4 * N);
     g_be->ops.matmul_forward(g_be, out, inp, w, b, M, K, N);
     andrea_ref_matmul_forward(ref, inp, w, b, M, K, N);
-    g_be->ops.matmul_backward(g_be, dinp, dw, db, dout, inp, w, M, K, N);
+    g_be->ops.matmul_backward(g_be, dinp, dw, db, dout, inp, w, M, K, N, 0);
     andrea_ref_matmul_backward(dinp_r, dw_r, db_r, dout, inp, w, M, K, N);
     /* float32 sums of K (or M) unit-variance products: error ~ sqrt(K) eps per unit of scale */
     double tol = 2e-5 * (K > M ? K : M);
@@ -64,8 +64,8 @@ static void check_fused(int M, int K, int N, int act) {
     for (size_t i = 0; i < mn; i++) want[i] += res[i];
     tu_check_array("fused residual", out, want, mn, tol, 1e-4);
     /* y = post @ w2^T with w2 (K outputs, N inputs): dpre = act'(pre) * (dout2 @ w2) */
-    g_be->ops.matmul_backward_act(g_be, dpre, NULL, NULL, dout2, post, w2, pre, M, N, K, act);
-    g_be->ops.matmul_backward(g_be, dpost, NULL, NULL, dout2, post, w2, M, N, K);
+    g_be->ops.matmul_backward_act(g_be, dpre, NULL, NULL, dout2, post, w2, pre, M, N, K, act, 0);
+    g_be->ops.matmul_backward(g_be, dpost, NULL, NULL, dout2, post, w2, M, N, K, 0);
     andrea_ref_activation_backward(want_dpre, pre, dpost, mn, act);
     tu_check_array("fused backward: dpre", dpre, want_dpre, mn, tol, 1e-4);
     free(inp), free(w), free(b), free(res), free(pre), free(post), free(want), free(want_post);

@@ -39,7 +39,7 @@ static void check(int M, int K, int N) {
     CHECK(be != NULL);
     if (!be) return;
     be->ops.matmul_forward(be, out, inp, w, NULL, M, K, N);
-    be->ops.matmul_backward(be, dinp, dw, NULL, dout, inp, w, M, K, N);
+    be->ops.matmul_backward(be, dinp, dw, NULL, dout, inp, w, M, K, N, 0);
     andrea_ref_matmul_forward(ref, ri, rw, NULL, M, K, N);
     andrea_ref_matmul_backward(dinp_r, dw_r, NULL, rd, ri, rw, M, K, N);
     /* products of bf16 values are exact in fp32; what remains is fp32 summation of up to

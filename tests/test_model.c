@@ -1,7 +1,8 @@
 /*
  * test_model.c - model-level contracts: preset parameter counts (ANDREA-120M's
  * published 98,698,752), config validation, KV-cached decoding equal to the
- * full forward, determinism, checkpoint round trip and corruption detection,
+ * full forward, determinism, discarded gradients overwritten by the next backward
+ * exactly as zeroed ones are added to, checkpoint round trip and corruption detection,
  * the learning-rate schedule and the sampler.
  */
 #include <math.h>
@@ -123,6 +124,41 @@ static void test_determinism(void) {
     andrea_model_free(a);
     andrea_model_free(b);
     andrea_model_free(d);
+}
+
+/* andrea_model_discard_grads + backward (the products overwrite, the rest is zeroed) =
+ * zero_grad + backward, whatever the gradients held, over two accumulated micro-batches:
+ * tied and untied heads, with and without biases, LayerNorm and RMSNorm. */
+static void test_discard_grads(void) {
+    for (int variant = 0; variant < 3; variant++) {
+        andrea_config c;
+        andrea_config_preset("tiny", &c);
+        c.tied = variant != 1;
+        c.bias = variant != 2;
+        c.norm = variant == 2 ? ANDREA_NORM_RMS : ANDREA_NORM_LAYER;
+        andrea_model *a = andrea_model_create(&c, 5), *b = andrea_model_create(&c, 5);
+        CHECK(a && b);
+        if (!a || !b) return;
+        int64_t n = andrea_model_num_params(a);
+        int32_t x[2 * 16], y[2 * 16];
+        andrea_model_zero_grad(a);
+        andrea_model_zero_grad(b);
+        for (int64_t i = 0; i < n; i++) b->grads[i] = NAN; /* a stale step's leftovers */
+        andrea_model_discard_grads(b);
+        for (int micro = 0; micro < 2; micro++) {
+            for (int i = 0; i < 32; i++) x[i] = (i * 7 + micro) % 257, y[i] = (i * 5 + 3) % 257;
+            andrea_model_forward(a, x, y, 2, 16);
+            andrea_model_forward(b, x, y, 2, 16);
+            CHECK(andrea_model_backward(a) == 0 && andrea_model_backward(b) == 0);
+        }
+        int64_t same = 0;
+        for (int64_t i = 0; i < n; i++) same += a->grads[i] == b->grads[i]; /* NaN: never */
+        CHECK(same == n);
+        if (same != n) fprintf(stderr, "  variant %d: %lld of %lld gradients differ\n", variant,
+                               (long long)(n - same), (long long)n);
+        andrea_model_free(a);
+        andrea_model_free(b);
+    }
 }
 
 static void test_checkpoint(void) {
@@ -250,6 +286,7 @@ int main(void) {
     test_kv_matches_forward(0);
     test_kv_matches_forward(1);
     test_determinism();
+    test_discard_grads();
     test_checkpoint();
     test_schedule();
     test_sampler();

@@ -48,11 +48,13 @@ typedef struct {
                                     const float *bias, const float *resid, int M, int K, int N);
     void (*matmul_forward_act)(be_t be, float *pre, float *post, const float *inp, const float *w,
                                const float *bias, int M, int K, int N, int act);
+    /* dinp += dout @ w (dpre = act'(pre) * (dout @ w), overwritten); dw += dout^T @ inp,
+     * dbias += column sums of dout, or with dw_init overwritten (a step's first gradient) */
     void (*matmul_backward)(be_t be, float *dinp, float *dw, float *dbias, const float *dout,
-                            const float *inp, const float *w, int M, int K, int N);
+                            const float *inp, const float *w, int M, int K, int N, int dw_init);
     void (*matmul_backward_act)(be_t be, float *dpre, float *dw, float *dbias, const float *dout,
                                 const float *post, const float *w, const float *pre, int M, int K,
-                                int N, int act);
+                                int N, int act, int dw_init);
     /* decoding, n inputs (n sequences batched): out(n, N) = x(n, K) w(N, K)^T + bias, w in
      * format fmt (ANDREA_QUANT_*), scale (N) for int8 */
     void (*matvec)(be_t be, float *out, const float *x, const void *w, int fmt,

@@ -67,13 +67,14 @@ static void cpu_matmul_forward_act(be_t be, float *pre, float *post, const float
     andrea_mm_forward_act(E(be), pre, post, inp, w, bias, M, K, N, act);
 }
 static void cpu_matmul_backward(be_t be, float *dinp, float *dw, float *dbias, const float *dout,
-                                const float *inp, const float *w, int M, int K, int N) {
-    andrea_mm_backward(E(be), dinp, dw, dbias, dout, inp, w, M, K, N);
+                                const float *inp, const float *w, int M, int K, int N,
+                                int dw_init) {
+    andrea_mm_backward(E(be), dinp, dw, dbias, dout, inp, w, M, K, N, dw_init);
 }
 static void cpu_matmul_backward_act(be_t be, float *dpre, float *dw, float *dbias,
                                     const float *dout, const float *post, const float *w,
-                                    const float *pre, int M, int K, int N, int act) {
-    andrea_mm_backward_act(E(be), dpre, dw, dbias, dout, post, w, pre, M, K, N, act);
+                                    const float *pre, int M, int K, int N, int act, int dw_init) {
+    andrea_mm_backward_act(E(be), dpre, dw, dbias, dout, post, w, pre, M, K, N, act, dw_init);
 }
 static void cpu_matvec(be_t be, float *out, const float *x, const void *w, int fmt,
                        const float *scale, const float *bias, int K, int N, int n) {

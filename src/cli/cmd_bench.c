@@ -39,7 +39,7 @@ static double bench_train(andrea_model *m, int B, int T, int warmup, int steps) 
         }
         if (s == warmup) andrea_prof_reset(); /* the table covers the timed steps only */
         double t0 = andrea_now();
-        PROF(PROF_ZERO, andrea_model_zero_grad(m));
+        PROF(PROF_ZERO, andrea_model_discard_grads(m)); /* as the trainer does */
         andrea_model_forward(m, x, y, B, T);
         andrea_model_backward(m);
         /* what the trainer does: the gradient norm, clipping at 1 inside AdamW */

@@ -88,11 +88,15 @@ void andrea_mm_forward_residual(const andrea_cpu_engine *e, float *out, const fl
                                 int K, int N);
 void andrea_mm_forward_act(const andrea_cpu_engine *e, float *pre, float *post, const float *inp,
                            const float *w, const float *bias, int M, int K, int N, int act);
+/* The backward products as andrea_matmul_backward(_act) below, except that with dw_init
+ * dw and dbias are overwritten instead of added to (the first gradient of a step: no
+ * zeroing pass over the weights' gradients, and no read of them in the product). */
 void andrea_mm_backward(const andrea_cpu_engine *e, float *dinp, float *dw, float *dbias,
-                        const float *dout, const float *inp, const float *w, int M, int K, int N);
+                        const float *dout, const float *inp, const float *w, int M, int K, int N,
+                        int dw_init);
 void andrea_mm_backward_act(const andrea_cpu_engine *e, float *dpre, float *dw, float *dbias,
                             const float *dout, const float *post, const float *w, const float *pre,
-                            int M, int K, int N, int act);
+                            int M, int K, int N, int act, int dw_init);
 
 /* out(M, N) = inp(M, K) @ w(N, K)^T + bias(N).  bias may be NULL. */
 void andrea_matmul_forward(float *out, const float *inp, const float *w, const float *bias,

@@ -383,10 +383,11 @@ void andrea_mm_forward_act(const andrea_cpu_engine *e, float *pre, float *post, 
     forward_epi(e, pre, inp, w, bias, NULL, M, K, N, &ep);
 }
 
-/* dinp (+)= dout @ w, then the epilogue; dw += dout^T @ inp; dbias += column sums. */
+/* dinp (+)= dout @ w, then the epilogue; dw (+)= dout^T @ inp; dbias (+)= column sums
+ * (overwritten with dw_init). */
 static void backward_epi(const andrea_cpu_engine *e, float *dinp, int accumulate, float *dw,
-                         float *dbias, const float *dout, const float *inp, const float *w, int M,
-                         int K, int N, const matmul_epilogue *epi) {
+                         float *dbias, int dw_init, const float *dout, const float *inp,
+                         const float *w, int M, int K, int N, const matmul_epilogue *epi) {
     if (!e) e = &DEFAULT_ENGINE;
     /* which engine for each product, decided once */
     int blas_dinp = dinp && use_blas(e, ANDREA_MM_DINP, M, K, N);
@@ -395,6 +396,11 @@ static void backward_epi(const andrea_cpu_engine *e, float *dinp, int accumulate
     const gemm_kernel *tile = pick_kernel(e->isa);
     if (dinp && !accumulate && (blas_dinp || bf16)) /* those engines only accumulate */
         for (int m = 0; m < M; m++) memset(dinp + (long)m * K, 0, sizeof(float) * (size_t)K);
+    if (dbias && dw_init) memset(dbias, 0, sizeof(float) * (size_t)N);
+    if (dw && dw_init && (blas_dw || bf16)) { /* those engines only accumulate */
+        memset(dw, 0, sizeof(float) * (size_t)N * (size_t)K);
+        dw_init = 0;
+    }
     if (blas_dinp) {
         andrea_blas_gemm(0, 0, M, K, N, dout, N, w, K, dinp, K);
         epilogue_apply_all(epi, dinp, M, K);
@@ -417,7 +423,7 @@ static void backward_epi(const andrea_cpu_engine *e, float *dinp, int accumulate
         gemm_run(&j, M, K);
     }
     if (dw) { /* (N,M) @ (M,K) */
-        gemm_job j = {dw, K, dout, inp, 1, N, K, 1, M, 1, NULL, tile};
+        gemm_job j = {dw, K, dout, inp, 1, N, K, 1, M, !dw_init, NULL, tile};
         gemm_run(&j, N, K);
     }
     if (dbias) {
@@ -433,15 +439,16 @@ static void backward_epi(const andrea_cpu_engine *e, float *dinp, int accumulate
 }
 
 void andrea_mm_backward(const andrea_cpu_engine *e, float *dinp, float *dw, float *dbias,
-                        const float *dout, const float *inp, const float *w, int M, int K, int N) {
-    backward_epi(e, dinp, 1, dw, dbias, dout, inp, w, M, K, N, NULL);
+                        const float *dout, const float *inp, const float *w, int M, int K, int N,
+                        int dw_init) {
+    backward_epi(e, dinp, 1, dw, dbias, dw_init, dout, inp, w, M, K, N, NULL);
 }
 
 void andrea_mm_backward_act(const andrea_cpu_engine *e, float *dpre, float *dw, float *dbias,
                             const float *dout, const float *post, const float *w, const float *pre,
-                            int M, int K, int N, int act) {
+                            int M, int K, int N, int act, int dw_init) {
     matmul_epilogue ep = {act, NULL, pre, K};
-    backward_epi(e, dpre, 0, dw, dbias, dout, post, w, M, K, N, &ep);
+    backward_epi(e, dpre, 0, dw, dbias, dw_init, dout, post, w, M, K, N, &ep);
 }
 
 /* ---- the default engine (tests, benchmarks, the sgemm measurement) ---------------------- */
@@ -463,11 +470,11 @@ void andrea_matmul_forward_act(float *pre, float *post, const float *inp, const 
 
 void andrea_matmul_backward(float *dinp, float *dw, float *dbias, const float *dout,
                             const float *inp, const float *w, int M, int K, int N) {
-    backward_epi(NULL, dinp, 1, dw, dbias, dout, inp, w, M, K, N, NULL);
+    backward_epi(NULL, dinp, 1, dw, dbias, 0, dout, inp, w, M, K, N, NULL);
 }
 
 void andrea_matmul_backward_act(float *dpre, float *dw, float *dbias, const float *dout,
                                 const float *post, const float *w, const float *pre, int M, int K,
                                 int N, int act) {
-    andrea_mm_backward_act(NULL, dpre, dw, dbias, dout, post, w, pre, M, K, N, act);
+    andrea_mm_backward_act(NULL, dpre, dw, dbias, dout, post, w, pre, M, K, N, act, 0);
 }

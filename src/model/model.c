@@ -147,6 +147,25 @@ float *andrea_model_grads(andrea_model *m) { return ensure_grads(m) ? NULL : m->
 void andrea_model_zero_grad(andrea_model *m) {
     if (ensure_grads(m) == 0)
         m->be->ops.zero(m->be, m->grads, sizeof(float) * (size_t)m->layout.total);
+    m->grads_stale = 0;
+}
+
+void andrea_model_discard_grads(andrea_model *m) { m->grads_stale = 1; }
+
+/* Before a backward that overwrites the gradients: zeroes the tensors whose first write
+ * adds rather than overwrites (norms, position embeddings, an untied wte: their kernels
+ * accumulate). The products' weights and biases, and wte when tied (the head's product
+ * writes it before the embedding adds into it), are overwritten by their product. */
+static void zero_accumulated_grads(andrea_model *m) {
+    const andrea_layout *lay = &m->layout;
+    for (int i = 0; i < lay->n; i++) {
+        andrea_tensor_group gr = lay->group[i];
+        int overwritten = gr == GROUP_ATTN || gr == GROUP_MLP || gr == GROUP_HEAD ||
+                          (m->cfg.tied && m->grads + lay->t[i].offset == m->g.wte);
+        if (!overwritten)
+            m->be->ops.zero(m->be, m->grads + lay->t[i].offset,
+                            sizeof(float) * (size_t)lay->t[i].size);
+    }
 }
 
 _Static_assert(sizeof(andrea_acts) / sizeof(float *) == sizeof(andrea_act_sizes) / sizeof(int64_t),
@@ -324,6 +343,9 @@ int andrea_context_backward(andrea_model *m, andrea_context *ctx, float scale) {
         return andrea_set_error("backward: needs a forward pass with targets first");
     if (ensure_grads(m))
         return -1;
+    int init = m->grads_stale; /* the products overwrite their gradients */
+    if (init) zero_accumulated_grads(m);
+    m->grads_stale = 0;
     const andrea_config *c = &m->cfg;
     int B = ctx->B, T = ctx->T, BT = B * T;
     int C = c->d_model, L = c->n_layer, NH = c->n_head, V = c->vocab;
@@ -337,7 +359,7 @@ int andrea_context_backward(andrea_model *m, andrea_context *ctx, float scale) {
 
     PROF(PROF_ZERO, m->be->ops.zero(m->be, a->dln, sizeof(float) * BTC));
     PROF(PROF_MATMUL,
-         m->be->ops.matmul_backward(m->be, a->dln, g->lm_head, NULL, a->logits, a->lnf, p->lm_head, BT, C, V));
+         m->be->ops.matmul_backward(m->be, a->dln, g->lm_head, NULL, a->logits, a->lnf, p->lm_head, BT, C, V, init));
     PROF(PROF_ZERO, m->be->ops.zero(m->be, a->dres, sizeof(float) * BTC));
     const float *last = L > 0 ? a->res3 + (long)(L - 1) * BTC : a->encoded;
     PROF(PROF_NORM, norm_backward(m, a->dres, g->lnfw, g->lnfb, a->dln, last, p->lnfw, a->lnf_mean,
@@ -356,17 +378,17 @@ int andrea_context_backward(andrea_model *m, andrea_context *ctx, float scale) {
         /* res3 = res2 + MLP(Norm(res2)): dres is d res3 and flows straight to res2 too */
         /* dfch = act'(fch) * (dres @ wproj), the activation's backward fused in */
         PROF(PROF_MATMUL, m->be->ops.matmul_backward_act(m->be, a->dfch, dw->wproj, dw->bproj, a->dres, fch_act,
-                                              w->wproj, fch, BT, 4 * C, C, c->act));
+                                              w->wproj, fch, BT, 4 * C, C, c->act, init));
         PROF(PROF_ZERO, m->be->ops.zero(m->be, a->dln, sizeof(float) * BTC));
         PROF(PROF_MATMUL,
-             m->be->ops.matmul_backward(m->be, a->dln, dw->wfc, dw->bfc, a->dfch, ln2, w->wfc, BT, C, 4 * C));
+             m->be->ops.matmul_backward(m->be, a->dln, dw->wfc, dw->bfc, a->dfch, ln2, w->wfc, BT, C, 4 * C, init));
         PROF(PROF_NORM, norm_backward(m, a->dres, dw->ln2w, dw->ln2b, a->dln, res2, w->ln2w,
                                       a->ln2_mean + (long)l * BT, a->ln2_rstd + (long)l * BT, BT));
 
         /* res2 = resid + Attn(Norm(resid)): dres is now d res2 */
         PROF(PROF_ZERO, m->be->ops.zero(m->be, a->datty, sizeof(float) * BTC));
         PROF(PROF_MATMUL,
-             m->be->ops.matmul_backward(m->be, a->datty, dw->wo, dw->bo, a->dres, atty, w->wo, BT, C, C));
+             m->be->ops.matmul_backward(m->be, a->datty, dw->wo, dw->bo, a->dres, atty, w->wo, BT, C, C, init));
         PROF(PROF_ZERO, m->be->ops.zero(m->be, a->dqkv, sizeof(float) * 3 * BTC));
         if (ctx->flash)
             PROF(PROF_ATTENTION,
@@ -375,7 +397,7 @@ int andrea_context_backward(andrea_model *m, andrea_context *ctx, float scale) {
             PROF(PROF_ATTENTION, m->be->ops.attention_backward(m->be, a->dqkv, a->datty, qkv, att, B, T, C, NH));
         PROF(PROF_ZERO, m->be->ops.zero(m->be, a->dln, sizeof(float) * BTC));
         PROF(PROF_MATMUL,
-             m->be->ops.matmul_backward(m->be, a->dln, dw->wqkv, dw->bqkv, a->dqkv, ln1, w->wqkv, BT, C, 3 * C));
+             m->be->ops.matmul_backward(m->be, a->dln, dw->wqkv, dw->bqkv, a->dqkv, ln1, w->wqkv, BT, C, 3 * C, init));
         PROF(PROF_NORM, norm_backward(m, a->dres, dw->ln1w, dw->ln1b, a->dln, resid, w->ln1w,
                                       a->ln1_mean + (long)l * BT, a->ln1_rstd + (long)l * BT, BT));
         grads_ready(m, dw->ln1w, l + 1 < L ? g->h[l + 1].ln1w : g->lnfw);

@@ -108,6 +108,7 @@ struct andrea_model {
      * ranks while the rest of the backward runs (dist_train.c). NULL: not called. */
     void (*grad_ready)(void *user, int64_t lo, int64_t hi);
     void *grad_ready_user;
+    int grads_stale;     /* andrea_model_discard_grads: the next backward overwrites them */
 };
 
 /* Backward of ctx's last forward (with targets) into m's gradients, the loss scaled by
@@ -128,6 +129,11 @@ void andrea_view_build(const andrea_model *m, float *base, andrea_view *v);
 /* Re-initialises the weights like GPT-2: N(0, std), residual projections
  * N(0, std / sqrt(2 L)), norm gains 1, biases 0. */
 void andrea_model_init_weights(andrea_model *m, uint64_t seed);
+/* The gradients' values are not needed any more (a new step begins): the next backward
+ * overwrites them instead of adding to them. The result is that of zero_grad + backward
+ * (bit for bit) without the pass that writes zeros over every gradient, and the products
+ * do not read the old values either. Read nothing from m->grads until that backward. */
+void andrea_model_discard_grads(andrea_model *m);
 /* Backward with the loss scaled by `scale` (1 / grad_accum when accumulating). */
 int andrea_model_backward_scaled(andrea_model *m, float scale);
 /* An empty model of this config (weights uninitialised). */

@@ -28,7 +28,7 @@ int andrea_step_grads(andrea_train_run *r, int step, float *loss, float *grad_no
     int B = o->batch, T = o->seq, ranks = r->dist->size;
     /* each micro-batch scaled by 1/(accum x ranks): the sum over ranks is the mean */
     float scale = 1.0f / (float)(o->grad_accum * ranks);
-    andrea_model_zero_grad(m);
+    andrea_model_discard_grads(m); /* the first backward overwrites them */
     double loss_sum = 0.0;
     for (int micro = 0; micro < o->grad_accum; micro++) {
         if (r->src->next(r->src, B, T, r->x, r->y)) return -1;
