@@ -28,7 +28,8 @@ static const shape shapes[] = {
     {"baby qkv", 768, 128, 384},          {"baby fc", 768, 128, 512},
     {"andrea-12m qkv", 1024, 384, 1152},  {"andrea-12m fc", 1024, 384, 1536},
     {"andrea-12m proj", 1024, 1536, 384}, {"andrea-12m head", 1024, 384, 2305},
-    {"andrea-120m fc", 1024, 768, 3072},  {"gpt2 head", 256, 768, 50257},
+    {"andrea-120m fc", 1024, 768, 3072},  {"gpt2 fc", 256, 768, 3072},
+    {"gpt2 head", 256, 768, 50257},
     {"square 1024", 1024, 1024, 1024},
 };
 

@@ -118,7 +118,7 @@ FLASH_INLINE void tile_edge(float *c, long ldc, const float *a, long a_rs, long 
                                            int n, int N) {                                    \
         if (mr == 4) {                                                                       \
             for (; n + 2 * VW <= N; n += 2 * VW)                                             \
-                tile_4x2v_##SFX(cm + n, ldc, am, a_rs, a_cs, b + n, ldb, K);                 \
+                tile_4x2v_##SFX(cm + n, ldc, am, a_rs, a_cs, b + n, ldb, K, 1);              \
             for (; n + VW <= N; n += VW)                                                     \
                 tile_4x1v_##SFX(cm + n, ldc, am, a_rs, a_cs, b + n, ldb, K);                 \
         }                                                                                    \
@@ -133,7 +133,7 @@ FLASH_INLINE void tile_edge(float *c, long ldc, const float *a, long a_rs, long 
                 const float *am = a + m * a_rs;                                              \
                 int n = 0;                                                                   \
                 for (; n + 2 * VW <= N; n += 2 * VW)                                         \
-                    TILE8(cm + n, ldc, am, a_rs, a_cs, b + n, ldb, K);                       \
+                    TILE8(cm + n, ldc, am, a_rs, a_cs, b + n, ldb, K, 1);                    \
                 mm_rows4_##SFX(cm, ldc, am, a_rs, a_cs, b, ldb, 4, K, n, N);                 \
                 mm_rows4_##SFX(cm + 4 * ldc, ldc, am + 4 * a_rs, a_rs, a_cs, b, ldb, 4, K, n, N); \
             }                                                                                \

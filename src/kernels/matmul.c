@@ -62,11 +62,15 @@ static int use_blas(const andrea_cpu_engine *e, int op, long M, long K, long N) 
 typedef float vf8 __attribute__((vector_size(32)));
 typedef float vf4 __attribute__((vector_size(16)));
 
-/* A tile: C[0:mr, 0:nr] += A[0:mr, 0:kc] @ Bp[0:kc, 0:nr], A(r, k) = a[r a_rs + k a_cs]
+/* A tile: C[0:mr, 0:nr] (+)= A[0:mr, 0:kc] @ Bp[0:kc, 0:nr], A(r, k) = a[r a_rs + k a_cs]
  * (a packed panel: a_rs = 1, a_cs = mr; rows of the caller's matrix: a_rs = lda,
- * a_cs = 1), Bp packed k-major (bp[k * nr + j]), each C element summed in k order. */
+ * a_cs = 1), Bp packed k-major (bp[k * nr + j]), each C element summed in k order; acc = 0
+ * overwrites C. The AVX-512, AVX2 and NEON tiles sum the kc products first and add C's old
+ * value last (so that C's cache misses overlap the loop, and an overwrite never reads C);
+ * the baseline one starts from C's value. Either way the order is fixed by the shapes. */
 typedef void (*tile_fn)(float *c, int ldc, const float *a, long a_rs, long a_cs, const float *bp,
-                        int kc);
+                        int kc, int acc);
+
 /* A tile with its geometry: packing and the thread split follow mr and nr. */
 typedef struct {
     tile_fn tile;
@@ -81,33 +85,33 @@ typedef float vf16 __attribute__((vector_size(64)));
 ANDREA_DEFINE_TILE_8X2(tile8_avx512, __attribute__((target("avx512f,fma"))), vf16, 16)
 __attribute__((target("avx512f,fma"))) static void tile_avx512(float *c, int ldc, const float *a,
                                                                long a_rs, long a_cs,
-                                                               const float *bp, int kc) {
-    tile8_avx512(c, ldc, a, a_rs, a_cs, bp, 32, kc);
+                                                               const float *bp, int kc, int acc) {
+    tile8_avx512(c, ldc, a, a_rs, a_cs, bp, 32, kc, acc);
 }
 /* AVX2+FMA: 6 x 16, 12 accumulators of its 16 registers (tile.h) */
 ANDREA_DEFINE_TILE_6X2(tile6_avx2, __attribute__((target("avx2,fma"))), vf8, 8)
 __attribute__((target("avx2,fma"))) static void tile_avx2(float *c, int ldc, const float *a,
                                                           long a_rs, long a_cs, const float *bp,
-                                                          int kc) {
-    tile6_avx2(c, ldc, a, a_rs, a_cs, bp, 16, kc);
+                                                          int kc, int acc) {
+    tile6_avx2(c, ldc, a, a_rs, a_cs, bp, 16, kc, acc);
 }
 #endif
 #if defined(__aarch64__)
 /* NEON: 6 x 16, 24 accumulators of its 32 q registers (tile.h) */
 ANDREA_DEFINE_TILE_6X4(tile6_neon, , vf4, 4)
 static void tile_neon(float *c, int ldc, const float *a, long a_rs, long a_cs, const float *bp,
-                      int kc) {
-    tile6_neon(c, ldc, a, a_rs, a_cs, bp, 16, kc);
+                      int kc, int acc) {
+    tile6_neon(c, ldc, a, a_rs, a_cs, bp, 16, kc, acc);
 }
 #endif
 /* Baseline (SSE2 on x86-64, plain 128-bit vectors elsewhere): the 4-row tile twice over
  * an 8 x 32 block, 8 accumulators of 16 registers. */
 ANDREA_DEFINE_TILE_4X2(tile4_generic, , vf4, 4)
 static void tile_generic(float *c, int ldc, const float *a, long a_rs, long a_cs,
-                         const float *bp, int kc) {
+                         const float *bp, int kc, int acc) {
     for (int r = 0; r < 8; r += 4)
         for (int j = 0; j < 32; j += 8)
-            tile4_generic(c + (long)r * ldc + j, ldc, a + r * a_rs, a_rs, a_cs, bp + j, 32, kc);
+            tile4_generic(c + (long)r * ldc + j, ldc, a + r * a_rs, a_rs, a_cs, bp + j, 32, kc, acc);
 }
 
 static const gemm_kernel *pick_kernel(int cap) { /* a cached feature lookup: cheap */
@@ -265,15 +269,13 @@ static void gemm_part(const gemm_job *j, int m0, int m1, int n0, int n1) {
                     const float *bp = g_bpanel + (long)n * kc;
                     float *cmn = j->c + (long)m * ldc + nb + n;
                     if (mr == MR && nr == NR) {
-                        if (first)
-                            for (int r = 0; r < MR; r++) memset(cmn + (long)r * ldc, 0, sizeof(float) * (size_t)NR);
-                        kern->tile(cmn, ldc, am, p_rs, p_cs, bp, kc);
+                        kern->tile(cmn, ldc, am, p_rs, p_cs, bp, kc, !first);
                     } else {
                         float t[MR_MAX * NR_MAX] = {0}; /* ragged edge: through a full-size tile */
                         if (!first)
                             for (int r = 0; r < mr; r++)
                                 memcpy(t + r * NR, cmn + (long)r * ldc, sizeof(float) * (size_t)nr);
-                        kern->tile(t, NR, am, p_rs, p_cs, bp, kc);
+                        kern->tile(t, NR, am, p_rs, p_cs, bp, kc, !first);
                         for (int r = 0; r < mr; r++)
                             memcpy(cmn + (long)r * ldc, t + r * NR, sizeof(float) * (size_t)nr);
                     }
