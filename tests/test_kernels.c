@@ -373,11 +373,13 @@ static void test_matmul_act(int act, int M, int K, int N) {
     for (int i = 0; i < 6; i++) memset(zeroed[i], 0, sizeof(float) * sizes[i]);
     andrea_matmul_backward_act(dpre, dw, db, dout, post, w2, pre, M, N, N2, act);
     andrea_matmul_backward(dpost, want_dw, want_db, dout, post, w2, M, N, N2);
-    /* the separate fast pass (itself tested against the reference above): the reference's
-     * exact gelu tail differs from float's by ~1e-6 times |dpost| ~ 10 here */
+    /* the separate fast pass (itself tested against the reference above). The fused one
+     * runs GELU' in the ISA's vector code (with FMAs) and the pass in scalar code: near
+     * gelu''s zero crossing its two terms cancel, and one float rounding of each (~3e-8)
+     * times |dpost| ~ 10-30 here gives up to ~1e-6 absolute apart */
     andrea_activation_backward(want_dpre, pre, dpost, nO, act);
     snprintf(what, sizeof what, "andrea_matmul_backward_act %s dpre M=%d N=%d", act_name(act), M, N);
-    tu_check_array(what, dpre, want_dpre, nO, 1e-6, 1e-5);
+    tu_check_array(what, dpre, want_dpre, nO, 4e-6, 1e-5);
     snprintf(what, sizeof what, "andrea_matmul_backward_act %s dw M=%d N=%d", act_name(act), M, N);
     tu_check_array(what, dw, want_dw, (size_t)N2 * N, 0.0, 0.0);
     snprintf(what, sizeof what, "andrea_matmul_backward_act %s dbias M=%d N=%d", act_name(act), M, N);
