@@ -29,6 +29,7 @@ static const shape shapes[] = {
     {"andrea-12m qkv", 1024, 384, 1152},  {"andrea-12m fc", 1024, 384, 1536},
     {"andrea-12m proj", 1024, 1536, 384}, {"andrea-12m head", 1024, 384, 2305},
     {"andrea-120m fc", 1024, 768, 3072},  {"gpt2 fc", 256, 768, 3072},
+    {"gpt2 proj", 256, 3072, 768},        {"gpt2 attn out", 256, 768, 768},
     {"gpt2 head", 256, 768, 50257},
     {"square 1024", 1024, 1024, 1024},
 };

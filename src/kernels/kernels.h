@@ -160,19 +160,20 @@ static inline void gemm_split_range(int total, int unit, int t, int nt, int *lo,
 }
 
 /* Rows or columns of C(M, N) = A(M, K) @ B(K, N) for thread t of nt, in tiles of mr x nr.
- * Every thread packs the part of B its columns need, once per k block, and its rows of A
- * once per block of nc columns (a_packed = 0 when A is read in place). A row split packs
- * all of B in every thread; a column split packs each part of B once but A once per
- * thread, and each A panel then meets fewer columns. Columns when they pack less and
- * every thread still gets a whole block of nc columns (the LM head's B, 50257 x 768, packed
- * per thread was 154 MB); rows otherwise (narrow products: a column split made baby's
- * dinp run at 226 GFLOP/s with 2 threads, a row split at 370). */
+ * Every thread packs (reads and writes) the part of B its columns need, once per k block,
+ * and reads its rows of A, packing them once per block of nc columns unless A is read in
+ * place (a_packed = 0). A row split packs all of B in every thread; a column split packs
+ * each part of B once but reads all of A in every thread. The split that moves fewer
+ * floats per thread: columns for the LM head (its B, 50257 x 768, packed per thread was
+ * 154 MB) and for a small batch's square or narrow weights (gpt2 at B x T = 256: the
+ * 3072 x 768 projection), rows for a large batch with a small weight (baby's dinp, 768
+ * rows by 128 columns: 226 GFLOP/s split by columns, 370 by rows, 2 threads). */
 static inline void gemm_split(int M, int K, int N, int a_packed, int mr, int nr, int nc, int t,
                               int nt, int *m0, int *m1, int *n0, int *n1) {
     double blocks_all = (N + nc - 1) / nc, blocks_part = ((N + nt - 1) / nt + nc - 1) / nc;
-    double by_rows = (double)K * N + a_packed * (double)M / nt * K * blocks_all;
-    double by_cols = (double)K * N / nt + a_packed * (double)M * K * blocks_part;
-    int cols = N >= 2 * nr * nt && (M < 2 * mr * nt || (by_cols < by_rows && N >= nt * nc));
+    double by_rows = 2.0 * K * N + (double)M / nt * K * (a_packed ? 2 * blocks_all : 1);
+    double by_cols = 2.0 * K * N / nt + (double)M * K * (a_packed ? 2 * blocks_part : 1);
+    int cols = N >= 2 * nr * nt && (M < 2 * mr * nt || by_cols < by_rows);
     *m0 = 0, *m1 = M, *n0 = 0, *n1 = N;
     if (nt <= 1) return;
     if (cols) gemm_split_range(N, nr, t, nt, n0, n1);
