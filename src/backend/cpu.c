@@ -136,12 +136,10 @@ static void cpu_crossentropy_backward(be_t be, float *probs_to_dlogits, const in
 static void cpu_adamw_update(be_t be, float *p, const float *g, float *m, float *v, size_t n,
                              float lr, float b1, float b2, float eps, float wd, int t,
                              float gscale) {
-    (void)be;
-    andrea_adamw_update(p, g, m, v, n, lr, b1, b2, eps, wd, t, gscale);
+    andrea_adamw_update_isa(E(be)->isa, p, g, m, v, n, lr, b1, b2, eps, wd, t, gscale);
 }
 static double cpu_sum_squares(be_t be, const float *g, size_t n) {
-    (void)be;
-    return andrea_grad_sum_squares(g, n);
+    return andrea_grad_sum_squares_isa(E(be)->isa, g, n);
 }
 
 /* ---- which variants this machine and build can run ---------------------------------- */

@@ -300,6 +300,12 @@ void andrea_adamw_update(float *p, const float *g, float *m, float *v, size_t n,
 /* sum g_i^2 in double, in parallel over 256 parts fixed by n, added in part order: the
  * same value for every thread count (the clipping norm is part of the results). */
 double andrea_grad_sum_squares(const float *g, size_t n);
+/* The same capped at isa (andrea_cpu_isa; the ones above: -1). Each ISA's copy runs FMAs
+ * where it has them, so the bits differ between ISAs (not between thread counts). */
+void andrea_adamw_update_isa(int isa, float *p, const float *g, float *m, float *v, size_t n,
+                             float lr, float b1, float b2, float eps, float wd, int t,
+                             float gscale);
+double andrea_grad_sum_squares_isa(int isa, const float *g, size_t n);
 
 /* ---- references (kernels/reference.c): same contracts, double accumulation ------------ */
 
