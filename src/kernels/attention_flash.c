@@ -88,7 +88,7 @@ FLASH_INLINE void tile_edge(float *c, long ldc, const float *a, long a_rs, long 
 /* One copy per instruction set, with vectors of its own register width (VW floats):
  * a GCC vector wider than the target's registers is lowered through memory and
  * ran 5-10x slower than plain loops. Vectors are loaded with memcpy: unaligned. */
-#define DEFINE_MM(SFX, ATTR, VW, ROWS8, TILE8)                                              \
+#define DEFINE_MM(SFX, ATTR, VW, ROWS, TILE)                                                \
     typedef float vf_##SFX __attribute__((vector_size(VW * 4)));                             \
     ANDREA_DEFINE_TILE_4X2(tile_4x2v_##SFX, ATTR, vf_##SFX, VW)                               \
     ATTR static inline void tile_4x1v_##SFX(float *c, long ldc, const float *a, long a_rs,   \
@@ -127,15 +127,16 @@ FLASH_INLINE void tile_edge(float *c, long ldc, const float *a, long a_rs, long 
     ATTR static void mm_##SFX(float *c, long ldc, const float *a, long a_rs, long a_cs,       \
                               const float *b, long ldb, int M, int K, int N) {               \
         int m = 0;                                                                           \
-        if (ROWS8) /* 8-row tiles where the registers hold 16 accumulators */                \
-            for (; m + 8 <= M; m += 8) {                                                     \
+        if (ROWS) /* 8-row (AVX-512) or 6-row (AVX2) tiles: 16 or 12 accumulators */         \
+            for (; m + (ROWS) <= M; m += (ROWS)) {                                           \
                 float *cm = c + m * ldc;                                                     \
                 const float *am = a + m * a_rs;                                              \
                 int n = 0;                                                                   \
                 for (; n + 2 * VW <= N; n += 2 * VW)                                         \
-                    TILE8(cm + n, ldc, am, a_rs, a_cs, b + n, ldb, K, 1);                    \
+                    TILE(cm + n, ldc, am, a_rs, a_cs, b + n, ldb, K, 1);                     \
                 mm_rows4_##SFX(cm, ldc, am, a_rs, a_cs, b, ldb, 4, K, n, N);                 \
-                mm_rows4_##SFX(cm + 4 * ldc, ldc, am + 4 * a_rs, a_rs, a_cs, b, ldb, 4, K, n, N); \
+                mm_rows4_##SFX(cm + 4 * ldc, ldc, am + 4 * a_rs, a_rs, a_cs, b, ldb,         \
+                               (ROWS) - 4, K, n, N);                                         \
             }                                                                                \
         for (; m < M; m += 4)                                                                \
             mm_rows4_##SFX(c + m * ldc, ldc, a + m * a_rs, a_rs, a_cs, b, ldb, imin(4, M - m), \
@@ -294,8 +295,8 @@ typedef void (*flash_bwd_fn)(float *, const float *, const float *, const float 
 #define FLASH_NO_PRE
 #endif
 
-#define DEFINE_FLASH(SFX, ATTR, VW, ROWS8, TILE8)                                            \
-    DEFINE_MM(SFX, ATTR, VW, ROWS8, TILE8)                                                   \
+#define DEFINE_FLASH(SFX, ATTR, VW, ROWS, TILE)                                              \
+    DEFINE_MM(SFX, ATTR, VW, ROWS, TILE)                                                     \
     ATTR FLASH_NO_PRE static void flash_forward_##SFX(float *out, float *lse,                \
                                                       const float *qkv, int b, int h, int T, \
                                                       int C, int NH) {                       \
@@ -310,8 +311,10 @@ typedef void (*flash_bwd_fn)(float *, const float *, const float *, const float 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 typedef float vf16_8x2 __attribute__((vector_size(64)));
 ANDREA_DEFINE_TILE_8X2(tile_8x2v_avx512, __attribute__((target("avx512f,fma"))), vf16_8x2, 16)
-DEFINE_FLASH(avx512, __attribute__((target("avx512f,fma"))), 16, 1, tile_8x2v_avx512)
-DEFINE_FLASH(avx2, __attribute__((target("avx2,fma"))), 8, 0, tile_4x2v_avx2)
+DEFINE_FLASH(avx512, __attribute__((target("avx512f,fma"))), 16, 8, tile_8x2v_avx512)
+typedef float vf8_6x2 __attribute__((vector_size(32)));
+ANDREA_DEFINE_TILE_6X2(tile_6x2v_avx2, __attribute__((target("avx2,fma"))), vf8_6x2, 8)
+DEFINE_FLASH(avx2, __attribute__((target("avx2,fma"))), 8, 6, tile_6x2v_avx2)
 #define FLASH_X86_DISPATCH 1
 #endif
 DEFINE_FLASH(generic, , 4, 0, tile_4x2v_generic) /* SSE2 on x86-64, NEON on arm64 */
