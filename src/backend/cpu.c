@@ -84,14 +84,12 @@ static void cpu_matvec(be_t be, float *out, const float *x, const void *w, int f
 static void cpu_norm_forward(be_t be, int kind, float *out, float *mean, float *rstd,
                              const float *inp, const float *w, const float *b, int N, int C,
                              float eps) {
-    (void)be;
-    andrea_norm_forward(kind, out, mean, rstd, inp, w, b, N, C, eps);
+    andrea_norm_forward_isa(E(be)->isa, kind, out, mean, rstd, inp, w, b, N, C, eps);
 }
 static void cpu_norm_backward(be_t be, int kind, float *dinp, float *dw, float *db,
                               const float *dout, const float *inp, const float *w,
                               const float *mean, const float *rstd, int N, int C) {
-    (void)be;
-    andrea_norm_backward(kind, dinp, dw, db, dout, inp, w, mean, rstd, N, C);
+    andrea_norm_backward_isa(E(be)->isa, kind, dinp, dw, db, dout, inp, w, mean, rstd, N, C);
 }
 static void cpu_activation_forward(be_t be, float *out, const float *inp, size_t n, int act) {
     (void)be;

@@ -221,6 +221,14 @@ void andrea_norm_forward(int kind, float *out, float *mean, float *rstd, const f
 void andrea_norm_backward(int kind, float *dinp, float *dw, float *db, const float *dout,
                           const float *inp, const float *w, const float *mean, const float *rstd,
                           int N, int C);
+/* The same capped at isa (andrea_cpu_isa; the ones above: -1): one copy of the loops per
+ * ISA, its vectors and FMAs (the bits differ between ISAs, not between thread counts). */
+void andrea_norm_forward_isa(int isa, int kind, float *out, float *mean, float *rstd,
+                             const float *inp, const float *w, const float *b, int N, int C,
+                             float eps);
+void andrea_norm_backward_isa(int isa, int kind, float *dinp, float *dw, float *db,
+                              const float *dout, const float *inp, const float *w,
+                              const float *mean, const float *rstd, int N, int C);
 
 /* ---- activations (act is an andrea_act) -------------------------------------------- */
 
