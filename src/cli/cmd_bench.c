@@ -20,6 +20,16 @@
 #include "util/perf.h"
 #include "util/profile.h"
 
+/* OpenBLAS's kernels older than AVX2, which it falls back to on a CPU model it does not
+ * know (0.3.21 on a virtualised Xeon picks Prescott: a third of its Haswell kernel's speed). */
+static int blas_core_pre_avx2(const char *core) {
+    static const char *const old[] = {"Prescott", "Core2", "Penryn", "Dunnington", "Nehalem",
+                                      "Atom", "Opteron", "Barcelona", "Bobcat", "Katmai", NULL};
+    for (int i = 0; old[i]; i++)
+        if (strcmp(core, old[i]) == 0) return 1;
+    return 0;
+}
+
 static double bench_train(andrea_model *m, int B, int T, int warmup, int steps) {
     int64_t n = andrea_model_num_params(m);
     float *am = calloc((size_t)n, sizeof(float)), *av = calloc((size_t)n, sizeof(float));
@@ -187,6 +197,10 @@ int cmd_bench(int argc, char **argv) {
     if (g_blas > 0) printf(", OpenBLAS (%s kernel) %.1f GFLOP/s", andrea_blas_core(), g_blas);
     if (g_bf16 > 0) printf(" | bf16 gemm 1024^3: %.1f GFLOP/s", g_bf16);
     printf("\n");
+    if (g_blas > 0 && blas_core_pre_avx2(andrea_blas_core()) && andrea_cpu_isa(-1) >= ANDREA_ISA_AVX2)
+        printf("note: OpenBLAS chose its %s kernel (SSE only), likely a CPU model it does not "
+               "know; OPENBLAS_CORETYPE=Haswell (AVX2) or SkylakeX (AVX-512) gives it this "
+               "CPU's vectors\n", andrea_blas_core());
 
     andrea_model *m = andrea_model_create(&cfg, 1);
     if (!m || andrea_model_set_backend(m, be_name)) {

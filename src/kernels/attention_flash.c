@@ -43,6 +43,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "kernels/act_simd.h"
 #include "kernels/fastmath.h"
 #include "kernels/kernels.h"
 #include "kernels/tile.h"
@@ -219,9 +220,50 @@ FLASH_INLINE void flash_forward_head(float *out, float *lse, const float *qkv, i
 
 /* ---- backward ------------------------------------------------------------------------ */
 
+/* One row of a tile's probabilities and score gradients, the exps recomputed:
+ * p_j = exp(s_j scale - l),  ds_j = p_j (dp_j - D) scale,  j < jn. */
+typedef void (*softmax_bwd_fn)(float *p, float *ds, int jn, float scale, float l, float D);
+
+FLASH_INLINE void softmax_bwd_generic(float *p, float *ds, int jn, float scale, float l,
+                                      float D) {
+#pragma omp simd
+    for (int j = 0; j < jn; j++) {
+        float pj = andrea_expf(p[j] * scale - l);
+        p[j] = pj;
+        ds[j] = pj * (ds[j] - D) * scale;
+    }
+}
+
+/* GCC 12 leaves the loop above scalar in AVX2 and AVX-512 functions ("control flow in
+ * loop", even without PRE), where it was a third of the backward: those ISAs run the
+ * same arithmetic through act_simd.h's vector exp. */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define DEFINE_SOFTMAX_BWD(SFX, ATTR, P, V, W)                                                \
+    ATTR static inline void softmax_bwd_##SFX(float *p, float *ds, int jn, float scale,        \
+                                               float l, float D) {                            \
+        int j = 0;                                                                            \
+        for (; j + (W) <= jn; j += (W)) {                                                     \
+            V pj = exp_##W##x(P##_fmsub_ps(P##_loadu_ps(p + j), P##_set1_ps(scale),           \
+                                           P##_set1_ps(l)));                                  \
+            P##_storeu_ps(p + j, pj);                                                         \
+            V d = P##_mul_ps(pj, P##_sub_ps(P##_loadu_ps(ds + j), P##_set1_ps(D)));           \
+            P##_storeu_ps(ds + j, P##_mul_ps(d, P##_set1_ps(scale)));                         \
+        }                                                                                     \
+        for (; j < jn; j++) {                                                                 \
+            float pj = andrea_expf(p[j] * scale - l);                                         \
+            p[j] = pj;                                                                        \
+            ds[j] = pj * (ds[j] - D) * scale;                                                 \
+        }                                                                                     \
+    }
+#define exp_8x exp_256
+#define exp_16x exp_512
+DEFINE_SOFTMAX_BWD(avx2, __attribute__((target("avx2,fma"))), _mm256, __m256, 8)
+DEFINE_SOFTMAX_BWD(avx512, __attribute__((target("avx512f,fma"))), _mm512, __m512, 16)
+#endif
+
 FLASH_INLINE void flash_backward_head(float *dqkv, const float *dout, const float *qkv,
                                       const float *out, const float *lse, int b, int h, int T,
-                                      int C, int NH, mm_fn mm) {
+                                      int C, int NH, mm_fn mm, softmax_bwd_fn softmax_bwd) {
     int HS = C / NH;
     float scale = 1.0f / sqrtf((float)HS);
     long C3 = 3L * C;
@@ -261,13 +303,8 @@ FLASH_INLINE void flash_backward_head(float *dqkv, const float *dout, const floa
                 float Di = 0.0f;
 #pragma omp simd reduction(+ : Di)
                 for (int c = 0; c < HS; c++) Di += g[c] * o[c];
-                float li = L[i], *pr = p + r * FLASH_BK, *dsr = ds + r * FLASH_BK;
-#pragma omp simd
-                for (int j = 0; j < jn; j++) {
-                    float pj = andrea_expf(pr[j] * scale - li);
-                    pr[j] = pj;
-                    dsr[j] = pj * (dsr[j] - Di) * scale;
-                }
+                float *pr = p + r * FLASH_BK, *dsr = ds + r * FLASH_BK;
+                softmax_bwd(pr, dsr, jn, scale, L[i], Di);
                 for (int j = jn; j < nk; j++) pr[j] = dsr[j] = 0.0f; /* masked */
             }
             /* dq += dS K;  dv += P^T dout;  dk += dS^T q */
@@ -295,7 +332,7 @@ typedef void (*flash_bwd_fn)(float *, const float *, const float *, const float 
 #define FLASH_NO_PRE
 #endif
 
-#define DEFINE_FLASH(SFX, ATTR, VW, ROWS, TILE)                                              \
+#define DEFINE_FLASH(SFX, ATTR, VW, ROWS, TILE, SOFTMAX_BWD)                                 \
     DEFINE_MM(SFX, ATTR, VW, ROWS, TILE)                                                     \
     ATTR FLASH_NO_PRE static void flash_forward_##SFX(float *out, float *lse,                \
                                                       const float *qkv, int b, int h, int T, \
@@ -305,19 +342,20 @@ typedef void (*flash_bwd_fn)(float *, const float *, const float *, const float 
     ATTR FLASH_NO_PRE static void flash_backward_##SFX(                                      \
         float *dqkv, const float *dout, const float *qkv, const float *out, const float *lse, \
         int b, int h, int T, int C, int NH) {                                                \
-        flash_backward_head(dqkv, dout, qkv, out, lse, b, h, T, C, NH, mm_##SFX);            \
+        flash_backward_head(dqkv, dout, qkv, out, lse, b, h, T, C, NH, mm_##SFX, SOFTMAX_BWD); \
     }
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 typedef float vf16_8x2 __attribute__((vector_size(64)));
 ANDREA_DEFINE_TILE_8X2(tile_8x2v_avx512, __attribute__((target("avx512f,fma"))), vf16_8x2, 16)
-DEFINE_FLASH(avx512, __attribute__((target("avx512f,fma"))), 16, 8, tile_8x2v_avx512)
+DEFINE_FLASH(avx512, __attribute__((target("avx512f,fma"))), 16, 8, tile_8x2v_avx512,
+             softmax_bwd_avx512)
 typedef float vf8_6x2 __attribute__((vector_size(32)));
 ANDREA_DEFINE_TILE_6X2(tile_6x2v_avx2, __attribute__((target("avx2,fma"))), vf8_6x2, 8)
-DEFINE_FLASH(avx2, __attribute__((target("avx2,fma"))), 8, 6, tile_6x2v_avx2)
+DEFINE_FLASH(avx2, __attribute__((target("avx2,fma"))), 8, 6, tile_6x2v_avx2, softmax_bwd_avx2)
 #define FLASH_X86_DISPATCH 1
 #endif
-DEFINE_FLASH(generic, , 4, 0, tile_4x2v_generic) /* SSE2 on x86-64, NEON on arm64 */
+DEFINE_FLASH(generic, , 4, 0, tile_4x2v_generic, softmax_bwd_generic) /* SSE2; NEON on arm64 */
 
 #ifdef FLASH_X86_DISPATCH
 /* 2 AVX-512, 1 AVX2+FMA, 0 baseline: the best the CPU has under the engine's cap */
