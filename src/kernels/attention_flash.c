@@ -37,8 +37,10 @@
  * compiled for AVX-512, AVX2+FMA and the baseline and picked from the CPU at run
  * time, as matmul.c does; the summation order is the same in all three, but FMA
  * rounds differently, so results can differ in the last bits between CPUs, never
- * between runs. Exponentials use andrea_expf (relative error < 2e-7), which
- * vectorises where libm's expf does not.
+ * between runs. Exponentials use andrea_expf's method (relative error < 2e-7): in the
+ * baseline copy andrea_expf itself, which vectorises where libm's expf does not; in the
+ * AVX2 and AVX-512 copies the same polynomial in intrinsics (act_simd.h), because there
+ * GCC 12 leaves andrea_expf's loops scalar.
  */
 #include <math.h>
 #include <string.h>
@@ -144,10 +146,83 @@ FLASH_INLINE void tile_edge(float *c, long ldc, const float *a, long a_rs, long 
                            K, 0, N);                                                         \
     }
 
+/* ---- the softmax rows, per ISA ------------------------------------------------------ */
+
+/* Forward: p_j = exp(s_j scale - m) for j < jn; returns their sum. Backward: the exps
+ * recomputed, p_j = exp(s_j scale - l), and the score gradients ds_j = p_j (dp_j - D) scale.
+ * GCC 12 leaves these loops scalar in AVX2 and AVX-512 functions ("control flow in loop"
+ * from andrea_expf's clamps), where they were most of the kernel outside its products:
+ * those ISAs run the same arithmetic through act_simd.h's vector exp. */
+typedef float (*softmax_fwd_fn)(float *p, int jn, float scale, float m);
+typedef void (*softmax_bwd_fn)(float *p, float *ds, int jn, float scale, float l, float D);
+
+FLASH_INLINE float softmax_fwd_generic(float *p, int jn, float scale, float m) {
+    float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+    for (int j = 0; j < jn; j++) {
+        p[j] = andrea_expf(p[j] * scale - m);
+        sum += p[j];
+    }
+    return sum;
+}
+
+FLASH_INLINE void softmax_bwd_generic(float *p, float *ds, int jn, float scale, float l,
+                                      float D) {
+#pragma omp simd
+    for (int j = 0; j < jn; j++) {
+        float pj = andrea_expf(p[j] * scale - l);
+        p[j] = pj;
+        ds[j] = pj * (ds[j] - D) * scale;
+    }
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define DEFINE_SOFTMAX_ROWS(SFX, ATTR, P, V, W, EXP, HSUM)                                    \
+    ATTR static inline float softmax_fwd_##SFX(float *p, int jn, float scale, float m) {      \
+        V acc = P##_setzero_ps();                                                             \
+        int j = 0;                                                                            \
+        for (; j + (W) <= jn; j += (W)) {                                                     \
+            V pj = EXP(P##_fmsub_ps(P##_loadu_ps(p + j), P##_set1_ps(scale), P##_set1_ps(m))); \
+            P##_storeu_ps(p + j, pj);                                                         \
+            acc = P##_add_ps(acc, pj);                                                        \
+        }                                                                                     \
+        float sum = HSUM(acc);                                                                \
+        for (; j < jn; j++) {                                                                 \
+            p[j] = andrea_expf(p[j] * scale - m);                                             \
+            sum += p[j];                                                                      \
+        }                                                                                     \
+        return sum;                                                                           \
+    }                                                                                         \
+    ATTR static inline void softmax_bwd_##SFX(float *p, float *ds, int jn, float scale,        \
+                                               float l, float D) {                            \
+        int j = 0;                                                                            \
+        for (; j + (W) <= jn; j += (W)) {                                                     \
+            V pj = EXP(P##_fmsub_ps(P##_loadu_ps(p + j), P##_set1_ps(scale), P##_set1_ps(l))); \
+            P##_storeu_ps(p + j, pj);                                                         \
+            V d = P##_mul_ps(pj, P##_sub_ps(P##_loadu_ps(ds + j), P##_set1_ps(D)));           \
+            P##_storeu_ps(ds + j, P##_mul_ps(d, P##_set1_ps(scale)));                         \
+        }                                                                                     \
+        for (; j < jn; j++) {                                                                 \
+            float pj = andrea_expf(p[j] * scale - l);                                         \
+            p[j] = pj;                                                                        \
+            ds[j] = pj * (ds[j] - D) * scale;                                                 \
+        }                                                                                     \
+    }
+__attribute__((target("avx2,fma"))) static inline float hsum_256(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
+}
+DEFINE_SOFTMAX_ROWS(avx2, __attribute__((target("avx2,fma"))), _mm256, __m256, 8, exp_256,
+                    hsum_256)
+DEFINE_SOFTMAX_ROWS(avx512, __attribute__((target("avx512f,fma"))), _mm512, __m512, 16, exp_512,
+                    _mm512_reduce_add_ps)
+#endif
+
 /* ---- forward ------------------------------------------------------------------------- */
 
 FLASH_INLINE void flash_forward_head(float *out, float *lse, const float *qkv, int b, int h,
-                                     int T, int C, int NH, mm_fn mm) {
+                                     int T, int C, int NH, mm_fn mm, softmax_fwd_fn softmax_fwd) {
     int HS = C / NH;
     /* One float multiply per score, the same constant as attention.c. */
     float scale = 1.0f / sqrtf((float)HS);
@@ -189,12 +264,7 @@ FLASH_INLINE void flash_forward_head(float *out, float *lse, const float *qkv, i
                 mb *= scale;
                 float mold = m[r], mnew = mold > mb ? mold : mb;
                 /* mnew is finite (jn >= 1), so every exponent is <= 0 and exp <= 1. */
-                float sum = 0.0f;
-#pragma omp simd reduction(+ : sum)
-                for (int j = 0; j < jn; j++) {
-                    p[j] = andrea_expf(p[j] * scale - mnew);
-                    sum += p[j];
-                }
+                float sum = softmax_fwd(p, jn, scale, mnew);
                 for (int j = jn; j < nk; j++) p[j] = 0.0f; /* masked: adds exact zeros below */
                 if (mnew != mold) {
                     /* Rescale what was summed against the old max. On the first block
@@ -219,47 +289,6 @@ FLASH_INLINE void flash_forward_head(float *out, float *lse, const float *qkv, i
 }
 
 /* ---- backward ------------------------------------------------------------------------ */
-
-/* One row of a tile's probabilities and score gradients, the exps recomputed:
- * p_j = exp(s_j scale - l),  ds_j = p_j (dp_j - D) scale,  j < jn. */
-typedef void (*softmax_bwd_fn)(float *p, float *ds, int jn, float scale, float l, float D);
-
-FLASH_INLINE void softmax_bwd_generic(float *p, float *ds, int jn, float scale, float l,
-                                      float D) {
-#pragma omp simd
-    for (int j = 0; j < jn; j++) {
-        float pj = andrea_expf(p[j] * scale - l);
-        p[j] = pj;
-        ds[j] = pj * (ds[j] - D) * scale;
-    }
-}
-
-/* GCC 12 leaves the loop above scalar in AVX2 and AVX-512 functions ("control flow in
- * loop", even without PRE), where it was a third of the backward: those ISAs run the
- * same arithmetic through act_simd.h's vector exp. */
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define DEFINE_SOFTMAX_BWD(SFX, ATTR, P, V, W)                                                \
-    ATTR static inline void softmax_bwd_##SFX(float *p, float *ds, int jn, float scale,        \
-                                               float l, float D) {                            \
-        int j = 0;                                                                            \
-        for (; j + (W) <= jn; j += (W)) {                                                     \
-            V pj = exp_##W##x(P##_fmsub_ps(P##_loadu_ps(p + j), P##_set1_ps(scale),           \
-                                           P##_set1_ps(l)));                                  \
-            P##_storeu_ps(p + j, pj);                                                         \
-            V d = P##_mul_ps(pj, P##_sub_ps(P##_loadu_ps(ds + j), P##_set1_ps(D)));           \
-            P##_storeu_ps(ds + j, P##_mul_ps(d, P##_set1_ps(scale)));                         \
-        }                                                                                     \
-        for (; j < jn; j++) {                                                                 \
-            float pj = andrea_expf(p[j] * scale - l);                                         \
-            p[j] = pj;                                                                        \
-            ds[j] = pj * (ds[j] - D) * scale;                                                 \
-        }                                                                                     \
-    }
-#define exp_8x exp_256
-#define exp_16x exp_512
-DEFINE_SOFTMAX_BWD(avx2, __attribute__((target("avx2,fma"))), _mm256, __m256, 8)
-DEFINE_SOFTMAX_BWD(avx512, __attribute__((target("avx512f,fma"))), _mm512, __m512, 16)
-#endif
 
 FLASH_INLINE void flash_backward_head(float *dqkv, const float *dout, const float *qkv,
                                       const float *out, const float *lse, int b, int h, int T,
@@ -323,39 +352,41 @@ typedef void (*flash_bwd_fn)(float *, const float *, const float *, const float 
 
 /* GCC 12 does not vectorise andrea_expf for AVX targets: partial redundancy
  * elimination folds its clamped paths to constants, which leaves the polynomial
- * in a conditional block that if-conversion rejects ("control flow in loop"), so
- * the exps ran scalar and took half the time. Without PRE it is one straight
- * vector loop again: 1.6-1.9x on the whole kernel. (Clang vectorises it as is.) */
+ * in a conditional block that if-conversion rejects ("control flow in loop"). Turning
+ * PRE off fixed the forward's loop once (1.6-1.9x on the kernel) but not the backward's,
+ * and later not the forward's either (perf showed scalar exps again): the softmax rows
+ * now run intrinsics at those ISAs (above); PRE stays off for the rest of the kernel, as
+ * it was measured with. */
 #if defined(__GNUC__) && !defined(__clang__)
 #define FLASH_NO_PRE __attribute__((optimize("no-tree-pre")))
 #else
 #define FLASH_NO_PRE
 #endif
 
-#define DEFINE_FLASH(SFX, ATTR, VW, ROWS, TILE, SOFTMAX_BWD)                                 \
+#define DEFINE_FLASH(SFX, ATTR, VW, ROWS, TILE)                                              \
     DEFINE_MM(SFX, ATTR, VW, ROWS, TILE)                                                     \
     ATTR FLASH_NO_PRE static void flash_forward_##SFX(float *out, float *lse,                \
                                                       const float *qkv, int b, int h, int T, \
                                                       int C, int NH) {                       \
-        flash_forward_head(out, lse, qkv, b, h, T, C, NH, mm_##SFX);                         \
+        flash_forward_head(out, lse, qkv, b, h, T, C, NH, mm_##SFX, softmax_fwd_##SFX);      \
     }                                                                                        \
     ATTR FLASH_NO_PRE static void flash_backward_##SFX(                                      \
         float *dqkv, const float *dout, const float *qkv, const float *out, const float *lse, \
         int b, int h, int T, int C, int NH) {                                                \
-        flash_backward_head(dqkv, dout, qkv, out, lse, b, h, T, C, NH, mm_##SFX, SOFTMAX_BWD); \
+        flash_backward_head(dqkv, dout, qkv, out, lse, b, h, T, C, NH, mm_##SFX,             \
+                            softmax_bwd_##SFX);                                              \
     }
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 typedef float vf16_8x2 __attribute__((vector_size(64)));
 ANDREA_DEFINE_TILE_8X2(tile_8x2v_avx512, __attribute__((target("avx512f,fma"))), vf16_8x2, 16)
-DEFINE_FLASH(avx512, __attribute__((target("avx512f,fma"))), 16, 8, tile_8x2v_avx512,
-             softmax_bwd_avx512)
+DEFINE_FLASH(avx512, __attribute__((target("avx512f,fma"))), 16, 8, tile_8x2v_avx512)
 typedef float vf8_6x2 __attribute__((vector_size(32)));
 ANDREA_DEFINE_TILE_6X2(tile_6x2v_avx2, __attribute__((target("avx2,fma"))), vf8_6x2, 8)
-DEFINE_FLASH(avx2, __attribute__((target("avx2,fma"))), 8, 6, tile_6x2v_avx2, softmax_bwd_avx2)
+DEFINE_FLASH(avx2, __attribute__((target("avx2,fma"))), 8, 6, tile_6x2v_avx2)
 #define FLASH_X86_DISPATCH 1
 #endif
-DEFINE_FLASH(generic, , 4, 0, tile_4x2v_generic, softmax_bwd_generic) /* SSE2; NEON on arm64 */
+DEFINE_FLASH(generic, , 4, 0, tile_4x2v_generic) /* SSE2 on x86-64, NEON on arm64 */
 
 #ifdef FLASH_X86_DISPATCH
 /* 2 AVX-512, 1 AVX2+FMA, 0 baseline: the best the CPU has under the engine's cap */
