@@ -59,30 +59,24 @@ void andrea_dist_close(andrea_dist *d) {
         return rc_;                                                                           \
     } while (0)
 
-static int allreduce_buckets(andrea_dist *d, float *buf, size_t n) {
+/* op (a blocking or a started sum) on buf in buckets of ANDREA_DIST_BUCKET floats */
+static int in_buckets(andrea_dist *d, float *buf, size_t n,
+                      int (*op)(andrea_dist *, float *, size_t)) {
     for (size_t at = 0; at < n; at += ANDREA_DIST_BUCKET) {
         size_t k = n - at < ANDREA_DIST_BUCKET ? n - at : ANDREA_DIST_BUCKET;
-        if (d->ops->allreduce_f32(d, buf + at, k)) return -1;
+        if (op(d, buf + at, k)) return -1;
     }
     return 0;
 }
 
 int andrea_dist_allreduce_sum(andrea_dist *d, float *buf, size_t n) {
-    COLLECTIVE(d, n * sizeof(float), allreduce_buckets(d, buf, n));
-}
-
-static int start_buckets(andrea_dist *d, float *buf, size_t n) {
-    for (size_t at = 0; at < n; at += ANDREA_DIST_BUCKET) {
-        size_t k = n - at < ANDREA_DIST_BUCKET ? n - at : ANDREA_DIST_BUCKET;
-        if (d->ops->start_f32(d, buf + at, k)) return -1;
-    }
-    return 0;
+    COLLECTIVE(d, n * sizeof(float), in_buckets(d, buf, n, d->ops->allreduce_f32));
 }
 
 int andrea_dist_start_sum(andrea_dist *d, float *buf, size_t n) {
     if (d->deterministic && d->size > 1)
         return andrea_set_error("an overlapped sum cannot be deterministic (rank 0 orders it)");
-    COLLECTIVE(d, n * sizeof(float), start_buckets(d, buf, n));
+    COLLECTIVE(d, n * sizeof(float), in_buckets(d, buf, n, d->ops->start_f32));
 }
 
 int andrea_dist_progress(andrea_dist *d) { COLLECTIVE(d, 0, d->ops->progress(d)); }
