@@ -218,7 +218,13 @@ static _Thread_local float *g_apanel = NULL, *g_bpanel = NULL;
 
 static void pack_a(float *ap, const float *a, long a_rs, long a_cs, int rows, int kc, int MR) {
     if (rows == MR && a_rs == 1) { /* A transposed (dw): each k's MR rows are adjacent */
-        for (int k = 0; k < kc; k++) memcpy(ap + k * MR, a + k * a_cs, sizeof(float) * (size_t)MR);
+        /* constant sizes: vector moves, not a memmove call per k */
+        if (MR == 8)
+            for (int k = 0; k < kc; k++) memcpy(ap + k * 8, a + k * a_cs, sizeof(float) * 8);
+        else if (MR == 6)
+            for (int k = 0; k < kc; k++) memcpy(ap + k * 6, a + k * a_cs, sizeof(float) * 6);
+        else
+            for (int k = 0; k < kc; k++) memcpy(ap + k * MR, a + k * a_cs, sizeof(float) * (size_t)MR);
         return;
     }
     if (rows < MR) memset(ap, 0, sizeof(float) * (size_t)MR * (size_t)kc);
