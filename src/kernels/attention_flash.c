@@ -186,12 +186,7 @@ FLASH_INLINE void softmax_bwd_generic(float *p, float *ds, int jn, float scale, 
             P##_storeu_ps(p + j, pj);                                                         \
             acc = P##_add_ps(acc, pj);                                                        \
         }                                                                                     \
-        float sum = HSUM(acc);                                                                \
-        for (; j < jn; j++) {                                                                 \
-            p[j] = andrea_expf(p[j] * scale - m);                                             \
-            sum += p[j];                                                                      \
-        }                                                                                     \
-        return sum;                                                                           \
+        return HSUM(acc) + softmax_fwd_generic(p + j, jn - j, scale, m); /* the tail */       \
     }                                                                                         \
     ATTR static inline void softmax_bwd_##SFX(float *p, float *ds, int jn, float scale,        \
                                                float l, float D) {                            \
@@ -202,11 +197,7 @@ FLASH_INLINE void softmax_bwd_generic(float *p, float *ds, int jn, float scale, 
             V d = P##_mul_ps(pj, P##_sub_ps(P##_loadu_ps(ds + j), P##_set1_ps(D)));           \
             P##_storeu_ps(ds + j, P##_mul_ps(d, P##_set1_ps(scale)));                         \
         }                                                                                     \
-        for (; j < jn; j++) {                                                                 \
-            float pj = andrea_expf(p[j] * scale - l);                                         \
-            p[j] = pj;                                                                        \
-            ds[j] = pj * (ds[j] - D) * scale;                                                 \
-        }                                                                                     \
+        softmax_bwd_generic(p + j, ds + j, jn - j, scale, l, D); /* the tail */               \
     }
 __attribute__((target("avx2,fma"))) static inline float hsum_256(__m256 v) {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
