@@ -13,10 +13,12 @@
 #include <immintrin.h>
 
 #include "kernels/act_math.h"
+#include "kernels/isa_copies.h"
 
-/* One ISA's vector exp, gelu and gelu'. P: intrinsic prefix (_mm256 / _mm512), V: float
- * vector, VI: int vector, FLOOR: round toward -inf, NANSEL(r, in): in where in is NaN. */
-#define ANDREA_DEFINE_GELU_SIMD(SFX, ATTR, P, V, VI, FLOOR, NANSEL)                          \
+/* One ISA's vector exp, gelu and gelu' (exp_avx2, gelu_row_avx512, ...). BITS: the vector
+ * width, P: intrinsic prefix (_mm256 / _mm512), V: float vector, VI: int vector, FLOOR:
+ * round toward -inf, NANSEL(r, in): in where in is NaN. */
+#define ANDREA_DEFINE_GELU_SIMD(SFX, BITS, ATTR, P, V, VI, FLOOR, NANSEL)                          \
     ATTR static inline V exp_##SFX(V in) {                                                   \
         V x = P##_min_ps(P##_max_ps(in, P##_set1_ps(-87.0f)), P##_set1_ps(88.0f));          \
         V fn = FLOOR(P##_fmadd_ps(x, P##_set1_ps(1.44269504088896341f), P##_set1_ps(0.5f))); \
@@ -30,7 +32,7 @@
         y = P##_fmadd_ps(y, r, P##_set1_ps(5.0000001201e-1f));                               \
         y = P##_add_ps(P##_fmadd_ps(y, P##_mul_ps(r, r), r), P##_set1_ps(1.0f));             \
         VI n = P##_add_epi32(P##_cvttps_epi32(fn), P##_set1_epi32(127));                     \
-        V res = P##_mul_ps(y, P##_castsi##SFX##_ps(P##_slli_epi32(n, 23)));                  \
+        V res = P##_mul_ps(y, P##_castsi##BITS##_ps(P##_slli_epi32(n, 23)));                  \
         return NANSEL(res, in);                                                              \
     }                                                                                        \
     /* u = sqrt(2/pi) (x + 0.044715 x^3); e = e^(2u) */                                      \
@@ -77,9 +79,9 @@
 #define ANDREA_FLOOR_AVX512(v) _mm512_roundscale_ps(v, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC)
 #define ANDREA_NANSEL_AVX512(r, in) _mm512_mask_blend_ps(_mm512_cmp_ps_mask(in, in, _CMP_UNORD_Q), r, in)
 
-ANDREA_DEFINE_GELU_SIMD(256, __attribute__((target("avx2,fma"))), _mm256, __m256, __m256i,
-                        ANDREA_FLOOR_AVX2, ANDREA_NANSEL_AVX2)
-ANDREA_DEFINE_GELU_SIMD(512, __attribute__((target("avx512f,fma"))), _mm512, __m512, __m512i,
+ANDREA_DEFINE_GELU_SIMD(avx2, 256, ANDREA_TARGET_AVX2, _mm256, __m256, __m256i, ANDREA_FLOOR_AVX2,
+                        ANDREA_NANSEL_AVX2)
+ANDREA_DEFINE_GELU_SIMD(avx512, 512, ANDREA_TARGET_AVX512, _mm512, __m512, __m512i,
                         ANDREA_FLOOR_AVX512, ANDREA_NANSEL_AVX512)
 #endif
 

@@ -47,6 +47,7 @@
 
 #include "kernels/act_simd.h"
 #include "kernels/fastmath.h"
+#include "kernels/isa_copies.h"
 #include "kernels/kernels.h"
 #include "kernels/tile.h"
 
@@ -176,7 +177,7 @@ FLASH_INLINE void softmax_bwd_generic(float *p, float *ds, int jn, float scale, 
     }
 }
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#ifdef ANDREA_X86_COPIES
 #define DEFINE_SOFTMAX_ROWS(SFX, ATTR, P, V, W, EXP, HSUM)                                    \
     ATTR static inline float softmax_fwd_##SFX(float *p, int jn, float scale, float m) {      \
         V acc = P##_setzero_ps();                                                             \
@@ -199,14 +200,14 @@ FLASH_INLINE void softmax_bwd_generic(float *p, float *ds, int jn, float scale, 
         }                                                                                     \
         softmax_bwd_generic(p + j, ds + j, jn - j, scale, l, D); /* the tail */               \
     }
-__attribute__((target("avx2,fma"))) static inline float hsum_256(__m256 v) {
+ANDREA_TARGET_AVX2 static inline float hsum_256(__m256 v) {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
     s = _mm_add_ps(s, _mm_movehl_ps(s, s));
     return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
 }
-DEFINE_SOFTMAX_ROWS(avx2, __attribute__((target("avx2,fma"))), _mm256, __m256, 8, exp_256,
+DEFINE_SOFTMAX_ROWS(avx2, ANDREA_TARGET_AVX2, _mm256, __m256, 8, exp_avx2,
                     hsum_256)
-DEFINE_SOFTMAX_ROWS(avx512, __attribute__((target("avx512f,fma"))), _mm512, __m512, 16, exp_512,
+DEFINE_SOFTMAX_ROWS(avx512, ANDREA_TARGET_AVX512, _mm512, __m512, 16, exp_avx512,
                     _mm512_reduce_add_ps)
 #endif
 
@@ -368,31 +369,22 @@ typedef void (*flash_bwd_fn)(float *, const float *, const float *, const float 
                             softmax_bwd_##SFX);                                              \
     }
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#ifdef ANDREA_X86_COPIES
 typedef float vf16_8x2 __attribute__((vector_size(64)));
-ANDREA_DEFINE_TILE_8X2(tile_8x2v_avx512, __attribute__((target("avx512f,fma"))), vf16_8x2, 16)
-DEFINE_FLASH(avx512, __attribute__((target("avx512f,fma"))), 16, 8, tile_8x2v_avx512)
+ANDREA_DEFINE_TILE_8X2(tile_8x2v_avx512, ANDREA_TARGET_AVX512, vf16_8x2, 16)
+DEFINE_FLASH(avx512, ANDREA_TARGET_AVX512, 16, 8, tile_8x2v_avx512)
 typedef float vf8_6x2 __attribute__((vector_size(32)));
-ANDREA_DEFINE_TILE_6X2(tile_6x2v_avx2, __attribute__((target("avx2,fma"))), vf8_6x2, 8)
-DEFINE_FLASH(avx2, __attribute__((target("avx2,fma"))), 8, 6, tile_6x2v_avx2)
-#define FLASH_X86_DISPATCH 1
+ANDREA_DEFINE_TILE_6X2(tile_6x2v_avx2, ANDREA_TARGET_AVX2, vf8_6x2, 8)
+DEFINE_FLASH(avx2, ANDREA_TARGET_AVX2, 8, 6, tile_6x2v_avx2)
 #endif
 DEFINE_FLASH(generic, , 4, 0, tile_4x2v_generic) /* SSE2 on x86-64, NEON on arm64 */
 
-#ifdef FLASH_X86_DISPATCH
-/* 2 AVX-512, 1 AVX2+FMA, 0 baseline: the best the CPU has under the engine's cap */
+/* the best the CPU has under the engine's cap */
 static int flash_isa(const andrea_cpu_engine *e) { return andrea_cpu_isa(e ? e->isa : -1); }
-#endif
 
 void andrea_attention_flash_forward(const andrea_cpu_engine *e, float *out, float *lse,
                                     const float *qkv, int B, int T, int C, int NH) {
-    flash_fwd_fn fn = flash_forward_generic;
-#ifdef FLASH_X86_DISPATCH
-    int isa = flash_isa(e);
-    fn = isa == 2 ? flash_forward_avx512 : isa == 1 ? flash_forward_avx2 : fn;
-#else
-    (void)e;
-#endif
+    flash_fwd_fn fn = ANDREA_ISA_PICK(flash_isa(e), flash_forward);
 #pragma omp parallel for collapse(2) schedule(static)
     for (int b = 0; b < B; b++)
         for (int h = 0; h < NH; h++) fn(out, lse, qkv, b, h, T, C, NH);
@@ -401,13 +393,7 @@ void andrea_attention_flash_forward(const andrea_cpu_engine *e, float *out, floa
 void andrea_attention_flash_backward(const andrea_cpu_engine *e, float *dqkv, const float *dout,
                                      const float *qkv, const float *out, const float *lse, int B,
                                      int T, int C, int NH) {
-    flash_bwd_fn fn = flash_backward_generic;
-#ifdef FLASH_X86_DISPATCH
-    int isa = flash_isa(e);
-    fn = isa == 2 ? flash_backward_avx512 : isa == 1 ? flash_backward_avx2 : fn;
-#else
-    (void)e;
-#endif
+    flash_bwd_fn fn = ANDREA_ISA_PICK(flash_isa(e), flash_backward);
 #pragma omp parallel for collapse(2) schedule(static)
     for (int b = 0; b < B; b++)
         for (int h = 0; h < NH; h++) fn(dqkv, dout, qkv, out, lse, b, h, T, C, NH);

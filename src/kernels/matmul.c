@@ -21,6 +21,7 @@
 #include "andrea.h"
 #include "kernels/act_math.h"
 #include "kernels/act_simd.h"
+#include "kernels/isa_copies.h"
 #include "kernels/kernels.h"
 #include "kernels/tile.h"
 #include "kernels/transpose.h"
@@ -78,20 +79,19 @@ typedef struct {
     int mr, nr, isa;
 } gemm_kernel;
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#ifdef ANDREA_X86_COPIES
 #include <immintrin.h>
-#define HAVE_X86_DISPATCH 1
 typedef float vf16 __attribute__((vector_size(64)));
 /* AVX-512: 8 x 32, 16 accumulators of AVX-512's 32 registers (tile.h) */
-ANDREA_DEFINE_TILE_8X2(tile8_avx512, __attribute__((target("avx512f,fma"))), vf16, 16)
-__attribute__((target("avx512f,fma"))) static void tile_avx512(float *c, int ldc, const float *a,
+ANDREA_DEFINE_TILE_8X2(tile8_avx512, ANDREA_TARGET_AVX512, vf16, 16)
+ANDREA_TARGET_AVX512 static void tile_avx512(float *c, int ldc, const float *a,
                                                                long a_rs, long a_cs,
                                                                const float *bp, int kc, int acc) {
     tile8_avx512(c, ldc, a, a_rs, a_cs, bp, 32, kc, acc);
 }
 /* AVX2+FMA: 6 x 16, 12 accumulators of its 16 registers (tile.h) */
-ANDREA_DEFINE_TILE_6X2(tile6_avx2, __attribute__((target("avx2,fma"))), vf8, 8)
-__attribute__((target("avx2,fma"))) static void tile_avx2(float *c, int ldc, const float *a,
+ANDREA_DEFINE_TILE_6X2(tile6_avx2, ANDREA_TARGET_AVX2, vf8, 8)
+ANDREA_TARGET_AVX2 static void tile_avx2(float *c, int ldc, const float *a,
                                                           long a_rs, long a_cs, const float *bp,
                                                           int kc, int acc) {
     tile6_avx2(c, ldc, a, a_rs, a_cs, bp, 16, kc, acc);
@@ -118,7 +118,7 @@ static void tile_generic(float *c, int ldc, const float *a, long a_rs, long a_cs
 static const gemm_kernel *pick_kernel(int cap) { /* a cached feature lookup: cheap */
     static const gemm_kernel generic = {tile_generic, 8, 32, ANDREA_ISA_BASELINE};
     int isa = andrea_cpu_isa(cap);
-#ifdef HAVE_X86_DISPATCH
+#ifdef ANDREA_X86_COPIES
     static const gemm_kernel avx512 = {tile_avx512, 8, 32, ANDREA_ISA_AVX512};
     static const gemm_kernel avx2 = {tile_avx2, 6, 16, ANDREA_ISA_AVX2};
     if (isa == ANDREA_ISA_AVX512) return &avx512;
@@ -152,7 +152,7 @@ static inline void gelu_row_generic(float *post, const float *c, int n) {
 static inline void gelu_grad_row_generic(float *c, const float *pre, int n) {
     for (int j = 0; j < n; j++) c[j] *= act_gelu_grad(pre[j]);
 }
-#define DEFINE_EPILOGUE(SFX, ATTR, GELU_ROW, GELU_GRAD_ROW)                                   \
+#define DEFINE_EPILOGUE(SFX, ATTR)                                   \
     ATTR static void epilogue_##SFX(const matmul_epilogue *e, float *c, int ldc, int m, int n, \
                                     int mr, int nr) {                                         \
         for (int r = 0; r < mr; r++) {                                                        \
@@ -161,33 +161,24 @@ static inline void gelu_grad_row_generic(float *c, const float *pre, int n) {
             float *post = e->post ? e->post + o : NULL;                                       \
             const float *pre = e->post ? NULL : e->pre + o;                                   \
             if (post && e->act == ANDREA_ACT_GELU)                                            \
-                GELU_ROW(post, cr, nr);                                                       \
+                gelu_row_##SFX(post, cr, nr);                                                       \
             else if (post && e->act == ANDREA_ACT_RELU)                                       \
                 for (int j = 0; j < nr; j++) post[j] = act_relu(cr[j]);                       \
             else if (post)                                                                    \
                 for (int j = 0; j < nr; j++) post[j] = act_relu2(cr[j]);                      \
             else if (e->act == ANDREA_ACT_GELU)                                               \
-                GELU_GRAD_ROW(cr, pre, nr);                                                   \
+                gelu_grad_row_##SFX(cr, pre, nr);                                                   \
             else if (e->act == ANDREA_ACT_RELU)                                               \
                 for (int j = 0; j < nr; j++) cr[j] *= act_relu_grad(pre[j]);                  \
             else                                                                              \
                 for (int j = 0; j < nr; j++) cr[j] *= act_relu2_grad(pre[j]);                 \
         }                                                                                     \
     }
-DEFINE_EPILOGUE(generic, , gelu_row_generic, gelu_grad_row_generic)
-#ifdef HAVE_X86_DISPATCH
-DEFINE_EPILOGUE(avx2, __attribute__((target("avx2,fma"))), gelu_row_256, gelu_grad_row_256)
-DEFINE_EPILOGUE(avx512, __attribute__((target("avx512f,fma"))), gelu_row_512, gelu_grad_row_512)
-#endif
+ANDREA_DEFINE_ISA_COPIES(DEFINE_EPILOGUE)
 
 static void epilogue_apply(int isa, const matmul_epilogue *e, float *c, int ldc, int m, int n,
                            int mr, int nr) {
-#ifdef HAVE_X86_DISPATCH
-    if (isa == ANDREA_ISA_AVX512) return epilogue_avx512(e, c, ldc, m, n, mr, nr);
-    if (isa == ANDREA_ISA_AVX2) return epilogue_avx2(e, c, ldc, m, n, mr, nr);
-#endif
-    (void)isa;
-    epilogue_generic(e, c, ldc, m, n, mr, nr);
+    ANDREA_ISA_PICK(isa, epilogue)(e, c, ldc, m, n, mr, nr);
 }
 
 /* The epilogue over all of C(M, N), for the paths that cannot fuse it (BLAS, bf16, rows). */
@@ -249,7 +240,7 @@ static void pack_b(float *bp, const float *b, long b_rs, long b_cs, int kc, int 
             for (int k = 0; k < kc; k++) memcpy(bp + k * NR, b + k * b_rs + p, sizeof(float) * (size_t)w);
         } else {
             int k0 = 0;
-#ifdef HAVE_X86_DISPATCH
+#ifdef ANDREA_X86_COPIES
             if (kern->isa == ANDREA_ISA_AVX512 && b_rs == 1 && w == NR) /* 16 x 16 blocks */
                 for (; k0 + 16 <= kc; k0 += 16)
                     for (int h = 0; h < NR; h += 16)
