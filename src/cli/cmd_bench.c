@@ -17,6 +17,7 @@
 #include "backend_flags.h"
 #include "model_flags.h"
 #include "threads.h"
+#include "util/bigalloc.h"
 #include "util/perf.h"
 #include "util/profile.h"
 
@@ -32,7 +33,10 @@ static int blas_core_pre_avx2(const char *core) {
 
 static double bench_train(andrea_model *m, int B, int T, int warmup, int steps) {
     int64_t n = andrea_model_num_params(m);
-    float *am = calloc((size_t)n, sizeof(float)), *av = calloc((size_t)n, sizeof(float));
+    /* in huge pages, as the trainer's (run_setup.c): in 4 KiB pages AdamW paid TLB misses
+     * and, on the first step, a copy-on-write fault per page of calloc's zero pages */
+    float *am = andrea_big_calloc((size_t)n * sizeof(float));
+    float *av = andrea_big_calloc((size_t)n * sizeof(float));
     int32_t *x = malloc(sizeof(int32_t) * (size_t)B * T * 2);
     if (!am || !av || !x) {
         free(am), free(av), free(x);
