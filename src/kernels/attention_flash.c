@@ -200,13 +200,7 @@ FLASH_INLINE void softmax_bwd_generic(float *p, float *ds, int jn, float scale, 
         }                                                                                     \
         softmax_bwd_generic(p + j, ds + j, jn - j, scale, l, D); /* the tail */               \
     }
-ANDREA_TARGET_AVX2 static inline float hsum_256(__m256 v) {
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
-}
-DEFINE_SOFTMAX_ROWS(avx2, ANDREA_TARGET_AVX2, _mm256, __m256, 8, exp_avx2,
-                    hsum_256)
+DEFINE_SOFTMAX_ROWS(avx2, ANDREA_TARGET_AVX2, _mm256, __m256, 8, exp_avx2, andrea_hsum_avx2)
 DEFINE_SOFTMAX_ROWS(avx512, ANDREA_TARGET_AVX512, _mm512, __m512, 16, exp_avx512,
                     _mm512_reduce_add_ps)
 #endif

@@ -12,6 +12,7 @@
  */
 #include <string.h>
 
+#include "kernels/act_simd.h"
 #include "kernels/fastmath.h"
 #include "kernels/kernels.h"
 
@@ -93,24 +94,16 @@ DEFINE_DOTS(avx512, __attribute__((target("avx512f"))), __m512, 16, _mm512_setze
 #undef LOAD_I8
 
 /* ---- AVX2+FMA: 8 lanes ---- */
-__attribute__((target("avx2,fma"))) static inline float hsum_avx2(__m256 a, __m256 b, __m256 c,
-                                                                   __m256 d) {
-    __m256 s = _mm256_add_ps(_mm256_add_ps(a, b), _mm256_add_ps(c, d));
-    __m128 q = _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1));
-    q = _mm_add_ps(q, _mm_movehl_ps(q, q));
-    q = _mm_add_ss(q, _mm_movehdup_ps(q));
-    return _mm_cvtss_f32(q);
-}
 #define LOADX(k) _mm256_loadu_ps(x + (k))
 #define FMA(a, b, c) _mm256_fmadd_ps(a, b, c)
-#define REDUCE4 hsum_avx2
+#define REDUCE4(a, b, c, d) andrea_hsum_avx2(_mm256_add_ps(_mm256_add_ps(a, b), _mm256_add_ps(c, d)))
 #define LOAD_F32(k) _mm256_loadu_ps(w + (k))
 #define LOAD_BF16(k)                                                                          \
     _mm256_castsi256_ps(_mm256_slli_epi32(                                                    \
         _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(w + (k)))), 16))
 #define LOAD_I8(k)                                                                            \
     _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(w + (k)))))
-DEFINE_DOTS(avx2, __attribute__((target("avx2,fma"))), __m256, 8, _mm256_setzero_ps())
+DEFINE_DOTS(avx2, ANDREA_TARGET_AVX2, __m256, 8, _mm256_setzero_ps())
 #undef LOADX
 #undef FMA
 #undef REDUCE4

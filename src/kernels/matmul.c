@@ -84,16 +84,14 @@ typedef struct {
 typedef float vf16 __attribute__((vector_size(64)));
 /* AVX-512: 8 x 32, 16 accumulators of AVX-512's 32 registers (tile.h) */
 ANDREA_DEFINE_TILE_8X2(tile8_avx512, ANDREA_TARGET_AVX512, vf16, 16)
-ANDREA_TARGET_AVX512 static void tile_avx512(float *c, int ldc, const float *a,
-                                                               long a_rs, long a_cs,
-                                                               const float *bp, int kc, int acc) {
+ANDREA_TARGET_AVX512 static void tile_avx512(float *c, int ldc, const float *a, long a_rs,
+                                             long a_cs, const float *bp, int kc, int acc) {
     tile8_avx512(c, ldc, a, a_rs, a_cs, bp, 32, kc, acc);
 }
 /* AVX2+FMA: 6 x 16, 12 accumulators of its 16 registers (tile.h) */
 ANDREA_DEFINE_TILE_6X2(tile6_avx2, ANDREA_TARGET_AVX2, vf8, 8)
-ANDREA_TARGET_AVX2 static void tile_avx2(float *c, int ldc, const float *a,
-                                                          long a_rs, long a_cs, const float *bp,
-                                                          int kc, int acc) {
+ANDREA_TARGET_AVX2 static void tile_avx2(float *c, int ldc, const float *a, long a_rs,
+                                         long a_cs, const float *bp, int kc, int acc) {
     tile6_avx2(c, ldc, a, a_rs, a_cs, bp, 16, kc, acc);
 }
 #endif
@@ -152,7 +150,7 @@ static inline void gelu_row_generic(float *post, const float *c, int n) {
 static inline void gelu_grad_row_generic(float *c, const float *pre, int n) {
     for (int j = 0; j < n; j++) c[j] *= act_gelu_grad(pre[j]);
 }
-#define DEFINE_EPILOGUE(SFX, ATTR)                                   \
+#define DEFINE_EPILOGUE(SFX, ATTR)                                                            \
     ATTR static void epilogue_##SFX(const matmul_epilogue *e, float *c, int ldc, int m, int n, \
                                     int mr, int nr) {                                         \
         for (int r = 0; r < mr; r++) {                                                        \
@@ -161,13 +159,13 @@ static inline void gelu_grad_row_generic(float *c, const float *pre, int n) {
             float *post = e->post ? e->post + o : NULL;                                       \
             const float *pre = e->post ? NULL : e->pre + o;                                   \
             if (post && e->act == ANDREA_ACT_GELU)                                            \
-                gelu_row_##SFX(post, cr, nr);                                                       \
+                gelu_row_##SFX(post, cr, nr);                                                 \
             else if (post && e->act == ANDREA_ACT_RELU)                                       \
                 for (int j = 0; j < nr; j++) post[j] = act_relu(cr[j]);                       \
             else if (post)                                                                    \
                 for (int j = 0; j < nr; j++) post[j] = act_relu2(cr[j]);                      \
             else if (e->act == ANDREA_ACT_GELU)                                               \
-                gelu_grad_row_##SFX(cr, pre, nr);                                                   \
+                gelu_grad_row_##SFX(cr, pre, nr);                                             \
             else if (e->act == ANDREA_ACT_RELU)                                               \
                 for (int j = 0; j < nr; j++) cr[j] *= act_relu_grad(pre[j]);                  \
             else                                                                              \
@@ -207,15 +205,21 @@ static void block_plain(const gemm_job *j, int m0, int mr, int n0, int nr, int k
  * while the B panels stream by; ragged edges run the same tile on padding. */
 static _Thread_local float *g_apanel = NULL, *g_bpanel = NULL;
 
+/* n floats, n a tile's side (6, 8, 16, 32) or not: the tiles' sides are copied with
+ * constant sizes, so each is a few vector moves instead of a memmove call per row */
+static inline void copy_floats(float *dst, const float *src, int n) {
+    switch (n) {
+    case 6: memcpy(dst, src, sizeof(float) * 6); return;
+    case 8: memcpy(dst, src, sizeof(float) * 8); return;
+    case 16: memcpy(dst, src, sizeof(float) * 16); return;
+    case 32: memcpy(dst, src, sizeof(float) * 32); return;
+    default: memcpy(dst, src, sizeof(float) * (size_t)n);
+    }
+}
+
 static void pack_a(float *ap, const float *a, long a_rs, long a_cs, int rows, int kc, int MR) {
     if (rows == MR && a_rs == 1) { /* A transposed (dw): each k's MR rows are adjacent */
-        /* constant sizes: vector moves, not a memmove call per k */
-        if (MR == 8)
-            for (int k = 0; k < kc; k++) memcpy(ap + k * 8, a + k * a_cs, sizeof(float) * 8);
-        else if (MR == 6)
-            for (int k = 0; k < kc; k++) memcpy(ap + k * 6, a + k * a_cs, sizeof(float) * 6);
-        else
-            for (int k = 0; k < kc; k++) memcpy(ap + k * MR, a + k * a_cs, sizeof(float) * (size_t)MR);
+        for (int k = 0; k < kc; k++) copy_floats(ap + k * MR, a + k * a_cs, MR);
         return;
     }
     if (rows < MR) memset(ap, 0, sizeof(float) * (size_t)MR * (size_t)kc);
@@ -223,9 +227,6 @@ static void pack_a(float *ap, const float *a, long a_rs, long a_cs, int rows, in
         for (int k = 0; k < kc; k++) ap[k * MR + r] = a[r * a_rs + k * a_cs];
 }
 
-/* B(k, n) = b[k * b_rs + n * b_cs]: rows copied whole when b_cs = 1, else gathered
- * along k (b_rs = 1: B is a transposed weight matrix, read along its rows), in register
- * transposes of 16 x 16 (AVX-512) or 8 x 8 (AVX2) where the kernel's ISA has them. */
 /* B's rows copied whole (b_cs = 1), k outermost: each row of the block is read once, front
  * to back, and dealt out to the panels. Panel-major order read 64 bytes per row of the
  * weight, the rows a matrix width apart, and stalled on DRAM (dinp and dw packing were
@@ -235,12 +236,7 @@ static void pack_b_rows(float *bp, const float *b, long b_rs, int kc, int cols, 
     for (int k = 0; k < kc; k++) {
         const float *row = b + k * b_rs;
         float *dst = bp + (long)k * NR;
-        if (NR == 32)
-            for (int p = 0; p < full; p += 32) memcpy(dst + (long)p * kc, row + p, sizeof(float) * 32);
-        else if (NR == 16)
-            for (int p = 0; p < full; p += 16) memcpy(dst + (long)p * kc, row + p, sizeof(float) * 16);
-        else
-            for (int p = 0; p < full; p += NR) memcpy(dst + (long)p * kc, row + p, sizeof(float) * (size_t)NR);
+        for (int p = 0; p < full; p += NR) copy_floats(dst + (long)p * kc, row + p, NR);
     }
     if (full == cols) return;
     float *edge = bp + (long)full * kc; /* the ragged last panel, zero-padded */
