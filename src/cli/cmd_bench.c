@@ -102,7 +102,11 @@ static int cmp_double(const void *a, const void *b) {
 
 /* Which engine ran each product shape of the step, and why. */
 static void print_engines(const andrea_backend *be) {
-    const andrea_cpu_engine *e = &be->cpu;
+    const andrea_cpu_engine *e = andrea_backend_cpu_engine(be);
+    if (!e) {
+        printf("matmul engine: the backend's own (backend %s)\n", andrea_backend_name(be));
+        return;
+    }
     if (e->precision == ANDREA_PRECISION_BF16 || e->engine != ANDREA_MATMUL_AUTO ||
         !andrea_blas_available()) {
         printf("matmul engine: %s for every large product (backend %s)\n",
