@@ -1,0 +1,56 @@
+/* tensor_io.c - host access to backend memory: zero-copy on a host backend, staged in
+ * bounded chunks elsewhere (tensor_io.h). */
+#include "backend/tensor_io.h"
+
+#include <stdlib.h>
+
+#include "util/error.h"
+
+int andrea_tio_each(be_t be, const float *src, size_t n, andrea_tio_read_fn fn, void *user) {
+    if (be->memory == ANDREA_MEM_HOST || n == 0) return fn(user, src, n, 0);
+    size_t cap = n < ANDREA_TIO_CHUNK ? n : ANDREA_TIO_CHUNK;
+    float *buf = malloc(sizeof(float) * cap);
+    if (!buf) return andrea_set_error("out of memory staging %zu floats", cap);
+    int rc = 0;
+    for (size_t at = 0; rc == 0 && at < n; at += cap) {
+        size_t k = n - at < cap ? n - at : cap;
+        be->ops.download(be, buf, src + at, sizeof(float) * k);
+        rc = fn(user, buf, k, at);
+    }
+    free(buf);
+    return rc;
+}
+
+int andrea_tio_fill(be_t be, float *dst, size_t n, andrea_tio_write_fn fn, void *user) {
+    if (be->memory == ANDREA_MEM_HOST || n == 0) return fn(user, dst, n, 0);
+    size_t cap = n < ANDREA_TIO_CHUNK ? n : ANDREA_TIO_CHUNK;
+    float *buf = malloc(sizeof(float) * cap);
+    if (!buf) return andrea_set_error("out of memory staging %zu floats", cap);
+    int rc = 0;
+    for (size_t at = 0; rc == 0 && at < n; at += cap) {
+        size_t k = n - at < cap ? n - at : cap;
+        if ((rc = fn(user, buf, k, at)) == 0) be->ops.upload(be, dst + at, buf, sizeof(float) * k);
+    }
+    free(buf);
+    return rc;
+}
+
+const float *andrea_tio_view(be_t be, const float *src, size_t n, float **scratch,
+                             size_t *scratch_n) {
+    if (be->memory == ANDREA_MEM_HOST) return src;
+    if (*scratch_n < n || !*scratch) {
+        float *p = realloc(*scratch, sizeof(float) * (n ? n : 1));
+        if (!p) return andrea_set_error("out of memory staging %zu floats", n), NULL;
+        *scratch = p;
+        *scratch_n = n;
+    }
+    be->ops.download(be, *scratch, src, sizeof(float) * n);
+    return *scratch;
+}
+
+void andrea_tio_write(be_t be, float *dst, const float *host_src, size_t n) {
+    if (n) be->ops.upload(be, dst, host_src, sizeof(float) * n);
+}
+void andrea_tio_read(be_t be, float *host_dst, const float *src, size_t n) {
+    if (n) be->ops.download(be, host_dst, src, sizeof(float) * n);
+}
