@@ -2,6 +2,7 @@
  * bounded chunks elsewhere (tensor_io.h). */
 #include "backend/tensor_io.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 #include "util/error.h"
@@ -53,4 +54,51 @@ void andrea_tio_write(be_t be, float *dst, const float *host_src, size_t n) {
 }
 void andrea_tio_read(be_t be, float *host_dst, const float *src, size_t n) {
     if (n) be->ops.download(be, host_dst, src, sizeof(float) * n);
+}
+
+typedef struct {
+    int nonneg;
+    int64_t at;
+    float value;
+} scan;
+
+static int find_bad(void *user, const float *chunk, size_t k, size_t at) {
+    scan *s = user;
+    for (size_t i = 0; i < k; i++)
+        if (!isfinite(chunk[i]) || (s->nonneg && chunk[i] < 0)) {
+            s->at = (int64_t)(at + i);
+            s->value = chunk[i];
+            return 1;
+        }
+    return 0;
+}
+
+int64_t andrea_tio_first_nonfinite(be_t be, const float *x, size_t n, int nonneg, float *value) {
+    if (be->ops.count_nonfinite(be, x, n, nonneg) == 0) return -1;
+    scan s = {nonneg, -1, 0.0f};
+    andrea_tio_each(be, x, n, find_bad, &s); /* only on the failure path: finds which */
+    *value = s.value;
+    return s.at;
+}
+
+typedef struct {
+    be_t to;
+    float *dst;
+} move_job;
+
+static int put_chunk(void *user, const float *chunk, size_t k, size_t at) {
+    move_job *j = user;
+    andrea_tio_write(j->to, j->dst + at, chunk, k);
+    return 0;
+}
+
+float *andrea_tio_move(be_t from, be_t to, const float *src, size_t n) {
+    float *dst = to->ops.alloc(to, sizeof(float) * (n ? n : 1));
+    if (!dst) return andrea_set_error("out of memory: %zu floats on backend '%s'", n, to->name), NULL;
+    move_job j = {to, dst};
+    if (andrea_tio_each(from, src, n, put_chunk, &j)) {
+        to->ops.free(to, dst);
+        return NULL;
+    }
+    return dst;
 }

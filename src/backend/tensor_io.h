@@ -9,6 +9,7 @@
 #define ANDREA_BACKEND_TENSOR_IO_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "backend/backend.h"
 
@@ -34,5 +35,13 @@ const float *andrea_tio_view(be_t be, const float *src, size_t n, float **scratc
 /* dst[0, n) <- host src / host dst <- src[0, n), whole (small or already-host data). */
 void andrea_tio_write(be_t be, float *dst, const float *host_src, size_t n);
 void andrea_tio_read(be_t be, float *host_dst, const float *src, size_t n);
+
+/* The index of the first of x[0, n) that is NaN or infinite (or negative, with nonneg),
+ * its value in *value; -1 when there is none (counted by the backend: one pass, no copy). */
+int64_t andrea_tio_first_nonfinite(be_t be, const float *x, size_t n, int nonneg, float *value);
+
+/* A copy of src[0, n) (on from) in to's memory, through host chunks; NULL when out of
+ * memory. src stays. */
+float *andrea_tio_move(be_t from, be_t to, const float *src, size_t n);
 
 #endif

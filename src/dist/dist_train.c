@@ -48,16 +48,18 @@ int andrea_dist_run_moments(andrea_train_run *r) {
     if (!r->o.zero || r->dist->size == 1) return 0;
     if (andrea_zero_plan(&r->zero, r->m, r->dist)) return -1;
     size_t k = (size_t)(r->zero.hi - r->zero.lo);
-    float *m = malloc(sizeof(float) * (k ? k : 1)), *v = malloc(sizeof(float) * (k ? k : 1));
+    const andrea_backend *be = r->m->be; /* the moments are in the model's backend memory */
+    float *m = be->ops.alloc(be, sizeof(float) * (k ? k : 1));
+    float *v = be->ops.alloc(be, sizeof(float) * (k ? k : 1));
     if (!m || !v) {
-        free(m);
-        free(v);
+        if (m) be->ops.free(be, m);
+        if (v) be->ops.free(be, v);
         return andrea_set_error("out of memory for this rank's AdamW moments");
     }
-    memcpy(m, r->adam_m + r->zero.lo, sizeof(float) * k);
-    memcpy(v, r->adam_v + r->zero.lo, sizeof(float) * k);
-    free(r->adam_m);
-    free(r->adam_v);
+    be->ops.copy_rows(be, m, 0, r->adam_m + r->zero.lo, 0, k, 1);
+    be->ops.copy_rows(be, v, 0, r->adam_v + r->zero.lo, 0, k, 1);
+    andrea_model_moments_free(r->m, r->adam_m);
+    andrea_model_moments_free(r->m, r->adam_v);
     r->adam_m = m;
     r->adam_v = v;
     return 0;

@@ -173,7 +173,7 @@ int andrea_model_write_params(andrea_model *m, int64_t off, int64_t n, const flo
     return 0;
 }
 
-static int ensure_grads(andrea_model *m) {
+int andrea_model_ensure_grads(andrea_model *m) {
     if (m->grads) return 0;
     size_t bytes = sizeof(float) * (size_t)m->layout.total;
     m->grads = m->be->ops.alloc(m->be, bytes);
@@ -184,14 +184,14 @@ static int ensure_grads(andrea_model *m) {
 }
 
 float *andrea_model_grads(andrea_model *m) {
-    if (ensure_grads(m)) return NULL;
+    if (andrea_model_ensure_grads(m)) return NULL;
     if (m->be->memory == ANDREA_MEM_HOST) return m->grads;
     andrea_set_error("backend '%s' keeps the gradients in its own memory", m->be->name);
     return NULL;
 }
 
 void andrea_model_zero_grad(andrea_model *m) {
-    if (ensure_grads(m) == 0)
+    if (andrea_model_ensure_grads(m) == 0)
         m->be->ops.zero(m->be, m->grads, sizeof(float) * (size_t)m->layout.total);
     m->grads_stale = 0;
 }
@@ -402,7 +402,7 @@ static void grads_ready(const andrea_model *m, const float *from, const float *t
 int andrea_context_backward(andrea_model *m, andrea_context *ctx, float scale) {
     if (!ctx->act_mem || !ctx->has_targets)
         return andrea_set_error("backward: needs a forward pass with targets first");
-    if (ensure_grads(m))
+    if (andrea_model_ensure_grads(m))
         return -1;
     int init = m->grads_stale; /* the products overwrite their gradients */
     if (init) zero_accumulated_grads(m);

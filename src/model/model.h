@@ -144,6 +144,13 @@ int andrea_model_backward_scaled(andrea_model *m, float scale);
  * (refused, with the missing op named, when be lacks one the model needs). */
 andrea_model *andrea_model_alloc(const andrea_config *cfg);
 andrea_model *andrea_model_alloc_on(const andrea_config *cfg, const andrea_backend *be);
+/* Allocates m->grads (zeroed) when not yet there; 0 or -1. */
+int andrea_model_ensure_grads(andrea_model *m);
+/* AdamW moments (num_params floats, zeroed) in the model's backend memory, and their free. */
+float *andrea_model_moments_alloc(const andrea_model *m);
+void andrea_model_moments_free(const andrea_model *m, float *p);
+/* andrea_model_set_backend, carrying the moments (when given) along. */
+int andrea_model_move(andrea_model *m, const char *backend, float **adam_m, float **adam_v);
 /* 1 when buffers of a may be used by b's operations: the same backend, or both host
  * backends (the CPU variants share host memory and one allocator). */
 int andrea_backend_same_memory(const andrea_backend *a, const andrea_backend *b);

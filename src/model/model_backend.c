@@ -11,30 +11,6 @@
 #include "model/model.h"
 #include "util/error.h"
 
-typedef struct {
-    const andrea_backend *to;
-    float *dst;
-} move_job;
-
-static int put_chunk(void *user, const float *chunk, size_t k, size_t at) {
-    move_job *j = user;
-    andrea_tio_write(j->to, j->dst + at, chunk, k);
-    return 0;
-}
-
-/* A copy of n floats of src (on from) in to's memory; NULL when out of memory. */
-static float *move_floats(const andrea_backend *from, const andrea_backend *to,
-                          const float *src, size_t n) {
-    float *dst = to->ops.alloc(to, sizeof(float) * n);
-    if (!dst) return NULL;
-    move_job j = {to, dst};
-    if (andrea_tio_each(from, src, n, put_chunk, &j)) {
-        to->ops.free(to, dst);
-        return NULL;
-    }
-    return dst;
-}
-
 int andrea_model_set_backend(andrea_model *m, const char *name) {
     const andrea_backend *be = andrea_backend_find(name);
     if (!be || andrea_backend_check_complete(be)) return -1;
@@ -44,8 +20,8 @@ int andrea_model_set_backend(andrea_model *m, const char *name) {
     }
     const andrea_backend *old = m->be;
     size_t n = (size_t)m->layout.total;
-    float *params = move_floats(old, be, m->params, n);
-    float *grads = params && m->grads ? move_floats(old, be, m->grads, n) : NULL;
+    float *params = andrea_tio_move(old, be, m->params, n);
+    float *grads = params && m->grads ? andrea_tio_move(old, be, m->grads, n) : NULL;
     andrea_context *ctx = NULL;
     if (params && (grads || !m->grads)) {
         m->be = be; /* the context is created on the model's backend */
@@ -70,6 +46,22 @@ int andrea_model_set_backend(andrea_model *m, const char *name) {
     andrea_view_build(m, m->params, &m->p);
     if (m->grads) andrea_view_build(m, m->grads, &m->g);
     return andrea_model_quantize(m, quant);
+}
+
+/* Moves one moment vector of m (on backend from) to m's backend. */
+static int move_moment(andrea_model *m, const andrea_backend *from, float **p) {
+    if (!p || !*p || andrea_backend_same_memory(from, m->be)) return 0;
+    float *q = andrea_tio_move(from, m->be, *p, (size_t)m->layout.total);
+    if (!q) return -1;
+    from->ops.free(from, *p);
+    *p = q;
+    return 0;
+}
+
+int andrea_model_move(andrea_model *m, const char *backend, float **adam_m, float **adam_v) {
+    const andrea_backend *from = m->be;
+    if (andrea_model_set_backend(m, backend)) return -1;
+    return move_moment(m, from, adam_m) || move_moment(m, from, adam_v) ? -1 : 0;
 }
 
 const andrea_backend *andrea_model_backend(const andrea_model *m) { return m->be; }
