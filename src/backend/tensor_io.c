@@ -102,3 +102,10 @@ float *andrea_tio_move(be_t from, be_t to, const float *src, size_t n) {
     }
     return dst;
 }
+
+const float *andrea_tio_host(be_t be, const float *src, size_t n, float **owned) {
+    *owned = NULL;
+    if (be->memory == ANDREA_MEM_HOST || !src) return src;
+    size_t k = 0;
+    return andrea_tio_view(be, src, n, owned, &k);
+}

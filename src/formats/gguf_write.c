@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/tensor_io.h"
 #include "formats/fmt.h"
 #include "formats/gguf.h"
 #include "util/error.h"
@@ -113,7 +114,8 @@ static uint64_t type_bytes(uint32_t type, uint64_t n) {
 }
 
 /* The tensors in file order: ours, with zero biases for a model without them. */
-static int plan(const andrea_model *m, int dtype, out_tensor **out, int *n_out) {
+static int plan(const andrea_model *m, const float *params, int dtype, out_tensor **out,
+                int *n_out) {
     const andrea_config *c = &m->cfg;
     int cap = m->layout.n + 7 * c->n_layer + 8, n = 0;
     out_tensor *t = calloc((size_t)cap, sizeof *t);
@@ -134,7 +136,7 @@ static int plan(const andrea_model *m, int dtype, out_tensor **out, int *n_out) 
         /* q8_0 needs rows that are whole blocks of 32; others fall back to f16 */
         if (ti->cols && dtype == ANDREA_DTYPE_Q8_0)
             o->type = ti->cols % ANDREA_Q8_0_BLOCK == 0 ? ANDREA_GGML_Q8_0 : ANDREA_GGML_F16;
-        o->data = m->params + ti->offset;
+        o->data = params + ti->offset;
         /* after the last tensor of a layer (or lnf.w), add the biases it lacks */
         int layer, used = 0;
         int last_of_layer = sscanf(ti->name, "h.%d.mlp.wproj%n", &layer, &used) == 1 &&
@@ -204,7 +206,9 @@ int andrea_gguf_save(const char *path, const andrea_model *m, const andrea_token
                                 "them equal", path, andrea_tokenizer_vocab_size(tok), c->vocab);
     out_tensor *t = NULL;
     int nt = 0;
-    if (plan(m, dtype, &t, &nt)) return -1;
+    float *copy = NULL; /* the parameters as host memory */
+    const float *params = andrea_tio_host(m->be, m->params, (size_t)m->layout.total, &copy);
+    if (!params || plan(m, params, dtype, &t, &nt)) return free(copy), -1;
     andrea_wbuf kv = {0}, w = {0};
     int nkv = 0;
     kv_str(&kv, "general.architecture", "gpt2"), nkv++;
@@ -224,6 +228,7 @@ int andrea_gguf_save(const char *path, const andrea_model *m, const andrea_token
     kv_f32(&kv, "andrea.init_std", c->init_std), nkv++;
     int ntok = put_tokenizer(&kv, tok);
     if (ntok < 0) {
+        free(copy);
         free(t);
         andrea_wb_free(&kv);
         return -1;
@@ -244,6 +249,7 @@ int andrea_gguf_save(const char *path, const andrea_model *m, const andrea_token
     while (w.n % ANDREA_GGUF_ALIGN) andrea_wb_zeros(&w, 1);
     for (int i = 0; i < nt; i++) put_data(&w, &t[i]);
     int rc = andrea_wb_save(&w, path);
+    free(copy);
     free(t);
     andrea_wb_free(&kv);
     andrea_wb_free(&w);

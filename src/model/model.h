@@ -151,6 +151,9 @@ float *andrea_model_moments_alloc(const andrea_model *m);
 void andrea_model_moments_free(const andrea_model *m, float *p);
 /* andrea_model_set_backend, carrying the moments (when given) along. */
 int andrea_model_move(andrea_model *m, const char *backend, float **adam_m, float **adam_v);
+/* m moved to the default backend (readers build models on the host, in place); NULL, m
+ * freed, when that fails. */
+andrea_model *andrea_model_to_default(andrea_model *m);
 /* 1 when buffers of a may be used by b's operations: the same backend, or both host
  * backends (the CPU variants share host memory and one allocator). */
 int andrea_backend_same_memory(const andrea_backend *a, const andrea_backend *b);

@@ -64,6 +64,14 @@ int andrea_model_move(andrea_model *m, const char *backend, float **adam_m, floa
     return move_moment(m, from, adam_m) || move_moment(m, from, adam_v) ? -1 : 0;
 }
 
+andrea_model *andrea_model_to_default(andrea_model *m) {
+    if (m && andrea_model_set_backend(m, NULL)) {
+        andrea_model_free(m);
+        return NULL;
+    }
+    return m;
+}
+
 const andrea_backend *andrea_model_backend(const andrea_model *m) { return m->be; }
 
 int andrea_backend_same_memory(const andrea_backend *a, const andrea_backend *b) {
