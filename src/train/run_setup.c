@@ -135,6 +135,7 @@ void andrea_run_free(andrea_train_run *r) {
     andrea_jsonl_close(&r->log);
     if (r->lock_fd >= 0) close(r->lock_fd); /* releases the folder's lock */
     free(r->x);
+    free(r->dist_stage);
     free(r->ckpt_path);
     free(r->best_path);
     if (r->m) {

@@ -48,6 +48,8 @@ typedef struct {
     andrea_dist *dist;        /* the ranks (rank 0 of 1 without mpirun): src/dist/ */
     andrea_zero zero;         /* --zero 1: adam_m, adam_v hold this rank's slice only */
     int overlap_failed;       /* a gradient sum started during backward failed */
+    float *dist_stage;        /* host copy of the gradients the collectives sum, when the
+                               * backend's memory is not the host's (NULL otherwise) */
 } andrea_train_run;
 
 /* Reports to the JSONL sink, then to the caller's. */
