@@ -47,6 +47,10 @@ same "generate sampled" generate -m "$m" -p "The " -n 24 --seed 5
 same "generate --quant bf16" generate -m "$m" -p "The " -n 24 --temp 0 --quant bf16
 same "generate --quant int8" generate -m "$m" -p "The " -n 24 --temp 0 --quant int8
 same "generate --backend cpu-guarded" generate -m "$m" -p "The " -n 24 --temp 0 --backend cpu-guarded
+printf 'hello\nhow are you\n' > "$T/chat.in"
+a=$("$A" chat -m "$m" -n 8 --temp 0 < "$T/chat.in" 2> /dev/null) && b=$("${G[@]}" chat -m "$m" -n 8 --temp 0 < "$T/chat.in" 2> /dev/null) &&
+    [ "$a" = "$b" ] && pass "chat: the same conversation on cpu-guarded" || fail "chat on cpu-guarded"
+same "explain" explain
 same "attention" attention -m "$m" -p "To be or" --matrices 0
 same "attention --json" attention -m "$m" -p "To be" --json -
 "$A" train --data "$data" --preset tiny --batch 4 --max-steps 5 -t 2 -q -o "$T/flat" ||
@@ -59,4 +63,23 @@ for to in safetensors gguf llmc flat andrea; do
     cmp -s "$T/c_cpu.$to" "$T/c_g.$to" && pass "convert --to $to: the same file" ||
         fail "convert --to $to: the files differ"
 done
+
+# two ranks (ZeRO-1 too), when this build and machine have MPI: the same logs as on cpu
+if command -v mpirun > /dev/null; then
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+    export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" # OpenMPI's plugins
+    M=(--data "$data" --preset tiny --batch 2 --max-steps 12 --eval-every 6 --sample-every 0 -t 1 -q)
+    for z in 0 1; do
+        if OMP_NUM_THREADS=1 mpirun -np 2 "$A" train "${M[@]}" --zero $z -o "$T/mc$z" 2> "$T/err" &&
+           OMP_NUM_THREADS=1 mpirun -np 2 "$A" train "${M[@]}" --zero $z --backend cpu-guarded \
+               -o "$T/mg$z" 2>> "$T/err"; then
+            diff <(strip "$T/mc$z/log.jsonl") <(strip "$T/mg$z/log.jsonl") > /dev/null &&
+                cmp -s "$T/mc$z/ckpt.bin" "$T/mg$z/ckpt.bin" &&
+                pass "mpirun -np 2 --zero $z: the same log and checkpoint on cpu-guarded" ||
+                fail "mpirun -np 2 --zero $z: cpu-guarded differs from cpu"
+        elif grep -q "built without MPI" "$T/err"; then
+            echo "note: built without MPI: the 2-rank checks skipped"; break
+        else fail "mpirun -np 2 --zero $z: $(tail -1 "$T/err")"; fi
+    done
+fi
 finish
