@@ -7,33 +7,32 @@
 
 #include "util/error.h"
 
-int andrea_tio_each(be_t be, const float *src, size_t n, andrea_tio_read_fn fn, void *user) {
-    if (be->memory == ANDREA_MEM_HOST || n == 0) return fn(user, src, n, 0);
+/* The staging loop of each (rd: download, then rd) and fill (wr, then upload): chunks of at
+ * most ANDREA_TIO_CHUNK floats through one host buffer. dev is only read when rd is given. */
+static int staged(be_t be, float *dev, size_t n, andrea_tio_read_fn rd, andrea_tio_write_fn wr,
+                  void *user) {
     size_t cap = n < ANDREA_TIO_CHUNK ? n : ANDREA_TIO_CHUNK;
     float *buf = malloc(sizeof(float) * cap);
     if (!buf) return andrea_set_error("out of memory staging %zu floats", cap);
     int rc = 0;
     for (size_t at = 0; rc == 0 && at < n; at += cap) {
         size_t k = n - at < cap ? n - at : cap;
-        be->ops.download(be, buf, src + at, sizeof(float) * k);
-        rc = fn(user, buf, k, at);
+        if (rd) be->ops.download(be, buf, dev + at, sizeof(float) * k);
+        rc = rd ? rd(user, buf, k, at) : wr(user, buf, k, at);
+        if (rc == 0 && !rd) be->ops.upload(be, dev + at, buf, sizeof(float) * k);
     }
     free(buf);
     return rc;
 }
 
+int andrea_tio_each(be_t be, const float *src, size_t n, andrea_tio_read_fn fn, void *user) {
+    if (be->memory == ANDREA_MEM_HOST || n == 0) return fn(user, src, n, 0);
+    return staged(be, (float *)src, n, fn, NULL, user); /* src is only downloaded */
+}
+
 int andrea_tio_fill(be_t be, float *dst, size_t n, andrea_tio_write_fn fn, void *user) {
     if (be->memory == ANDREA_MEM_HOST || n == 0) return fn(user, dst, n, 0);
-    size_t cap = n < ANDREA_TIO_CHUNK ? n : ANDREA_TIO_CHUNK;
-    float *buf = malloc(sizeof(float) * cap);
-    if (!buf) return andrea_set_error("out of memory staging %zu floats", cap);
-    int rc = 0;
-    for (size_t at = 0; rc == 0 && at < n; at += cap) {
-        size_t k = n - at < cap ? n - at : cap;
-        if ((rc = fn(user, buf, k, at)) == 0) be->ops.upload(be, dst + at, buf, sizeof(float) * k);
-    }
-    free(buf);
-    return rc;
+    return staged(be, dst, n, NULL, fn, user);
 }
 
 const float *andrea_tio_view(be_t be, const float *src, size_t n, float **scratch,
