@@ -55,9 +55,22 @@ cmp -s "$T/cwd/out/ckpt.bin" "$T/out_before.bin" && [ "$(step_of "$T/c/ckpt.bin"
 
 # 4. the log on a full disk stops the run with one line and a non-zero exit
 rc=0; "$A" train "${small[@]}" --max-steps 4 --stop-at 2 -o "$T/full" || rc=$?
+# a device is no log file (issue 22): a link to /dev/full is refused before anything runs
 ln -sf /dev/full "$T/full/log.jsonl"
-expect_error "log on /dev/full" "log '$T/full/log.jsonl': write failed: No space left on device" \
+expect_error "log linked to /dev/full" "log.jsonl': it is a symbolic link to a character device" \
     "$A" train --resume "$T/full/ckpt.bin" -t 1 -q -o "$T/full"
+# a full disk for real: the log a link to a regular file on a tiny tmpfs filled up (root)
+mkdir -p "$T/tiny"
+if [ "$(id -u)" -eq 0 ] && mount -t tmpfs -o size=64k tmpfs "$T/tiny" 2> /dev/null; then
+    : > "$T/tiny/log.jsonl"
+    dd if=/dev/zero of="$T/tiny/fill" bs=4k 2> /dev/null || true
+    ln -sf "$T/tiny/log.jsonl" "$T/full/log.jsonl"
+    expect_error "log on a full disk" "log '$T/full/log.jsonl': write failed: No space left on device" \
+        "$A" train --resume "$T/full/ckpt.bin" -t 1 -q -o "$T/full"
+    umount "$T/tiny"
+else
+    echo "skip: the full-disk log check needs root and a tmpfs mount"
+fi
 
 # 5. a resume after a kill: the steps after the checkpoint are not logged twice, a torn
 # last line goes, and the losses equal an uninterrupted run's

@@ -18,6 +18,7 @@
 #include "commands.h"
 #include "train/docset.h"
 #include "util/atomic_file.h"
+#include "util/error.h"
 #include "util/file.h"
 #include "util/perf.h"
 
@@ -278,6 +279,7 @@ int cmd_prepare(int argc, char **argv) {
     }
     p.w = andrea_token_writer_create(tmp, p.tok);
     if (!p.w) {
+        andrea_error_rename(tmp, out);
         fprintf(stderr, "andrea prepare: %s\n", andrea_error());
         andrea_tokenizer_free(p.tok);
         return 1;
@@ -291,6 +293,7 @@ int cmd_prepare(int argc, char **argv) {
     if (!rc) rc = emit_bos(&p);
     uint64_t count = andrea_token_writer_count(p.w);
     if (andrea_token_writer_close(p.w) && !rc) {
+        andrea_error_rename(tmp, out);
         fprintf(stderr, "andrea prepare: %s\n", andrea_error());
         rc = -1;
     }

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "tokenizer/tok_internal.h"
+#include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/file.h"
 #include "util/hash.h"
@@ -181,16 +182,19 @@ uint64_t andrea_tokenizer_checksum(const andrea_tokenizer *t) {
 int andrea_tokenizer_save(const andrea_tokenizer *t, const char *path) {
     andrea_bytes b = {0};
     if (andrea_tokenizer_serialize(t, &b)) return -1;
-    FILE *f = fopen(path, "wb");
+    andrea_atomic_file af; /* whole or not at all, and never over a device or a FIFO */
+    FILE *f = andrea_atomic_open(&af, path);
     if (!f) {
         andrea_bytes_free(&b);
-        return andrea_set_error("cannot write '%s': %s", path, strerror(errno));
+        return -1;
     }
-    size_t w = fwrite(b.data, 1, b.len, f);
-    int bad = (w != b.len) | (fclose(f) != 0);
+    int short_write = fwrite(b.data, 1, b.len, f) != b.len;
     andrea_bytes_free(&b);
-    if (bad) return andrea_set_error("'%s': write failed (disk full?)", path);
-    return 0;
+    if (short_write) {
+        andrea_atomic_abort(&af);
+        return andrea_set_error("'%s': write failed (disk full?)", path);
+    }
+    return andrea_atomic_commit(&af);
 }
 
 andrea_tokenizer *andrea_tokenizer_load(const char *path) {

@@ -16,6 +16,7 @@
 
 #include "train/run_options.h"
 #include "train/train_run.h"
+#include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/json.h"
 
@@ -198,8 +199,8 @@ int andrea_jsonl_open(andrea_jsonl_log *log, const char *path, int resume, int64
     if (!log->path) return andrea_set_error("out of memory");
     struct stat sb;
     int cut = resume && stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
-    log->f = fopen(path, cut ? "r+" : "w");
-    if (!log->f) return andrea_set_error("cannot write log '%s': %s", path, strerror(errno));
+    log->f = andrea_output_fopen(path, cut ? "r+" : "w"); /* never a FIFO or a device */
+    if (!log->f) return -1;
     if (cut) {
         long at = keep_until(log->f, keep_step);
         if (fflush(log->f) != 0 || ftruncate(fileno(log->f), at) != 0 ||

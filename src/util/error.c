@@ -3,6 +3,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "andrea.h"
 
@@ -18,6 +19,16 @@ int andrea_set_error(const char *fmt, ...) {
     for (char *c = g_error; *c; c++)
         if (*c == '\n' || *c == '\r') *c = ' ';
     return -1;
+}
+
+void andrea_error_rename(const char *from, const char *to) {
+    char *at = strstr(g_error, from);
+    if (!at || !*from) return;
+    char rest[sizeof g_error];
+    snprintf(rest, sizeof rest, "%s", at + strlen(from));
+    *at = '\0';
+    size_t used = strlen(g_error);
+    snprintf(g_error + used, sizeof g_error - used, "%s%s", to, rest);
 }
 
 void andrea_clear_error(void) { g_error[0] = '\0'; }
