@@ -143,6 +143,7 @@ static void on_skip(void *user, const andrea_train_skip *s) {
     num(log->f, "loss", s->loss, "%.9g");
     num(log->f, "grad_norm", s->grad_norm, "%.9g");
     fprintf(log->f, ",\"bad_steps\":%d", s->bad_steps);
+    if (s->reason) str(log->f, "reason", s->reason);
     end(log);
 }
 

@@ -67,7 +67,16 @@ int andrea_run_open_files(andrea_train_run *r) {
     return 0;
 }
 
+int andrea_run_keeps_resumed(const andrea_train_run *r) {
+    return r->o.resume_path && r->updates_applied == 0;
+}
+
 int andrea_run_save(andrea_train_run *r, int full) {
+    /* resumed, and no update applied yet: the file resumed from holds this very state, and
+     * a run started with a destructive setting must not replace it before a sane step */
+    if (andrea_run_keeps_resumed(r)) return 0;
+    /* only a state whose forward on a fixed probe batch is finite is ever written */
+    if (andrea_model_probe(r->m, "the trained model")) return -1;
     /* the batch source's position as of now */
     r->st->batch_pos_len = (uint32_t)r->src->save(r->src, r->st->batch_pos, ANDREA_CKPT_POS_MAX);
     float *am = NULL, *av = NULL; /* the full moments: ZeRO-1 gathers them to rank 0 */
