@@ -164,8 +164,9 @@ void andrea_context_set_flash_attention(andrea_context *c, int on);
 /* The context andrea_model_forward/backward use (owned by the model). */
 andrea_context *andrea_model_context(andrea_model *m);
 
-/* The check every loaded or saved model passes: a forward over a fixed probe batch
- * (16 tokens) whose logits must all be finite, and the largest |weight|. name says what
+/* The check every loaded or saved model passes: no |weight| over 1e6 (no trained model's
+ * lies there), and a forward over a fixed probe batch (16 tokens) whose logits must all be
+ * finite. andrea_model_param_max_abs: the largest |weight| (Inf when one is NaN). name says what
  * the model is in the message ("'run/ckpt.bin'"). 0, or -1 with andrea_error(). */
 int andrea_model_probe(const andrea_model *m, const char *name);
 double andrea_model_param_max_abs(const andrea_model *m);

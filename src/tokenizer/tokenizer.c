@@ -243,6 +243,12 @@ andrea_tokenizer *andrea_tokenizer_open(const char *spec) {
         return NULL;
     }
     if (strncmp(spec, "gpt2:", 5) == 0) return gpt2_from_dir(spec + 5);
+    if (strcmp(spec, "char") == 0) { /* not a file named 'char' */
+        andrea_set_error("tokenizer 'char' is made from a training text, so it has no standalone "
+                         "form here: give byte, gpt2[:DIR], a .tok file (andrea tokenizer "
+                         "export) or harris_segments.json");
+        return NULL;
+    }
     size_t n = strlen(spec);
     if (n >= 5 && strcmp(spec + n - 5, ".json") == 0) return andrea_tokenizer_harris_import(spec);
     return andrea_tokenizer_load(spec);

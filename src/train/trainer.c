@@ -98,6 +98,11 @@ static int train_step(andrea_train_run *r, loop_state *ls, const andrea_train_st
     double t0 = andrea_now(), comm0 = r->dist->comm_s;
     float lr = andrea_lr_at(o, step), loss, gnorm;
     if (andrea_step_grads(r, step, &loss, &gnorm)) return -1;
+    if (!r->has_probe) { /* real text for the checkpoint's sanity check (run_files.c) */
+        memcpy(r->probe_x, r->x, sizeof(int32_t) * (size_t)o->seq);
+        memcpy(r->probe_y, r->y, sizeof(int32_t) * (size_t)o->seq);
+        r->has_probe = 1;
+    }
     char why[300];
     andrea_guard_limits lim = {o->spike_loss, o->spike_grad, o->max_weight, r->cfg.vocab};
     if (andrea_guard_check(&ls->guard, &lim, loss, gnorm, why, sizeof why) ||

@@ -15,9 +15,11 @@ int andrea_set_error(const char *fmt, ...) {
     vsnprintf(g_error, sizeof g_error, fmt, ap);
     va_end(ap);
     /* one line, whatever the arguments hold (a parser's message quoting hostile input,
-     * a file name with a newline): front ends print it as "andrea CMD: message\n" */
+     * a file name with a newline), and nothing a terminal would act on (ESC sequences
+     * from a manifest's names): front ends print it as "andrea CMD: message\n" */
     for (char *c = g_error; *c; c++)
-        if (*c == '\n' || *c == '\r') *c = ' ';
+        if (*c == '\n' || *c == '\r' || *c == '\t') *c = ' ';
+        else if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = '?';
     return -1;
 }
 
