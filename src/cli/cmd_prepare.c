@@ -71,15 +71,11 @@ static int emit_bos(prep *p) {
     return 0;
 }
 
-/* Where a block may end (andrea_tokenizer_safe_cut: before a '\n' followed by a visible
- * character), minus the points before a '<' when special tokens are on: the text is split
- * at "<|endoftext|>" before GPT-2's regex, so a whitespace run before one ends there
- * ("\n\n<|endoftext|>" is the one piece "\n\n"), and a cut inside the run would make
- * two pieces. Reads buf[0 .. len). */
+/* Where a block may end: andrea_tokenizer_safe_cut_flags with the encoding's flags (with
+ * special tokens, never inside the whitespace run before "<|endoftext|>"). Reads
+ * buf[0 .. len). */
 static size_t block_cut(const uint8_t *buf, size_t len, int special) {
-    size_t cut = andrea_tokenizer_safe_cut(buf, len);
-    while (special && cut > 0 && buf[cut + 1] == '<') cut = andrea_tokenizer_safe_cut(buf, cut + 1);
-    return cut;
+    return andrea_tokenizer_safe_cut_flags(buf, len, special ? ANDREA_ENCODE_SPECIAL : 0);
 }
 
 static int prepare_text(prep *p, const char *path) {

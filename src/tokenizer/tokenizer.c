@@ -88,15 +88,24 @@ int andrea_tokenizer_encode_part(const andrea_tokenizer *t, const void *text, si
     return t->ops->encode(t, text, n, flags, base, out);
 }
 
-size_t andrea_tokenizer_safe_cut(const void *text, size_t n) {
+size_t andrea_tokenizer_safe_cut_flags(const void *text, size_t n, int flags) {
     /* Why this point is safe for GPT-2's regex: a piece holding '\n' is all
      * whitespace, so none crosses into the visible character after it; and the
      * whitespace run before the cut, now at the end of a string, is matched by
-     * \s+(?!\S) exactly as far as it was when the '\n' followed it. */
+     * \s+(?!\S) exactly as far as it was when the '\n' followed it. With special
+     * tokens the text is split at "<|endoftext|>" before the regex, so the whitespace
+     * run before one ends there ("\n\n<|endoftext|>" is the one piece "\n\n"): a cut
+     * inside that run would make two pieces, so no '\n' before a '<' is a cut then. */
     const uint8_t *s = text;
+    int special = (flags & ANDREA_ENCODE_SPECIAL) != 0;
     for (size_t k = n >= 2 ? n - 2 : 0; k > 0; k--)
-        if (s[k] == '\n' && s[k + 1] > 0x20 && s[k + 1] < 0x7f) return k;
+        if (s[k] == '\n' && s[k + 1] > 0x20 && s[k + 1] < 0x7f && !(special && s[k + 1] == '<'))
+            return k;
     return 0;
+}
+
+size_t andrea_tokenizer_safe_cut(const void *text, size_t n) {
+    return andrea_tokenizer_safe_cut_flags(text, n, 0);
 }
 
 const uint8_t *andrea_tokenizer_token_bytes(const andrea_tokenizer *t, int32_t id, size_t *len) {
