@@ -61,6 +61,9 @@ X="$T/target"
 for kind in device fifo dir link-device link-dangling; do
     refuses "prepare" $kind "$X" "$A" prepare -q -t byte -o "$X" "$TXT"
     refuses "tokenizer export" $kind "$X" "$A" tokenizer export -t byte -o "$X"
+    refuses "tokenizer train" $kind "$X" "$A" tokenizer train -k bpe -V 300 -i "$TXT" -o "$X"
+    refuses "tokenizer train --json" $kind "$X" "$A" tokenizer train -k harris -N 40 -i "$TXT" \
+        -o "$T/h.tok" --json "$X"
     refuses "convert to safetensors" $kind "$X" "$A" convert "$M" "$X" --to safetensors
     refuses "convert to gguf" $kind "$X" "$A" convert "$M" "$X" --to gguf
     refuses "convert to llm.c" $kind "$X" "$A" convert "$M" "$X" --to llmc
