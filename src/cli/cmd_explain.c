@@ -21,6 +21,7 @@
 #include "args.h"
 #include "attn_text.h"
 #include "commands.h"
+#include "model_open.h"
 
 enum { SHOW_COLS = 8, W = 8 };
 
@@ -258,7 +259,7 @@ int cmd_explain(int argc, char **argv) {
     andrea_model *m = NULL;
     andrea_tokenizer *tok = NULL;
     if (model_path) {
-        m = andrea_checkpoint_load_with_tokenizer(model_path, &tok);
+        m = cli_model_open(model_path, NULL, &tok); /* any format, probed */
     } else {
         /* toy: 2 layers, 2 heads of d_k = 8, weights large enough for visible attention */
         andrea_config cfg;
