@@ -77,9 +77,12 @@ int andrea_act_parse(const char *s, int *out);
 /* Where a model's operations run (src/backend): "cpu" (the default: built-in kernels,
  * fp32, the best instruction set here) and its variants "cpu-avx512", "cpu-avx2",
  * "cpu-baseline" (tiles capped at that ISA), "cpu-blas" (large products through the
- * BLAS of the build) and "cpu-bf16" (bf16 operands, fp32 accumulation, AVX512-BF16).
- * Only those this machine and build can run are listed. The objects are static: never
- * freed. */
+ * BLAS of the build), "cpu-bf16" (bf16 operands, fp32 accumulation, AVX512-BF16) and
+ * "cpu-guarded" (cpu's kernels on memory the host cannot touch outside the backend: a test
+ * backend that behaves like a device). Only those this machine and build can run are
+ * listed. ANDREA_BACKEND in the environment names the default. The objects are static:
+ * never freed. Every pointer the API hands out (logits, attention maps, parameters) is host
+ * memory, whatever the backend. */
 typedef struct andrea_backend andrea_backend;
 int andrea_backend_count(void);
 const andrea_backend *andrea_backend_get(int i); /* 0 <= i < count, else NULL */
