@@ -60,8 +60,15 @@ static const float *host_logits(const andrea_kv *kv) {
     return andrea_tio_view(kv->be, kv->logits, (size_t)kv->V, &w->host_logits, &w->host_n);
 }
 
+int andrea_kv_check_backend(const andrea_model *m, const andrea_kv *kv) {
+    if (andrea_backend_same_memory(kv->be, m->be)) return 0;
+    return andrea_set_error("the KV cache was created on backend '%s', the model runs on '%s' "
+                            "now: create a new cache", kv->be->name, m->be->name);
+}
+
 const float *andrea_kv_step(const andrea_model *m, andrea_kv *kv, int32_t token) {
     const andrea_config *c = &m->cfg;
+    if (andrea_kv_check_backend(m, kv)) return NULL;
     if (kv->pos >= c->ctx) {
         andrea_set_error("context full: the model was trained with a context of %d tokens", c->ctx);
         return NULL;
@@ -85,6 +92,7 @@ const float *andrea_kv_prefill_ctx(const andrea_model *m, andrea_context *ctx, a
         andrea_set_error("prefill: no tokens");
         return NULL;
     }
+    if (andrea_kv_check_backend(m, kv)) return NULL;
     if (kv->pos + n > c->ctx) {
         andrea_set_error("context full: %d + %d tokens exceed the model's context of %d", kv->pos,
                          n, c->ctx);

@@ -21,6 +21,10 @@ struct andrea_kv {
     size_t host_n;
 };
 
+/* 0 when kv (and its scratch) is in memory m's backend can use, else -1 with a message:
+ * a cache made before andrea_model_set_backend moved the model elsewhere. */
+int andrea_kv_check_backend(const andrea_model *m, const andrea_kv *kv);
+
 /* Advances kvs[0..n) by tokens[0..n) (already checked) in one step; the logits go to
  * out (n, V), backend memory (b's own when out is NULL); returns out or b's. */
 float *andrea_kv_decode(const andrea_model *m, andrea_kv_batch *b, andrea_kv *const *kvs,

@@ -77,10 +77,15 @@ static int check_step(const andrea_model *m, const andrea_kv_batch *b, andrea_kv
     if (n <= 0 || n > b->max)
         return andrea_set_error("batched decoding: %d sequences (this batch holds 1 to %d)", n,
                                 b->max);
+    if (!andrea_backend_same_memory(b->be, m->be))
+        return andrea_set_error("batched decoding: the batch was created on backend '%s', the "
+                                "model runs on '%s' now: create a new one", b->be->name,
+                                m->be->name);
     for (int s = 0; s < n; s++) {
         if (kvs[s]->L != c->n_layer || kvs[s]->T != c->ctx || kvs[s]->C != c->d_model)
             return andrea_set_error("batched decoding: sequence %d's cache belongs to another "
                                     "model", s);
+        if (andrea_kv_check_backend(m, kvs[s])) return -1;
         if (kvs[s]->pos >= c->ctx)
             return andrea_set_error("batched decoding: sequence %d's context is full (%d tokens)",
                                     s, c->ctx);
