@@ -73,6 +73,9 @@ static void test_nonfinite(be_t be) {
     CHECK(be->ops.count_nonfinite(be, d, 300, 0) == 3);
     CHECK(be->ops.count_nonfinite(be, d, 300, 1) == 4); /* and -1, negative */
     CHECK(be->ops.count_nonfinite(be, d, 7, 0) == 0);
+    CHECK(be->ops.max_abs(be, d, 300) == INFINITY); /* NaN and inf count as unbounded */
+    CHECK(be->ops.max_abs(be, d, 7) == 6.0f);
+    CHECK(be->ops.max_abs(be, d + 50, 1) == 1.0f && be->ops.max_abs(be, d, 0) == 0.0f);
     be->ops.free(be, d);
 }
 

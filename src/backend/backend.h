@@ -16,7 +16,7 @@
  * pointers is allowed, dereferencing them outside the backend is not), except those named
  * host_* and these, which are host memory: token ids (embedding_*, gather_rows' ids),
  * targets (crossentropy_*), the RNG state (fill) and scalars returned by value (the loss,
- * n_valid, sum_squares, count_nonfinite). A host backend (memory == ANDREA_MEM_HOST: the
+ * n_valid, sum_squares, count_nonfinite, max_abs). A host backend (memory == ANDREA_MEM_HOST: the
  * CPU variants) has buffers the host may read and write directly; code outside the
  * backend still goes through model/tensor_io.h, which is zero-copy there.
  *
@@ -61,6 +61,8 @@ typedef struct {
     void (*fill)(be_t be, float *p, size_t n, int kind, float a, float b, andrea_rng *rng);
     /* how many of x[0..n) are NaN or infinite (or negative, with nonneg) */
     uint64_t (*count_nonfinite)(be_t be, const float *x, size_t n, int nonneg);
+    /* the largest |x[i]| of x[0..n) (0 when n is 0), +inf when one is NaN */
+    float (*max_abs)(be_t be, const float *x, size_t n);
     /* rows (rows, cols) of src into format fmt: bf16 (dst uint16) or int8 (dst int8,
      * scale[r] = absmax of row r / 127, 1 for a zero row, values rounded to nearest) */
     void (*quantize)(be_t be, void *dst, float *scale, const float *src, int fmt, size_t rows,

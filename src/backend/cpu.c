@@ -51,6 +51,10 @@ static uint64_t cpu_count_nonfinite(be_t be, const float *x, size_t n, int nonne
     (void)be;
     return andrea_count_nonfinite(x, n, nonneg);
 }
+static float cpu_max_abs(be_t be, const float *x, size_t n) {
+    (void)be;
+    return andrea_max_abs(x, n);
+}
 static void cpu_quantize(be_t be, void *dst, float *scale, const float *src, int fmt,
                          size_t rows, size_t cols) {
     (void)be;
@@ -192,6 +196,7 @@ static const char *why_not(be_t be) {
         .alloc = cpu_alloc, .free = cpu_free, .upload = cpu_copy, .download = cpu_copy,       \
         .zero = cpu_zero, .copy_rows = cpu_copy_rows, .synchronize = cpu_synchronize,         \
         .fill = cpu_fill, .count_nonfinite = cpu_count_nonfinite, .quantize = cpu_quantize,   \
+        .max_abs = cpu_max_abs,                                                               \
         .gather_rows = cpu_gather_rows, .embedding_forward = cpu_embedding_forward,           \
         .embedding_backward = cpu_embedding_backward,                                         \
         .residual_forward = cpu_residual_forward, .matmul_forward = cpu_matmul_forward,       \

@@ -165,6 +165,7 @@ WRAP(fill, (be_t be, float *p, size_t n, int kind, float a, float b, andrea_rng 
      (CPU, p, n, kind, a, b, rng))
 WRAP_R(uint64_t, count_nonfinite, (be_t be, const float *x, size_t n, int nonneg),
        (CPU, x, n, nonneg))
+WRAP_R(float, max_abs, (be_t be, const float *x, size_t n), (CPU, x, n))
 WRAP(quantize, (be_t be, void *d, float *s, const float *x, int fmt, size_t r, size_t c),
      (CPU, d, s, x, fmt, r, c))
 WRAP(gather_rows,
@@ -253,6 +254,7 @@ const andrea_backend andrea_backend_cpu_guarded = {
         .alloc = g_alloc, .free = g_free, .upload = g_upload, .download = g_download,
         .zero = g_zero, .copy_rows = g_copy_rows, .synchronize = g_synchronize,
         .fill = g_fill, .count_nonfinite = g_count_nonfinite, .quantize = g_quantize,
+        .max_abs = g_max_abs,
         .gather_rows = g_gather_rows, .embedding_forward = g_embedding_forward,
         .embedding_backward = g_embedding_backward, .residual_forward = g_residual_forward,
         .matmul_forward = g_matmul_forward, .matmul_forward_residual = g_matmul_forward_residual,

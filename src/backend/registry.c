@@ -74,7 +74,8 @@ const char *andrea_backend_missing(be_t be) {
     const struct { const char *name; const void *op; } need[] = {
 #define NEED(op) {#op, (const void *)o->op}
         NEED(alloc), NEED(free), NEED(upload), NEED(download), NEED(zero), NEED(copy_rows),
-        NEED(synchronize), NEED(fill), NEED(count_nonfinite), NEED(quantize), NEED(gather_rows),
+        NEED(synchronize), NEED(fill), NEED(count_nonfinite), NEED(max_abs), NEED(quantize),
+        NEED(gather_rows),
         NEED(embedding_forward), NEED(embedding_backward), NEED(residual_forward),
         NEED(matmul_forward), NEED(matmul_forward_residual), NEED(matmul_forward_act),
         NEED(matmul_backward), NEED(matmul_backward_act), NEED(matvec), NEED(norm_forward),

@@ -38,6 +38,16 @@ uint64_t andrea_count_nonfinite(const float *x, size_t n, int nonneg) {
     return bad;
 }
 
+float andrea_max_abs(const float *x, size_t n) {
+    float mx = 0.0f;
+#pragma omp parallel for reduction(max : mx) schedule(static) if (n >= (1u << 18))
+    for (size_t i = 0; i < n; i++) {
+        float a = isnan(x[i]) ? INFINITY : fabsf(x[i]);
+        if (a > mx) mx = a;
+    }
+    return mx;
+}
+
 void andrea_quantize_rows(void *dst, float *scale, const float *src, int fmt, size_t rows,
                           size_t cols) {
     if (fmt == ANDREA_QUANT_BF16) {

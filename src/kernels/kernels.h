@@ -405,6 +405,7 @@ void andrea_copy_rows(float *dst, size_t ld_dst, const float *src, size_t ld_src
                       size_t rows);
 void andrea_fill(float *p, size_t n, int kind, float a, float b, andrea_rng *rng);
 uint64_t andrea_count_nonfinite(const float *x, size_t n, int nonneg);
+float andrea_max_abs(const float *x, size_t n); /* NaN counts as +inf */
 /* bf16 (dst uint16) or int8 (dst int8, scale per row) of src (rows, cols) */
 void andrea_quantize_rows(void *dst, float *scale, const float *src, int fmt, size_t rows,
                           size_t cols);

@@ -8,7 +8,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "backend/tensor_io.h"
+#include "backend/backend.h"
 #include "model/model.h"
 #include "util/error.h"
 
@@ -18,24 +18,8 @@ enum { PROBE_T = 16 };
  * in an embedding row is normalised away, and sampling from it still "works"). */
 #define PROBE_MAX_WEIGHT 1e6
 
-static int chunk_max_abs(void *user, const float *p, size_t k, size_t at) {
-    (void)at;
-    float *best = user, mx = *best;
-    long n = (long)k;
-#pragma omp parallel for reduction(max : mx) schedule(static) if (n >= (1L << 18))
-    for (long i = 0; i < n; i++) {
-        float a = isnan(p[i]) ? INFINITY : fabsf(p[i]); /* NaN counts as unbounded */
-        if (a > mx) mx = a;
-    }
-    *best = mx;
-    return 0;
-}
-
 double andrea_model_param_max_abs(const andrea_model *m) {
-    float mx = 0.0f; /* through tensor_io: the buffer itself on a host backend */
-    if (andrea_tio_each(m->be, m->params, (size_t)m->layout.total, chunk_max_abs, &mx))
-        return INFINITY; /* out of memory staging: judged unusable, the error says why */
-    return mx;
+    return m->be->ops.max_abs(m->be, m->params, (size_t)m->layout.total); /* on the backend */
 }
 
 int andrea_model_probe(const andrea_model *m, const char *name) {
