@@ -58,7 +58,7 @@ static void test_fill(be_t be) {
         for (int i = 0; i < N; i++) /* the initialisation's loops before fill existed */
             want[i] = kinds[k] == ANDREA_FILL_CONST    ? 0.25f
                       : kinds[k] == ANDREA_FILL_NORMAL ? 0.02f * andrea_rng_normal(&r2) + 0.25f
-                                                       : -0.5f + (0.02f + 0.5f) * andrea_rng_uniform(&r2);
+                      : -0.5f + (0.02f + 0.5f) * andrea_rng_uniform(&r2);
         CHECK(memcmp(got, want, sizeof got) == 0);
         CHECK(r1.s[0] == r2.s[0] && r1.s[1] == r2.s[1]); /* the RNG advanced as many draws */
         be->ops.free(be, d);
@@ -92,7 +92,8 @@ static void test_quant(be_t be) {
     be->ops.quantize(be, dq, NULL, dx, ANDREA_QUANT_BF16, R, C);
     be->ops.gather_rows(be, dout, dq, ANDREA_QUANT_BF16, NULL, NULL, R, C);
     down(be, out, dout, R * C);
-    for (int i = 0; i < R * C; i++) CHECK(fabs((double)out[i] - x[i]) <= fabs((double)x[i]) / 256.0);
+    for (int i = 0; i < R * C; i++)
+        CHECK(fabs((double)out[i] - x[i]) <= fabs((double)x[i]) / 256.0);
     /* int8: scale absmax/127, every value within half a step of the double reference */
     be->ops.quantize(be, dq, ds, dx, ANDREA_QUANT_INT8, R, C);
     down(be, scale, ds, R);
@@ -103,7 +104,8 @@ static void test_quant(be_t be) {
         for (int c = 0; c < C; c++) amax = fmax(amax, fabs((double)x[r * C + c]));
         double s = amax > 0 ? amax / 127.0 : 1.0;
         CHECK_CLOSE(scale[r], s, 0, 1e-6);
-        for (int c = 0; c < C; c++) CHECK(fabs(out[r * C + c] - x[r * C + c]) <= 0.5 * s * (1 + 1e-5));
+        for (int c = 0; c < C; c++)
+            CHECK(fabs(out[r * C + c] - x[r * C + c]) <= 0.5 * s * (1 + 1e-5));
     }
     /* gather by ids, f32: the rows themselves */
     be->ops.gather_rows(be, dout, dx, ANDREA_QUANT_NONE, NULL, ids, 3, C);

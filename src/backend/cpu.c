@@ -237,7 +237,8 @@ CPU_VARIANT(andrea_backend_cpu_avx2, "cpu-avx2", "CPU, built-in kernels, fp32, A
             e_avx2, has_isa);
 CPU_VARIANT(andrea_backend_cpu_baseline, "cpu-baseline",
             "CPU, built-in kernels, fp32, baseline vectors (SSE2/NEON)", e_baseline, always);
-CPU_VARIANT(andrea_backend_cpu_blas, "cpu-blas", "CPU, large products through BLAS (OpenBLAS), fp32",
+CPU_VARIANT(andrea_backend_cpu_blas, "cpu-blas",
+            "CPU, large products through BLAS (OpenBLAS), fp32",
             e_blas, has_blas);
 CPU_VARIANT(andrea_backend_cpu_bf16, "cpu-bf16",
             "CPU, large products with bf16 operands, fp32 accumulation (AVX512-BF16)", e_bf16,

@@ -99,7 +99,8 @@ static void *g_alloc(be_t be, size_t bytes) {
     for (int i = 0; a->base && !p && i < a->n; i++) {
         block *bl = &a->b[i];
         if (bl->used || bl->len < len) continue;
-        if (bl->len > len && insert_block(a, i + 1, (block){bl->off + len, bl->len - len, 0})) break;
+        if (bl->len > len && insert_block(a, i + 1, (block){bl->off + len, bl->len - len, 0}))
+            break;
         bl = &a->b[i]; /* insert_block may have moved the array */
         bl->len = len;
         bl->used = 1;

@@ -93,7 +93,8 @@ static int put_chunk(void *user, const float *chunk, size_t k, size_t at) {
 
 float *andrea_tio_move(be_t from, be_t to, const float *src, size_t n) {
     float *dst = to->ops.alloc(to, sizeof(float) * (n ? n : 1));
-    if (!dst) return andrea_set_error("out of memory: %zu floats on backend '%s'", n, to->name), NULL;
+    if (!dst)
+        return andrea_set_error("out of memory: %zu floats on backend '%s'", n, to->name), NULL;
     move_job j = {to, dst};
     if (andrea_tio_each(from, src, n, put_chunk, &j)) {
         to->ops.free(to, dst);
