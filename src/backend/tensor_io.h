@@ -37,8 +37,8 @@ void andrea_tio_write(be_t be, float *dst, const float *host_src, size_t n);
 void andrea_tio_read(be_t be, float *host_dst, const float *src, size_t n);
 
 /* src[0, n) as a host array: src itself on a host backend (*owned NULL), else a copy in
- * *owned (malloc'd, the caller frees it). For the format writers, which build their files
- * in memory anyway. NULL when out of memory. */
+ * *owned (malloc'd, the caller frees it). For the flat format's writer (small models; the
+ * others stage one tensor at a time with andrea_tio_view). NULL when out of memory. */
 const float *andrea_tio_host(be_t be, const float *src, size_t n, float **owned);
 
 /* The index of the first of x[0, n) that is NaN or infinite (or negative, with nonneg),

@@ -105,7 +105,7 @@ typedef struct {
     int ndim;
     uint64_t ne[2];      /* fastest first: (cols, rows) */
     uint32_t type;
-    const float *data;   /* NULL: zeros (a bias the model does not have) */
+    const float *data;   /* the model's backend memory; NULL: zeros (a bias it does not have) */
     uint64_t bytes, offset;
 } out_tensor;
 
@@ -114,8 +114,7 @@ static uint64_t type_bytes(uint32_t type, uint64_t n) {
 }
 
 /* The tensors in file order: ours, with zero biases for a model without them. */
-static int plan(const andrea_model *m, const float *params, int dtype, out_tensor **out,
-                int *n_out) {
+static int plan(const andrea_model *m, int dtype, out_tensor **out, int *n_out) {
     const andrea_config *c = &m->cfg;
     int cap = m->layout.n + 7 * c->n_layer + 8, n = 0;
     out_tensor *t = calloc((size_t)cap, sizeof *t);
@@ -136,7 +135,7 @@ static int plan(const andrea_model *m, const float *params, int dtype, out_tenso
         /* q8_0 needs rows that are whole blocks of 32; others fall back to f16 */
         if (ti->cols && dtype == ANDREA_DTYPE_Q8_0)
             o->type = ti->cols % ANDREA_Q8_0_BLOCK == 0 ? ANDREA_GGML_Q8_0 : ANDREA_GGML_F16;
-        o->data = params + ti->offset;
+        o->data = m->params + ti->offset;
         /* after the last tensor of a layer (or lnf.w), add the biases it lacks */
         int layer, used = 0;
         int last_of_layer = sscanf(ti->name, "h.%d.mlp.wproj%n", &layer, &used) == 1 &&
@@ -170,22 +169,23 @@ static int plan(const andrea_model *m, const float *params, int dtype, out_tenso
     return 0;
 }
 
-static void put_data(andrea_wbuf *w, const out_tensor *t) {
+/* One tensor's data; host is t->data as host memory (one tensor staged at a time). */
+static void put_data(andrea_wbuf *w, const out_tensor *t, const float *host) {
     uint64_t n = t->ne[0] * t->ne[1];
-    if (!t->data) {
+    if (!host) {
         andrea_wb_zeros(w, (size_t)t->bytes);
     } else if (t->type == ANDREA_GGML_F32) {
-        for (uint64_t i = 0; i < n; i++) andrea_wb_f32(w, t->data[i]);
+        for (uint64_t i = 0; i < n; i++) andrea_wb_f32(w, host[i]);
     } else if (t->type == ANDREA_GGML_F16) {
         for (uint64_t i = 0; i < n; i++) {
-            uint16_t h = andrea_f32_to_f16(t->data[i]);
+            uint16_t h = andrea_f32_to_f16(host[i]);
             uint8_t b[2] = {(uint8_t)h, (uint8_t)(h >> 8)};
             andrea_wb_put(w, b, 2);
         }
     } else {
         uint8_t blk[ANDREA_Q8_0_BYTES];
         for (uint64_t i = 0; i < n; i += ANDREA_Q8_0_BLOCK) {
-            andrea_q8_0_quantize(t->data + i, blk, ANDREA_Q8_0_BLOCK);
+            andrea_q8_0_quantize(host + i, blk, ANDREA_Q8_0_BLOCK);
             andrea_wb_put(w, blk, sizeof blk);
         }
     }
@@ -206,9 +206,7 @@ int andrea_gguf_save(const char *path, const andrea_model *m, const andrea_token
                                 "them equal", path, andrea_tokenizer_vocab_size(tok), c->vocab);
     out_tensor *t = NULL;
     int nt = 0;
-    float *copy = NULL; /* the parameters as host memory */
-    const float *params = andrea_tio_host(m->be, m->params, (size_t)m->layout.total, &copy);
-    if (!params || plan(m, params, dtype, &t, &nt)) return free(copy), -1;
+    if (plan(m, dtype, &t, &nt)) return -1;
     andrea_wbuf kv = {0}, w = {0};
     int nkv = 0;
     kv_str(&kv, "general.architecture", "gpt2"), nkv++;
@@ -228,7 +226,6 @@ int andrea_gguf_save(const char *path, const andrea_model *m, const andrea_token
     kv_f32(&kv, "andrea.init_std", c->init_std), nkv++;
     int ntok = put_tokenizer(&kv, tok);
     if (ntok < 0) {
-        free(copy);
         free(t);
         andrea_wb_free(&kv);
         return -1;
@@ -247,9 +244,17 @@ int andrea_gguf_save(const char *path, const andrea_model *m, const andrea_token
         andrea_wb_u64(&w, t[i].offset);
     }
     while (w.n % ANDREA_GGUF_ALIGN) andrea_wb_zeros(&w, 1);
-    for (int i = 0; i < nt; i++) put_data(&w, &t[i]);
+    float *stage = NULL; /* the largest tensor at most, on a backend with its own memory */
+    size_t stage_n = 0;
+    for (int i = 0; i < nt; i++) {
+        size_t n = (size_t)(t[i].ne[0] * t[i].ne[1]);
+        const float *host =
+            t[i].data ? andrea_tio_view(m->be, t[i].data, n, &stage, &stage_n) : NULL;
+        if (t[i].data && !host) w.oom = 1;
+        put_data(&w, &t[i], host);
+    }
+    free(stage);
     int rc = andrea_wb_save(&w, path);
-    free(copy);
     free(t);
     andrea_wb_free(&kv);
     andrea_wb_free(&w);

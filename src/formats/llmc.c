@@ -63,12 +63,20 @@ typedef struct {
     const uint8_t *in; /* reading */
     float *params;     /* reading: the host model's */
     int bf16;
-    const float *host; /* writing: the parameters as host memory */
+    float *stage;      /* writing: one tensor as host memory (a backend with its own) */
+    size_t stage_n;
+    int oom;
 } llmc_io;
 
 static void put_tensor(void *vctx, const andrea_tensor_info *t, int64_t pos, int64_t n) {
     llmc_io *x = vctx;
-    for (int64_t i = 0; i < n; i++) put_f32(x->out + 4 * (pos + i), x->host[t->offset + i]);
+    const float *h = andrea_tio_view(x->m->be, x->m->params + t->offset, (size_t)n, &x->stage,
+                                     &x->stage_n);
+    if (!h) {
+        x->oom = 1;
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) put_f32(x->out + 4 * (pos + i), h[i]);
 }
 
 static void get_tensor(void *vctx, const andrea_tensor_info *t, int64_t pos, int64_t n) {
@@ -97,14 +105,12 @@ int andrea_llmc_save(const char *path, const andrea_model *m) {
     for (int i = 0; i < LLMC_HEADER; i++) andrea_wb_u32(&w, (uint32_t)h[i]);
     size_t start = w.n;
     andrea_wb_zeros(&w, (size_t)n * 4);
-    float *copy = NULL;
-    const float *host = w.oom ? NULL : andrea_tio_host(m->be, m->params, (size_t)m->layout.total, &copy);
-    if (host) {
-        llmc_io x = {m, w.p + start, NULL, NULL, 0, host};
+    if (!w.oom) {
+        llmc_io x = {m, w.p + start, NULL, NULL, 0, NULL, 0, 0};
         walk(m, Vp, put_tensor, &x);
+        free(x.stage);
+        if (x.oom) w.oom = 1;
     }
-    free(copy);
-    if (!host) w.oom = 1;
     int rc = andrea_wb_save(&w, path);
     andrea_wb_free(&w);
     return rc;
@@ -140,7 +146,7 @@ andrea_model *andrea_llmc_parse(const void *buf, size_t n, const char *what) {
                                 (unsigned long long)(4 * LLMC_HEADER + floats * (uint64_t)esz)), NULL;
     andrea_model *m = andrea_model_alloc_on(&cfg, &andrea_backend_cpu); /* filled in place */
     if (!m) return NULL;
-    llmc_io x = {m, NULL, p + 4 * LLMC_HEADER, m->params, esz == 2, NULL};
+    llmc_io x = {m, NULL, p + 4 * LLMC_HEADER, m->params, esz == 2, NULL, 0, 0};
     walk(m, Vp, get_tensor, &x);
     return andrea_model_to_default(m);
 }
