@@ -21,11 +21,14 @@
 #include "train/batch_source.h"
 #include "train/checkpoint.h"
 
-/* log.jsonl: err is the errno of the first failed write (0: none); the run stops on it. */
+/* log.jsonl: err is the errno of the first failed write (0: none); the run stops on it.
+ * mfu_measured: the start record's sgemm peak was measured (not -q), else steps write
+ * "mfu":null rather than a 0 that reads as measured. */
 typedef struct {
     FILE *f;
     char *path;
     int err;
+    int mfu_measured;
 } andrea_jsonl_log;
 
 typedef struct {
