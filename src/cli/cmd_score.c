@@ -35,7 +35,7 @@ static char *read_all(FILE *f, size_t *len) {
 }
 
 int cmd_score(int argc, char **argv) {
-    const char *words = NULL, *gate = "honest";
+    const char *words = NULL, *gate = "honest", *reference = NULL;
     float fail_below = -1.0f;
     int json = 0;
     arg_spec specs[] = {
@@ -45,13 +45,16 @@ int cmd_score(int argc, char **argv) {
          "exit 1 when the total is below this (e.g. 30, the gate's threshold)", 0},
         {"json", 0, ARG_FLAG, &json, "print one JSON object instead of the table", 0},
         {"gate", 0, ARG_STR, &gate, "honest | course: which gate's total decides (honest)", 0},
+        {"reference", 0, ARG_STR, &reference,
+         "real text for the honest gate's word model, a file or a folder of them (default: "
+         "$ANDREA_REFERENCE, /usr/share/games/fortunes)", 0},
     };
     int n_specs = (int)(sizeof specs / sizeof specs[0]);
     const char *pos[1] = {NULL};
     int n_pos = 0;
     int r = args_parse("score", argc, argv, specs, n_specs, pos, 1, &n_pos);
     if (r == 1) {
-        args_usage("score", "FILE|- [--gate honest|course] [--fail-below 30] [--words FILE] [--json]", specs, n_specs);
+        args_usage("score", "FILE|- [--gate honest|course] [--fail-below 30] [--words FILE] [--reference FILE|DIR] [--json]", specs, n_specs);
         return 0;
     }
     if (r) return 2;
@@ -85,7 +88,8 @@ int cmd_score(int argc, char **argv) {
     }
     andrea_gate *g = andrea_gate_load(words);
     andrea_gate_result res;
-    if (!g || andrea_gate_evaluate(text, len, g, kind, &res)) {
+    if (!g || andrea_gate_load_reference(g, reference) ||
+        andrea_gate_evaluate(text, len, g, kind, &res)) {
         fprintf(stderr, "andrea score: %s\n", andrea_error());
         free(text);
         andrea_gate_free(g);
@@ -98,6 +102,11 @@ int cmd_score(int argc, char **argv) {
                res.dict, res.repeat, res.charset, (long long)res.letters,
                (long long)res.english_letters, (long long)res.chars, (long long)res.bad_chars,
                (long long)res.byte_ngrams, (long long)res.distinct_byte_ngrams);
+        printf("\"norm_bytes\":%lld,\"repeat_bytes\":%lld,\"common\":%.6f,\"order\":%.6f,"
+               "\"word_logp\":%.6f,\"order_gain\":%.6f,\"listed_words\":%lld,"
+               "\"listed_pairs\":%lld,", (long long)res.norm_bytes, (long long)res.repeat_bytes,
+               res.common, res.order, res.word_logp, res.order_gain,
+               (long long)res.listed_words, (long long)res.listed_pairs);
         printf("\"bigram\":%.6f,\"trigram\":%.6f,\"english\":%.6f,\"chardiv\":%.6f,"
                "\"total\":%.6f,\"threshold\":%g,\"pass\":%s,\"words\":%lld,\"bigrams\":%lld,"
                "\"distinct_bigrams\":%lld,\"trigrams\":%lld,\"distinct_trigrams\":%lld,"
@@ -112,7 +121,7 @@ int cmd_score(int argc, char **argv) {
                pos[0], len, (long long)res.words, andrea_gate_words_path(g),
                andrea_gate_num_words(g));
         double course = res.bigram + res.trigram + res.english + res.chardiv;
-        double honest = 100.0 * res.dict * res.repeat * res.charset;
+        double honest = 100.0 * res.dict * res.repeat * res.charset * res.common * res.order;
         printf(" the course's formula (a sum):\n");
         printf("  bigram diversity   %6.2f / 35   (%lld distinct of %lld word bigrams)\n",
                res.bigram, (long long)res.distinct_bigrams, (long long)res.bigrams);
@@ -130,8 +139,16 @@ int cmd_score(int argc, char **argv) {
                "byte 8-grams distinct)\n", res.repeat, (long long)res.distinct_trigrams,
                (long long)res.trigrams, (long long)res.distinct_byte_ngrams,
                (long long)res.byte_ngrams);
+        printf("                                   (%lld of %lld bytes repeat an earlier 32-byte "
+               "window)\n", (long long)res.repeat_bytes, (long long)res.norm_bytes);
         printf("  clean characters   %6.3f        (%lld of %lld characters are garbage)\n",
                res.charset, (long long)res.bad_chars, (long long)res.chars);
+        printf("  common words       %6.3f        (log p of %lld listed words %+.2f nats from "
+               "real text's)\n", res.common, (long long)res.listed_words, res.word_logp);
+        printf("  word order         %6.3f        (%lld word pairs: %.2f of real text's gain "
+               "over shuffled)\n", res.order, (long long)res.listed_pairs, res.order_gain);
+        printf("                                   (reference '%s', %lld words)\n",
+               andrea_gate_reference_path(g), (long long)andrea_gate_reference_words(g));
         printf("  honest             %6.2f / 100\n", honest);
         printf("  total              %6.2f / 100  %s (%s gate, threshold %g)\n", res.total,
                res.pass ? "PASS" : "FAIL", andrea_gate_kind_name(kind), ANDREA_GATE_THRESHOLD);
