@@ -134,6 +134,9 @@ static void on_sample(void *user, const andrea_train_sample *s) {
     num(f, "dict", s->dict, "%.4f");
     num(f, "repeat", s->repeat, "%.4f");
     num(f, "charset", s->charset, "%.4f");
+    num(f, "common", s->common, "%.4f");
+    num(f, "order", s->order, "%.4f");
+    str(f, "strike", s->strike);
     fprintf(f, ",\"armed\":%s,\"fails\":%d,\"text\":", s->armed ? "true" : "false", s->fails);
     andrea_json_write_string(f, (const unsigned char *)s->text, s->len);
     end(log);
