@@ -41,7 +41,7 @@ done
 "$A" score "$T/region.txt" > /dev/null && pass "without --fail-below: exit 0 even when failing" || fail "exit code without --fail-below"
 
 expect_error "missing file" "cannot open '$T/none.txt'" "$A" score "$T/none.txt"
-expect_error "no file" "give one text file" "$A" score
+expect_error "no file" "give the text files" "$A" score
 expect_error "missing word list" "cannot read the word list '$T/nowords'" "$A" score --words "$T/nowords" "$T/para.txt"
 expect_error "bad threshold" "--fail-below must be between 0 and 100" "$A" score --fail-below 300 "$T/para.txt"
 finish

@@ -39,8 +39,8 @@
  *          prose and salads -0.07 to +0.02. */
 #define COMMON_LO -4.0
 #define COMMON_HI -2.5
-#define ORDER_LO 0.05
-#define ORDER_HI 0.25
+#define ORDER_LO 0.10
+#define ORDER_HI 0.30
 #define MIN_LISTED 5
 #define MIN_PAIRS 10
 /* Below this many word trigrams (byte 8-grams) the ratio is no evidence of a loop. */

@@ -33,7 +33,7 @@
 #include "util/file.h"
 
 #define DISCOUNT 0.75
-#define SHUFFLES 8
+#define SHUFFLES 16
 #define CHUNK_WORDS 100        /* held-out text is measured in pieces the size of a sample */
 #define MIN_REF_WORDS 50000    /* below this the bigram counts are too sparse (measured: a
                                 * 16K-word reference separates shuffled text by half as much) */
