@@ -34,9 +34,9 @@
  *   common: listed words' log p minus real text's: prose, chat, Shakespeare -0.9 to
  *          +0.7, dictionary definitions -1.4 to -2.1; salads of random wamerican words
  *          -5.6 to -5.8.
- *   order: real text's pair gain over its shuffles, over held-out fortunes': prose,
- *          chat, Shakespeare 0.53-1.18, dictionary definitions 0.25-0.55; shuffled
- *          prose and salads -0.07 to +0.02. */
+ *   order: a sample's pair gain over its shuffles, over held-out fortunes': prose,
+ *          chat, Shakespeare 0.5-1.2, dictionary definitions 0.24-0.55; shuffled prose
+ *          and salads 0 +- 0.13 (tests/test_gate_table.sh, bench/gate_scores.sh). */
 #define COMMON_LO -4.0
 #define COMMON_HI -2.5
 #define ORDER_LO 0.10
