@@ -6,12 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 A="$ANDREA_BIN"
 T="$ANDREA_TMP"
-if [ ! -r /usr/share/dict/american-english ] && [ -z "${ANDREA_WORDS:-}" ]; then
-    echo "skip: no word list (apt-get install wamerican)" >&2; exit 77
-fi
-if [ ! -d /usr/share/games/fortunes ] && [ -z "${ANDREA_REFERENCE:-}" ]; then
-    echo "skip: no reference text (apt-get install fortunes)" >&2; exit 77
-fi
+need_gate
 samples() { grep '"type":"sample"' "$1"; }
 
 # healthy: real text, a small model, a sample every 20 steps from step 20 on

@@ -9,9 +9,7 @@
 . "$(dirname "$0")/lib.sh"
 A="$ANDREA_BIN"
 T="$ANDREA_TMP"
-if [ ! -r /usr/share/dict/american-english ] && [ -z "${ANDREA_WORDS:-}" ]; then
-    echo "skip: no word list (apt-get install wamerican)" >&2; exit 77
-fi
+need_gate
 total() { "$A" score --json "$@" | sed 's/.*"total":\([0-9.]*\).*/\1/'; }
 below() { # NAME FILE: honest < 30 (and the course's score, for the record)
     local h c; h=$(total "$2"); c=$(total --gate course "$2")

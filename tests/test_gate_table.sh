@@ -7,12 +7,7 @@
 . "$(dirname "$0")/lib.sh"
 A="$ANDREA_BIN"
 T="$ANDREA_TMP"
-if [ ! -r /usr/share/dict/american-english ] && [ -z "${ANDREA_WORDS:-}" ]; then
-    echo "skip: no word list (apt-get install wamerican)" >&2; exit 77
-fi
-if [ ! -d /usr/share/games/fortunes ] && [ -z "${ANDREA_REFERENCE:-}" ]; then
-    echo "skip: no reference text (apt-get install fortunes)" >&2; exit 77
-fi
+need_gate
 command -v python3 > /dev/null || { echo "skip: no python3" >&2; exit 77; }
 need_text TXT
 mkdir -p "$T/s"
