@@ -174,9 +174,12 @@ int andrea_run_gate_step(andrea_train_run *r, int step) {
     if (r->gate_kept_step >= 0)
         snprintf(before, sizeof before, "the last checkpoint before the collapse is "
                  "'%s/pre-collapse.bin' (step %d)", o->out_dir, r->gate_kept_step);
-    else
+    else if (r->gate_good_step >= 0)
         snprintf(before, sizeof before, "no checkpoint was saved before the collapse (last "
                  "sound sample: step %d; save more often with --ckpt-every)", r->gate_good_step);
+    else /* resumed into the collapse: the file resumed from is the state before it */
+        snprintf(before, sizeof before, "no sample of this process was sound; the run was "
+                 "resumed from '%s'", o->resume_path ? o->resume_path : "(a fresh start)");
     if (andrea_run_save(r, 1) == 0)
         snprintf(held, sizeof held, "the state at the halt is in '%s'", r->ckpt_path);
     else
