@@ -196,6 +196,7 @@ typedef struct {
     unsigned views;    /* the views of the JSON export (0: no JSON) */
     int html;          /* 1: an HTML page too */
     int64_t limit;     /* the largest document allowed, bytes; 0 = 64 MB (64e6) */
+    const char *lang;  /* the note's and the error's language: NULL = "en", "id" */
     /* out */
     andrea_attn_size asked, chosen; /* sizes of the selection asked for and the one chosen */
     int limited;       /* 1 if layer or head was narrowed */

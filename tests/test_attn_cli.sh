@@ -66,7 +66,7 @@ expect_error "unwritable html" "cannot create '$T/no/such/dir/a.html'" "$A" atte
 out=$("$A" explain) && pass "explain (toy model) exits 0" || fail "explain (toy) failed: $out"
 echo "$out" | grep -q 'FAIL' && fail "explain printed FAIL"
 n=$(echo "$out" | grep -c ': PASS$'); [ "$n" -ge 15 ] && pass "explain: $n checks passed" || fail "explain: only $n PASS lines"
-for step in '^1\. Q = x W_Q' '^2\. scores S = Q K\^T' '^3\. divide by sqrt(d_k)' '^4\. causal mask' '^5\. softmax' '^6\. output_i' '^7\. all 2 heads'; do
+for step in '^1\. Query, key and value: Q = x W_Q' '^2\. The score matrix: S = Q K\^T' '^3\. Why divide by sqrt(d_k)' '^4\. The causal mask' '^5\. Softmax' '^6\. The weighted sum of V: output_i' '^7\. Per-head output: all 2 heads'; do
     echo "$out" | grep -q "$step" || fail "explain lacks step '$step'"
 done
 echo "$out" | grep -qE '^ +4096 +6[0-9]\.[0-9]+ +64\.000' && pass "explain measures d_k = 4096 -> ~64" || fail "d_k 4096 row"
@@ -81,7 +81,7 @@ for claim in 'without the mask the training loss falls' 'same bits (0 differ)' '
     echo "$out" | grep -q "$claim" || fail "explain lacks '$claim'"
 done
 out=$("$A" explain --lang id) && pass "explain --lang id exits 0" || fail "explain --lang id failed"
-echo "$out" | grep -qE '^explain: 28 pemeriksaan, 28 lulus, 0 gagal$' && echo "$out" | grep -q 'mask kausal' \
+echo "$out" | grep -qE '^explain: 28 pemeriksaan, 28 lulus, 0 gagal$' && echo "$out" | grep -qi 'mask kausal' \
     && echo "$out" | grep -q 'jalan pintas' && pass "explain --lang id: the lesson's words, 28 checks" || fail "explain --lang id: $(echo "$out" | tail -2)"
 expect_error "explain: unknown language" "unknown language 'fr'" "$A" explain --lang fr
 expect_error "attention: unknown language" "unknown language 'fr'" "$A" attention -m "$ck" -p x --lang fr

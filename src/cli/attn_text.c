@@ -1,6 +1,7 @@
 /* attn_text.c - terminal text of the attention commands (attn_text.h). */
 #include "attn_text.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -42,4 +43,40 @@ void attn_print_score(FILE *f, double x, double maxabs, int width) {
     int dec = maxabs < 100 ? 3 : maxabs < 1000 ? 2 : maxabs < 10000 ? 1 : 0;
     if (maxabs >= 100000) fprintf(f, "%*.1e", width, x);
     else fprintf(f, "%*.*f", width, dec, x);
+}
+
+char *attn_group_digits(char *buf, size_t n, long long v, const char *sep) {
+    char d[32];
+    int len = snprintf(d, sizeof d, "%lld", v < 0 ? -v : v);
+    size_t k = 0, sl = strlen(sep);
+    if (v < 0 && k + 1 < n) buf[k++] = '-';
+    for (int i = 0; i < len && k + 1 < n; i++) {
+        if (i > 0 && (len - i) % 3 == 0)
+            for (size_t s = 0; s < sl && k + 1 < n; s++) buf[k++] = sep[s];
+        buf[k++] = d[i];
+    }
+    buf[k] = '\0';
+    return buf;
+}
+
+int attn_prompt_tokens(const char *cmd, const char *lang, const andrea_tokenizer *tok,
+                       const char *prompt, int bos, int max_T, andrea_attn_tokens *tk) {
+    memset(tk, 0, sizeof *tk);
+    if (!*prompt && !bos) {
+        fprintf(stderr, "andrea %s: %s\n", cmd, andrea_lang_text(lang, "err.empty"));
+        return -1;
+    }
+    /* no limit here, so that the count is ours to say in lang */
+    if (andrea_attn_tokens_encode(tok, prompt, bos, INT_MAX, tk)) {
+        fprintf(stderr, "andrea %s: %s\n", cmd, andrea_error());
+        return -1;
+    }
+    if (tk->T > max_T) {
+        fprintf(stderr, "andrea %s: ", cmd);
+        fprintf(stderr, andrea_lang_text(lang, "err.long"), tk->T, max_T);
+        fputc('\n', stderr);
+        andrea_attn_tokens_free(tk);
+        return -1;
+    }
+    return 0;
 }

@@ -31,7 +31,8 @@ static const char *lang; /* --lang: the texts of the walk-through */
 static void print_checks(const andrea_explain *e, int part) {
     for (int k = 0; k < e->n_checks; k++)
         if (e->checks[k].part == part)
-            printf(TR("explain.check"), e->checks[k].what, e->checks[k].ok ? "PASS" : "FAIL");
+            printf(TR("explain.check"), e->checks[k].what,
+                   TR(e->checks[k].ok ? "explain.pass" : "explain.fail"));
 }
 
 /* A (rows x cols) matrix with token labels on the rows; get(i, j) gives element (i, j). */
@@ -100,6 +101,23 @@ static double get_dmat(const void *p, int i, int j) {
     return c->m[(size_t)i * c->cols + c->col0 + j];
 }
 
+/* "all n heads" in lang: a word of explain.all_words where the language has one for n
+ * (Indonesian "keempat head"), else explain.all_heads with the number. */
+static const char *all_heads(char *buf, size_t size, int n) {
+    const char *w = TR("explain.all_words");
+    for (int k = 2; *w && k < n; k++) {
+        w = strchr(w, '|');
+        w = w ? w + 1 : "";
+    }
+    if (n >= 2 && *w) {
+        size_t len = strcspn(w, "|");
+        snprintf(buf, size, "%.*s", (int)len, w);
+    } else {
+        snprintf(buf, size, TR("explain.all_heads"), n);
+    }
+    return buf;
+}
+
 /* ---- the walk-through ------------------------------------------------------------------ */
 
 static void print_steps(const andrea_explain *e, const andrea_attn_tokens *tk) {
@@ -144,7 +162,8 @@ static void print_steps(const andrea_explain *e, const andrea_attn_tokens *tk) {
     print_checks(e, ANDREA_EXPLAIN_AV);
 
     /* the walked head's own columns of the concatenation: they equal step 6 */
-    printf(TR("explain.step7"), NH, NH, HS, C);
+    char all[64];
+    printf(TR("explain.step7"), all_heads(all, sizeof all, NH), NH, HS, C);
     int c0 = head * HS;
     printf(TR("explain.concat"), c0, c0 + cols - 1, head, TR("explain.concat_same"));
     fmat_ctx cat = {mp->atty + (size_t)layer * T * C, C, c0};
@@ -169,9 +188,9 @@ static void print_claims(const andrea_explain *e, const andrea_attn_tokens *tk,
 
     printf(TR("explain.claim_sharp"), e->sharp_rows, e->sharp_keys, e->sharp_dk,
            1.0 / e->sharp_keys, log((double)e->sharp_keys));
-    printf("  %-22s %12s %14s\n", "", TR("explain.col_maxp"), TR("explain.col_entropy"));
-    printf("  %-22s %12.4f %14.4f\n", "softmax(QK^T)", e->unscaled_max, e->unscaled_entropy);
-    printf("  %-22s %12.4f %14.4f\n", "softmax(QK^T/sqrt(dk))", e->scaled_max, e->scaled_entropy);
+    printf("  %-22s %18s %18s\n", "", TR("explain.col_maxp"), TR("explain.col_entropy"));
+    printf("  %-22s %18.4f %18.4f\n", "softmax(QK^T)", e->unscaled_max, e->unscaled_entropy);
+    printf("  %-22s %18.4f %18.4f\n", "softmax(QK^T/sqrt(dk))", e->scaled_max, e->scaled_entropy);
     print_checks(e, ANDREA_EXPLAIN_SHARPNESS);
     if (e->model_rows)
         printf(TR("explain.sharp_model"), e->model_entropy_scaled, e->model_entropy_unscaled);
@@ -201,8 +220,11 @@ static void print_claims(const andrea_explain *e, const andrea_attn_tokens *tk,
     fputs(TR("explain.claim_mask_value"), stdout);
     print_checks(e, ANDREA_EXPLAIN_MASK_VALUE);
 
-    printf(TR("explain.claim_count"), T, T, (long long)e->scores_prompt, e->ctx, e->ctx,
-           (long long)e->scores_ctx);
+    char n1[32], n2[32], n3[32];
+    const char *sep = TR("num.group");
+    printf(TR("explain.claim_count"), T, T, attn_group_digits(n1, sizeof n1, e->scores_prompt, sep),
+           e->ctx, e->ctx, attn_group_digits(n2, sizeof n2, e->scores_ctx, sep),
+           attn_group_digits(n3, sizeof n3, 1024LL * 1024, sep));
     print_checks(e, ANDREA_EXPLAIN_COUNT);
 
     if (e->shortcut_run) {
@@ -282,19 +304,16 @@ int cmd_explain(int argc, char **argv) {
     andrea_explain e = {0};
     int rc = 1;
     if (layer < 0 || layer >= c->n_layer || head < 0 || head >= NH) {
-        fprintf(stderr, "andrea explain: --layer %d --head %d is outside the model (layers 0..%d, "
-                        "heads 0..%d)\n", layer, head, c->n_layer - 1, NH - 1);
+        fprintf(stderr, "andrea explain: ");
+        fprintf(stderr, TR("err.layer_head"), layer, head, c->n_layer - 1, NH - 1);
+        fputc('\n', stderr);
         rc = 2;
         goto done;
     }
     andrea_explain_options opts = {layer, head, seed, lang, 0};
     int max_T = c->ctx < ANDREA_EXPLAIN_MAX_T ? c->ctx : ANDREA_EXPLAIN_MAX_T;
-    if (!*prompt) {
-        fprintf(stderr, "andrea explain: the prompt is empty; give some text with -p\n");
-        goto done;
-    }
-    if (andrea_attn_tokens_encode(tok, prompt, 0, max_T, &tk) ||
-        andrea_explain_run_opts(m, tk.ids, tk.T, &opts, &e)) {
+    if (attn_prompt_tokens("explain", lang, tok, prompt, 0, max_T, &tk)) goto done;
+    if (andrea_explain_run_opts(m, tk.ids, tk.T, &opts, &e)) {
         fprintf(stderr, "andrea explain: %s\n", andrea_error());
         goto done;
     }

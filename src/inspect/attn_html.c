@@ -55,7 +55,13 @@ int andrea_attention_render_html(andrea_writer *w, const andrea_attn_export *x) 
     if (andrea_lang_check(x->lang)) return -1;
     andrea_writef(w, "<!DOCTYPE html>\n<html lang=\"%s\"><head><meta charset=\"utf-8\">\n",
                   x->lang && *x->lang ? x->lang : "en");
-    andrea_write_str(w, "<title>andrea attention</title>\n");
+    const char *title = andrea_lang_text(x->lang, "page.title");
+    andrea_write_str(w, "<title>");
+    for (const char *c = title; *c; c++) { /* the title is text: escape what HTML reads */
+        char ch[2] = {*c, 0};
+        andrea_write_str(w, *c == '<' ? "&lt;" : *c == '&' ? "&amp;" : ch);
+    }
+    andrea_write_str(w, "</title>\n");
     for (int i = 0; andrea_attn_page_body[i]; i++) andrea_write_str(w, andrea_attn_page_body[i]);
     andrea_write_str(w, "<script type=\"application/json\" id=\"andrea-text\">\n");
     write_texts(w, x->lang);
