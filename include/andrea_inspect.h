@@ -175,6 +175,10 @@ const char *andrea_lang_text(const char *code, const char *key);
 /* The k-th key of code's table (k = 0, 1, ...), NULL past the end: to list them all. */
 const char *andrea_lang_key(const char *code, int k);
 
+/* v in lang's style: digits in groups of three split by "," (English: 1,048,576) or " "
+ * (Indonesian: 1 048 576), into buf (n >= 32); returns buf. */
+char *andrea_lang_group(const char *lang, long long v, char *buf, size_t n);
+
 /* ---- size of an export, and its guard (src/inspect/attn_size.c) ---------------------
  * Maps grow as L NH T^2: andrea-120m (12 x 12 heads) at T = 1024 is 151 M scores per view,
  * 604 MB of floats, some 2.4 GB of JSON per view. Front ends ask before they inspect. */
@@ -266,7 +270,8 @@ typedef enum {
     ANDREA_EXPLAIN_COUNT,        /* T x T scores per head */
     ANDREA_EXPLAIN_GRADIENT,     /* softmax gradient with and without the scale */
     ANDREA_EXPLAIN_SHORTCUT,     /* training without the mask */
-    ANDREA_EXPLAIN_HEAD_KINDS    /* heads named from measurements */
+    ANDREA_EXPLAIN_HEAD_KINDS,   /* heads named from measurements */
+    ANDREA_EXPLAIN_CONTEXT       /* the kernel at the model's own context: its shapes */
 } andrea_explain_part;
 
 typedef struct {
@@ -312,6 +317,12 @@ typedef struct {
     double shortcut_train, shortcut_gen, causal_train, causal_gen;
     /* every head of the model, named from measurements: (L, NH) andrea_head_kind */
     int *head_kind;
+    /* the shapes at the model's own context: the engine's attention kernel run once on
+     * ctx positions of random unit-variance q, k, v (andrea-120m: 12 heads of (1024, 64),
+     * 1024 x 1024 scores each, outputs concatenated to (1024, 768)) */
+    int ctx_T;                          /* = ctx */
+    int64_t ctx_scores, ctx_nonzero;    /* per head: T^2 scores; probabilities > 0 (max) */
+    double ctx_row_error, ctx_av_error; /* max |row sum - 1|; last row's A V vs double */
     const char *lang;
     andrea_explain_check checks[ANDREA_EXPLAIN_CHECK_MAX];
     int n_checks, n_failed;

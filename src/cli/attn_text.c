@@ -45,20 +45,6 @@ void attn_print_score(FILE *f, double x, double maxabs, int width) {
     else fprintf(f, "%*.*f", width, dec, x);
 }
 
-char *attn_group_digits(char *buf, size_t n, long long v, const char *sep) {
-    char d[32];
-    int len = snprintf(d, sizeof d, "%lld", v < 0 ? -v : v);
-    size_t k = 0, sl = strlen(sep);
-    if (v < 0 && k + 1 < n) buf[k++] = '-';
-    for (int i = 0; i < len && k + 1 < n; i++) {
-        if (i > 0 && (len - i) % 3 == 0)
-            for (size_t s = 0; s < sl && k + 1 < n; s++) buf[k++] = sep[s];
-        buf[k++] = d[i];
-    }
-    buf[k] = '\0';
-    return buf;
-}
-
 int attn_prompt_tokens(const char *cmd, const char *lang, const andrea_tokenizer *tok,
                        const char *prompt, int bos, int max_T, andrea_attn_tokens *tk) {
     memset(tk, 0, sizeof *tk);

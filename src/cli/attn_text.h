@@ -16,10 +16,6 @@ void attn_print_cell(FILE *f, const char *s, int width, int right);
  * decimals (3 down to 0) as fit when the largest |score| shown is maxabs;
  * infinities as -inf/inf. */
 void attn_print_score(FILE *f, double x, double maxabs, int width);
-/* v with its digits in groups of three split by sep (lang's "num.group": "1,048,576" in
- * English, "1 048 576" in Indonesian), into buf; returns buf. */
-char *attn_group_digits(char *buf, size_t n, long long v, const char *sep);
-
 /* The prompt's tokens for command cmd ("attention", "explain"), at most max_T of them;
  * an empty or too long prompt is refused in lang with one line on stderr. 0 or -1. */
 int attn_prompt_tokens(const char *cmd, const char *lang, const andrea_tokenizer *tok,

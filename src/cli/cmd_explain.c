@@ -221,10 +221,9 @@ static void print_claims(const andrea_explain *e, const andrea_attn_tokens *tk,
     print_checks(e, ANDREA_EXPLAIN_MASK_VALUE);
 
     char n1[32], n2[32], n3[32];
-    const char *sep = TR("num.group");
-    printf(TR("explain.claim_count"), T, T, attn_group_digits(n1, sizeof n1, e->scores_prompt, sep),
-           e->ctx, e->ctx, attn_group_digits(n2, sizeof n2, e->scores_ctx, sep),
-           attn_group_digits(n3, sizeof n3, 1024LL * 1024, sep));
+    printf(TR("explain.claim_count"), T, T, andrea_lang_group(lang, e->scores_prompt, n1, sizeof n1),
+           e->ctx, e->ctx, andrea_lang_group(lang, e->scores_ctx, n2, sizeof n2),
+           andrea_lang_group(lang, 1024LL * 1024, n3, sizeof n3));
     print_checks(e, ANDREA_EXPLAIN_COUNT);
 
     if (e->shortcut_run) {
@@ -249,16 +248,25 @@ static void print_claims(const andrea_explain *e, const andrea_attn_tokens *tk,
                    st.self_weight, st.entropy, st.entropy_uniform);
         }
     print_checks(e, ANDREA_EXPLAIN_HEAD_KINDS);
+
+    char all[64], nsc[32];
+    int CT = e->ctx_T;
+    printf(TR("explain.claim_context"), CT, CT, e->HS, CT, CT,
+           andrea_lang_group(lang, e->ctx_scores, nsc, sizeof nsc), CT, e->HS,
+           all_heads(all, sizeof all, e->NH), CT, e->C);
+    print_checks(e, ANDREA_EXPLAIN_CONTEXT);
 }
 
 /* ---- the command ---------------------------------------------------------------------- */
 
 int cmd_explain(int argc, char **argv) {
-    const char *model_path = NULL, *prompt = "To be or";
+    const char *model_path = NULL, *preset = NULL, *prompt = "To be or";
     int layer = 0, head = 0;
     uint64_t seed = 1337;
     arg_spec specs[] = {
         {"model", 'm', ARG_STR, &model_path, "checkpoint (default: a seeded toy model)", 0},
+        {"preset", 0, ARG_STR, &preset, "a preset's shapes with random weights (andrea-120m: the "
+                                        "lesson's model; not trained)", 0},
         {"prompt", 'p', ARG_STR, &prompt, "text of at most 8 tokens (\"To be or\")", 0},
         {"layer", 0, ARG_INT, &layer, "layer to walk through (0)", 0},
         {"head", 0, ARG_INT, &head, "head to walk through (0)", 0},
@@ -268,7 +276,8 @@ int cmd_explain(int argc, char **argv) {
     int n_specs = (int)(sizeof specs / sizeof specs[0]);
     int r = args_parse("explain", argc, argv, specs, n_specs, NULL, 0, NULL);
     if (r == 1) {
-        args_usage("explain", "[-m CKPT] [-p TEXT] [--layer L] [--head H]", specs, n_specs);
+        args_usage("explain", "[-m CKPT | --preset NAME] [-p TEXT] [--layer L] [--head H]", specs,
+                   n_specs);
         return 0;
     }
     if (r) return 2;
@@ -279,11 +288,19 @@ int cmd_explain(int argc, char **argv) {
 
     andrea_model *m = NULL;
     andrea_tokenizer *tok = NULL;
+    if (model_path && preset) {
+        fprintf(stderr, "andrea explain: %s\n", TR("err.model_preset"));
+        return 2;
+    }
+    andrea_config cfg;
     if (model_path) {
         m = andrea_checkpoint_load_with_tokenizer(model_path, &tok);
+    } else if (preset) {
+        /* the preset's shapes and init; byte ids fit every preset's vocabulary */
+        m = andrea_config_preset(preset, &cfg) ? NULL : andrea_model_create(&cfg, seed);
+        tok = m ? andrea_tokenizer_byte() : NULL;
     } else {
         /* toy: 2 layers, 2 heads of d_k = 8, weights large enough for visible attention */
-        andrea_config cfg;
         andrea_config_preset("tiny", &cfg);
         cfg.n_head = 2;
         cfg.d_model = 16;
@@ -320,6 +337,9 @@ int cmd_explain(int argc, char **argv) {
 
     if (model_path)
         printf(TR("explain.model_ckpt"), model_path, c->n_layer, NH, C, HS);
+    else if (preset)
+        printf(TR("explain.model_preset"), preset, (unsigned long long)seed, c->n_layer, NH, C, HS,
+               c->ctx);
     else
         printf(TR("explain.model_toy"), (unsigned long long)seed, c->n_layer, NH, C, HS);
     printf(TR("explain.prompt"), prompt, tk.T);

@@ -60,11 +60,19 @@ static const andrea_lang_entry EN[] = {
      "the same model generating (the next token not there yet): loss %.4f, worse than chance %.4f"},
     {"check.shortcut_causal",
      "with the mask, training and generation see the same: loss %.6f when training, %.6f when generating"},
+    {"check.ctx_rows",
+     "at T = %d every row of the %d heads' A sums to 1 and each head holds %s scores, %s of them not 0 (j <= i) (max |sum - 1| %.3g)"},
+    {"check.ctx_av",
+     "each of the %d heads' outputs (%d, %d) equals A V in double in its own columns of (%d, %d) (last row, max |diff| %.2g)"},
 
     /* ---- the walk-through (andrea explain) ---------------------------------------------- */
     {"explain.model_ckpt", "model: '%s' (L=%d NH=%d C=%d d_k=%d)\n"},
     {"explain.model_toy",
      "model: a toy model with random weights (seed %llu; L=%d NH=%d C=%d d_k=%d); use -m CKPT for a trained one\n"},
+    {"explain.model_preset",
+     "model: preset '%s' with random weights (seed %llu; L=%d NH=%d C=%d d_k=%d ctx=%d): the real model's shapes and constants, not its trained weights\n"},
+    {"explain.claim_context",
+     "\nclaim: at the model's own context T = %d, a head's Q and K are (%d, %d), its scores (%d, %d) = %s, its output (%d, %d);\n%s side by side make (%d, %d).\n  the engine's attention kernel, run once at that size on random unit-variance q, k, v:\n"},
     {"explain.prompt", "prompt: \"%s\" -> T = %d tokens:"},
     {"explain.walking",
      "walking layer %d, head %d; numbers are the model's own (float32), our checks recompute them in double\n"},
@@ -174,6 +182,7 @@ static const andrea_lang_entry EN[] = {
     {"err.png_dir", "cannot create the PNG folder '%s'"},
     {"err.json_write", "write error on the JSON output"},
     {"err.memory", "out of memory"},
+    {"err.model_preset", "-m and --preset: give one model, a checkpoint or a preset"},
     {"err.failed", "a check FAILED (see above)"},
 
     /* ---- names ------------------------------------------------------------------------- */

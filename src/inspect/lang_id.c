@@ -66,11 +66,19 @@ static const andrea_lang_entry ID[] = {
      "model yang sama saat menghasilkan teks (token berikutnya belum ada): loss %.4f, lebih buruk daripada tebakan acak %.4f"},
     {"check.shortcut_causal",
      "dengan mask, pelatihan dan generasi melihat hal yang sama: loss %.6f saat pelatihan, %.6f saat generasi"},
+    {"check.ctx_rows",
+     "pada T = %d setiap baris A dari %d head berjumlah 1, dan setiap head memuat %s skor, %s di antaranya bukan 0 (j <= i) (|jumlah - 1| maks %.3g)"},
+    {"check.ctx_av",
+     "output setiap head dari %d head, (%d, %d), sama dengan A V yang dihitung dalam double di kolomnya sendiri dalam (%d, %d) (baris terakhir, |selisih| maks %.2g)"},
 
     /* ---- the walk-through (andrea explain) ---------------------------------------------- */
     {"explain.model_ckpt", "model: '%s' (L=%d NH=%d C=%d d_k=%d)\n"},
     {"explain.model_toy",
      "model: model mainan berbobot acak (seed %llu; L=%d NH=%d C=%d d_k=%d); pakai -m CKPT untuk model yang sudah dilatih\n"},
+    {"explain.model_preset",
+     "model: preset '%s' berbobot acak (seed %llu; L=%d NH=%d C=%d d_k=%d ctx=%d): bentuk dan konstantanya milik model sebenarnya, bobotnya bukan hasil pelatihan\n"},
+    {"explain.claim_context",
+     "\nklaim: pada konteks model ini sendiri, T = %d, Q dan K satu head berukuran (%d, %d), skornya (%d, %d) = %s, dan output-nya (%d, %d);\n%s yang digabung berdampingan menjadi (%d, %d).\n  kernel attention mesin, dijalankan sekali pada ukuran itu dengan q, k, v acak bervariansi 1:\n"},
     {"explain.prompt", "prompt: \"%s\" -> T = %d token:"},
     {"explain.walking",
      "menelusuri layer %d, head %d; angka-angkanya milik model itu sendiri (float32), dan pemeriksaan kami menghitungnya ulang dalam double\n"},
@@ -183,6 +191,7 @@ static const andrea_lang_entry ID[] = {
     {"err.png_dir", "tidak dapat membuat folder PNG '%s'"},
     {"err.json_write", "galat saat menulis output JSON"},
     {"err.memory", "memori tidak cukup"},
+    {"err.model_preset", "-m dan --preset: berikan satu model saja, checkpoint atau preset"},
     {"err.failed", "ada pemeriksaan yang GAGAL (lihat di atas)"},
 
     /* ---- names ------------------------------------------------------------------------- */
