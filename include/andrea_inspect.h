@@ -348,6 +348,51 @@ int andrea_explain_run_opts(andrea_model *m, const int32_t *tokens, int T,
                             const andrea_explain_options *o, andrea_explain *out);
 void andrea_explain_free(andrea_explain *e);
 
+/* ---- the scale experiment (src/inspect/scale_exp.c) -----------------------------------
+ * The lesson's "without the scale, training stalls", shown by training: one attention-only
+ * model (character embeddings + positions, one head of d_k, no residual) trained twice on
+ * the same text from the same weights on the same batches, its scores divided by 1 and by
+ * sqrt(d_k). q and k start with unit-variance entries, as the lesson assumes. */
+typedef struct {
+    int d_model, d_k, T, batch, steps, every; /* every: a measurement every N steps */
+    double lr;                                /* Adam's learning rate */
+    uint64_t seed;                            /* initial weights and batches */
+} andrea_scale_exp_options;
+
+typedef struct {
+    andrea_scale_exp_options options;
+    int vocab;           /* the text's distinct bytes */
+    double divisor[2];   /* run 0: 1 (no scale); run 1: sqrt(d_k) */
+    int n_points;        /* measurements per run, at steps step[0..n_points-1] */
+    int *step;
+    /* per run r and point: the batch's loss (nats), the mean entropy and max p of the rows
+     * 1..T-1 of A, ||dL/dz|| at the softmax's input z = scores / divisor (what the
+     * softmax's Jacobian lets through), and ||dL/dWq, dL/dWk|| (what reaches the queries
+     * and keys: the divisor multiplies it by sqrt(d_k) / divisor again) */
+    double *loss[2], *entropy[2], *max_p[2], *grad_z[2], *grad_qk[2];
+    double eval_loss[2]; /* after the last step, on the held-out last 10% of the text */
+    double grad_z_late[2]; /* mean ||dL/dz|| over the second half of the points */
+    /* the claim's checks: held-out loss worse by >= ANDREA_SCALE_EXP_MARGIN nats without
+     * the scale; entropy at step 1 below half the scaled run's; grad_z_late below
+     * ANDREA_SCALE_EXP_GRAD_RATIO of the scaled run's */
+    int ok_loss, ok_sharp, ok_grad;
+} andrea_scale_exp;
+#define ANDREA_SCALE_EXP_MARGIN 0.1
+#define ANDREA_SCALE_EXP_GRAD_RATIO 0.6
+
+/* Runs the experiment on text (n bytes, >= 160 T); 0, or -1 with andrea_error() (bad
+ * options, a short text, out of memory). Free out with andrea_scale_exp_free. */
+int andrea_scale_experiment(const uint8_t *text, size_t n, const andrea_scale_exp_options *o,
+                            andrea_scale_exp *out);
+void andrea_scale_exp_free(andrea_scale_exp *e);
+/* Its pictures, in lang: which 0 the loss curves, 1 the entropy of A, 2 ||dL/dz|| (PNG;
+ * -1 without libpng); and one offline HTML page with all three (SVG), the numbers and the
+ * checks. 0 or -1 with andrea_error(). */
+int andrea_scale_exp_render_png(andrea_writer *w, const andrea_scale_exp *e, const char *lang,
+                                int which);
+int andrea_scale_exp_render_html(andrea_writer *w, const andrea_scale_exp *e, const char *lang,
+                                 const char *data_name);
+
 #ifdef __cplusplus
 }
 #endif

@@ -260,6 +260,15 @@ static void print_claims(const andrea_explain *e, const andrea_attn_tokens *tk,
 /* ---- the command ---------------------------------------------------------------------- */
 
 int cmd_explain(int argc, char **argv) {
+    /* --experiment NAME: a run of its own (attn_scale_exp.c), with its own flags */
+    for (int k = 1; k < argc; k++)
+        if (strcmp(argv[k], "--experiment") == 0 || strncmp(argv[k], "--experiment=", 13) == 0) {
+            int eq = argv[k][12] == '=';
+            const char *name = eq ? argv[k] + 13 : k + 1 < argc ? argv[k + 1] : "";
+            int drop = eq ? 1 : k + 1 < argc ? 2 : 1;
+            for (int j = k; j + drop < argc; j++) argv[j] = argv[j + drop];
+            return cmd_explain_experiment(argc - drop, argv, name);
+        }
     const char *model_path = NULL, *preset = NULL, *prompt = "To be or";
     int layer = 0, head = 0;
     uint64_t seed = 1337;

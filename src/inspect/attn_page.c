@@ -73,7 +73,7 @@ const char *const andrea_attn_page_script[] = {
     "const D = JSON.parse(document.getElementById('andrea-data').textContent);\n",
     "const TX = JSON.parse(document.getElementById('andrea-text').textContent);\n",
     "const T = D.T, HS = D.config.head_size, $ = id => document.getElementById(id);\n",
-    "const tr = (k, ...a) => { let s = TX[k] || k; a.forEach((x, n) => s = s.replace('{' + n + '}', x)); return s; };\n",
+    "const tr = (k, ...a) => { let s = TX[k] || k; a.forEach((x, n) => s = s.split('{' + n + '}').join(x)); return s; };\n",
     "document.querySelectorAll('[data-t]').forEach(e => e.textContent = tr(e.dataset.t));\n",
     "const LAB = 70, PAIR = {raw: 'scaled', scaled: 'raw', masked: 'softmax', softmax: 'unscaled', unscaled: 'softmax'};\n",
     "let cur = 0, view = 'softmax', cell = 8, focus = -1, bases = {};\n",
@@ -288,7 +288,11 @@ const char *const andrea_attn_page_script[] = {
     "  }\n",
     "}\n",
     "init();\n",
-    "/* for the tests: how wide the page became (no horizontal overflow wanted) */\n",
+    NULL};
+
+/* for the tests: how wide the page became (no horizontal overflow wanted); after the live
+ * view (attn_page_live.c), the last part of the script */
+const char *const andrea_attn_page_end[] = {
     "document.body.dataset.scrollWidth = document.documentElement.scrollWidth;\n",
     "document.body.dataset.innerWidth = window.innerWidth;\n",
     NULL};
