@@ -35,6 +35,24 @@ static void print_checks(const andrea_explain *e, int part) {
                    TR(e->checks[k].ok ? "explain.pass" : "explain.fail"));
 }
 
+/* A note on one of the lesson's own slips (the page shows the same notes), wrapped at 96
+ * columns under "  note on the lesson: ". */
+static void print_note(const char *key) {
+    const char *s = TR(key);
+    int col = printf("  %s:", TR("page.notes_lead"));
+    while (*s) {
+        size_t word = strcspn(s, " ");
+        if (col + 1 + (int)word > 96) {
+            printf("\n   ");
+            col = 3;
+        }
+        col += printf(" %.*s", (int)word, s);
+        s += word;
+        s += strspn(s, " ");
+    }
+    printf("\n");
+}
+
 /* A (rows x cols) matrix with token labels on the rows; get(i, j) gives element (i, j). */
 typedef double (*getter)(const void *ctx, int i, int j);
 
@@ -185,6 +203,7 @@ static void print_claims(const andrea_explain *e, const andrea_attn_tokens *tk,
                sd / want);
     }
     print_checks(e, ANDREA_EXPLAIN_MAGNITUDE);
+    print_note("page.note_unit");
 
     printf(TR("explain.claim_sharp"), e->sharp_rows, e->sharp_keys, e->sharp_dk,
            1.0 / e->sharp_keys, log((double)e->sharp_keys));
@@ -206,6 +225,7 @@ static void print_claims(const andrea_explain *e, const andrea_attn_tokens *tk,
 
     fputs(TR("explain.claim_dist"), stdout);
     print_checks(e, ANDREA_EXPLAIN_DISTRIBUTION);
+    print_note("page.note_strict");
 
     int T = e->T;
     if (T >= 2) {
@@ -219,6 +239,7 @@ static void print_claims(const andrea_explain *e, const andrea_attn_tokens *tk,
 
     fputs(TR("explain.claim_mask_value"), stdout);
     print_checks(e, ANDREA_EXPLAIN_MASK_VALUE);
+    print_note("page.note_mask");
 
     char n1[32], n2[32], n3[32];
     printf(TR("explain.claim_count"), T, T, andrea_lang_group(lang, e->scores_prompt, n1, sizeof n1),
@@ -255,6 +276,7 @@ static void print_claims(const andrea_explain *e, const andrea_attn_tokens *tk,
            andrea_lang_group(lang, e->ctx_scores, nsc, sizeof nsc), CT, e->HS,
            all_heads(all, sizeof all, e->NH), CT, e->C);
     print_checks(e, ANDREA_EXPLAIN_CONTEXT);
+    print_note("page.note_dmodel");
 }
 
 /* ---- the command ---------------------------------------------------------------------- */

@@ -65,9 +65,9 @@ int andrea_attention_render_html(andrea_writer *w, const andrea_attn_export *x) 
     andrea_write_str(w, "</script>\n<script type=\"application/json\" id=\"andrea-data\">\n");
     if (andrea_attention_render_json(w, x, views)) return -1;
     andrea_write_str(w, "</script>\n<script>\n");
-    const char *const *parts[3] = {andrea_attn_page_script, andrea_attn_page_live,
-                                   andrea_attn_page_end};
-    for (int p = 0; p < 3; p++)
+    const char *const *parts[4] = {andrea_attn_page_script, andrea_attn_page_cell,
+                                   andrea_attn_page_live, andrea_attn_page_end};
+    for (int p = 0; p < 4; p++)
         for (int i = 0; parts[p][i]; i++) andrea_write_str(w, parts[p][i]);
     andrea_write_str(w, "</script>\n</body></html>\n");
     return andrea_writer_status(w, "attention HTML");
