@@ -27,7 +27,7 @@ dump() { # URL -> DOM on stdout
 
 # one page load: head view of query 6, cell views above and below the diagonal need two
 dump "file://$T/a.html#head=1,1,6&cell=1,1,6,2&select=1,1,6,2,softmax&scale=row" > "$T/dom1.html"
-dump "file://$T/a.html#cell=0,1,3,8" > "$T/dom2.html"
+dump "file://$T/a.html#cell=0,1,3,8&head=1,1,6&overlay=1" > "$T/dom2.html"
 [ -s "$T/dom1.html" ] && [ -s "$T/dom2.html" ] || fail "chromium printed no DOM: $(tail -3 "$T/chromium.err")"
 
 python3 - "$T/a.json" "$T/dom1.html" "$T/dom2.html" <<'PY' || fail "the views' numbers differ from the JSON export (above)"
@@ -90,6 +90,11 @@ want(len(sh) == d["T"] and all(sh[j] == A[6][j] for j in range(7)) and all(sh[j]
 order = [int(attr(sp, 'data-j')) for sp in spans if attr(sp, 'data-i') == '6']
 want([A[6][j] for j in order] == sorted([A[6][j] for j in range(7)], reverse=True), "head view lists the weights largest first")
 want('each row on its own scale' in dom1, "per-row colour scale chosen from the URL")
+svg2 = re.search(r'<svg id="hv".*?</svg>', dom2, re.S)
+heads1 = sorted(e["head"] for e in d["heads"] if e["layer"] == 1)
+lines = re.findall(r'<line data-head="([0-9]+)"', svg2.group(0)) if svg2 else []
+want(sorted(set(map(int, lines))) == heads1 and len(lines) == 7 * len(heads1),
+     "overlay: query 6's lines for every head of layer 1 (%d lines, heads %s)" % (len(lines), sorted(set(lines))))
 # above the diagonal: masked to -inf, weight exactly 0
 h0 = head(0, 1)
 want(by_id(dom2, 'cv-masked') == '-inf' and h0["masked"][3][8] is None, "cell (3, 8): masked is -inf")

@@ -266,6 +266,7 @@ static const andrea_lang_entry EN[] = {
     {"page.thumbs", "Every head (softmax; click to select)"},
     {"page.hv", "Head view"},
     {"page.hv_text", "Each token on the left is a query; a line goes to every earlier token on the right it attends to, as thick and dark as its weight A[i][j]. Click a query to see only its lines and their weights."},
+    {"page.hv_all", "all heads of this layer at once (one colour each)"},
     {"page.hv_hint", "click a token on the left to list its weights"},
     {"page.hv_row", "query {0} “{1}” attends to:"},
     {"page.cv", "Cell view: one score from q and k to the output"},
