@@ -11,7 +11,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${FUZZ_SECONDS:-10}
 build=${FUZZ_BUILD:-build-fuzz}
-all=(checkpoint tok_blob tok_file harris_json token_file chat_jsonl corpus safetensors gguf llmc)
+all=(checkpoint tok_blob tok_file harris_json token_file chat_jsonl corpus safetensors gguf llmc
+     manifest)
 names=("$@")
 [ ${#names[@]} -gt 0 ] || names=("${all[@]}")
 if ! command -v clang > /dev/null; then

@@ -164,6 +164,13 @@ void andrea_context_set_flash_attention(andrea_context *c, int on);
 /* The context andrea_model_forward/backward use (owned by the model). */
 andrea_context *andrea_model_context(andrea_model *m);
 
+/* The check every loaded or saved model passes: no |weight| over 1e6 (no trained model's
+ * lies there), and a forward over a fixed probe batch (16 tokens) whose logits must all be
+ * finite. andrea_model_param_max_abs: the largest |weight| (Inf when one is NaN). name says what
+ * the model is in the message ("'run/ckpt.bin'"). 0, or -1 with andrea_error(). */
+int andrea_model_probe(const andrea_model *m, const char *name);
+double andrea_model_param_max_abs(const andrea_model *m);
+
 /* Bytes needed for weights, grads, AdamW moments and activations at (B, T). */
 typedef struct {
     int64_t weights, grads, optimizer, activations;
@@ -325,7 +332,12 @@ typedef struct {
     int ckpt_every;          /* 0 = only at the end */
     int keep_last;           /* > 0: each checkpoint also as step_NNNNNN.bin, the newest N kept */
     int log_every;           /* progress line every N steps (read by the sink that prints) */
-    int max_bad_steps;       /* consecutive non-finite steps before giving up */
+    int max_bad_steps;       /* consecutive skipped steps before giving up */
+    /* the divergence guard (docs/reliability.md): a step is skipped like a non-finite one
+     * when its loss is over spike_loss x the median of the last 50 good steps' (and 1 nat
+     * above it) or x ln V (a uniform guess), its gradient norm over spike_grad x theirs, or its update could carry a
+     * weight past max_weight; 0 turns a rule off */
+    float spike_loss, spike_grad, max_weight;
     /* sample-quality monitor (ANDREA's coherence gate, andrea_gate.h) */
     int sample_every;        /* generate and score a sample every N steps, 0 = off (100) */
     int sample_tokens;       /* tokens per sample (420) */
@@ -411,6 +423,7 @@ typedef struct {
     int step;                    /* 1-based: the step whose update was skipped */
     float loss, grad_norm;
     int bad_steps, max_bad_steps;
+    const char *reason;          /* why, one line: "non-finite loss (nan)", "loss 9.1 is ..." */
 } andrea_train_skip;
 enum { ANDREA_STOP_DONE = 0, ANDREA_STOP_HOOK = 1, ANDREA_STOP_AT = 2 };
 typedef struct {

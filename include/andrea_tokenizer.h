@@ -149,8 +149,12 @@ int andrea_tokenizer_decode(const andrea_tokenizer *t, const int32_t *ids, size_
  * as encoding the whole: the largest k < n such that text[k] == '\n' and
  * text[k + 1] is a visible ASCII character (GPT-2's regex never joins pieces
  * across that point, and no trained segment contains '\n'). 0 if there is none.
- * Reads text[0 .. n), so pass one byte more than the part you want to cut. */
+ * Reads text[0 .. n), so pass one byte more than the part you want to cut.
+ * The promise holds for encoding with the same flags: andrea_tokenizer_safe_cut is for
+ * flags 0; for GPT-2 with ANDREA_ENCODE_SPECIAL use andrea_tokenizer_safe_cut_flags,
+ * which also skips a '\n' followed by '<' ("\n\n<|endoftext|>" is one piece then). */
 size_t andrea_tokenizer_safe_cut(const void *text, size_t n);
+size_t andrea_tokenizer_safe_cut_flags(const void *text, size_t n, int flags);
 /* The bytes of one token (owned by t), for streaming output; NULL if id is out of range. */
 const uint8_t *andrea_tokenizer_token_bytes(const andrea_tokenizer *t, int32_t id, size_t *len);
 

@@ -45,13 +45,13 @@ def n_params(V, C, T):
 
 
 def checkpoint(V=257, C=8, T=4, params=None, blob=b"", eps=1e-5, step=3, tensor_bytes=None,
-               extra=b"", stat_reserved=0):
+               extra=b"", stat_reserved=0, best=math.inf, moments=False):
     conf = struct.pack("<9i2f", 1, 1, C, T, V, 1, 0, 0, 1, eps, 0.02)
     body = section(b"CONF", conf)
     if blob:
         body += section(b"TOKN", struct.pack("<IIQ", struct.unpack_from("<I", blob, 12)[0], 0,
                                              byte_hash(blob)) + blob)
-    body += section(b"STAT", struct.pack("<qffiI", step, math.inf, math.nan, 0, 0), stat_reserved)
+    body += section(b"STAT", struct.pack("<qffiI", step, best, math.nan, 0, 0), stat_reserved)
     body += extra
     n = n_params(V, C, T)
     if tensor_bytes is not None:  # only the header of a PARM section (a sparse file's)
@@ -61,8 +61,18 @@ def checkpoint(V=257, C=8, T=4, params=None, blob=b"", eps=1e-5, step=3, tensor_
     if params is None:
         params = [0.01 * ((i * 7) % 13 - 6) for i in range(n)]
     body += section(b"PARM", struct.pack("<%df" % n, *params))
+    if moments:  # AdamW's m then v, zero: a file a run can resume
+        body += section(b"ADAM", b"\0" * (8 * n))
     data = struct.pack("<8sIIQ", b"ANDRCKPT", 2, 24, 24 + len(body) + 8) + body
     return data + struct.pack("<Q", word_hash(data))
+
+
+def gguf_duplicate_key():
+    """a GGUF v3 header whose kv 'general.architecture' appears twice, no tensors"""
+    def kv_str(k, v):
+        return struct.pack("<Q", len(k)) + k + struct.pack("<IQ", 8, len(v)) + v
+    kvs = kv_str(b"general.architecture", b"gpt2") + kv_str(b"general.architecture", b"llama")
+    return b"GGUF" + struct.pack("<IQQ", 3, 0, 2) + kvs + b"\0" * 64
 
 
 def doubling_bpe():
@@ -100,6 +110,16 @@ def main(d):
     put("nan_clip.bin", checkpoint(extra=opts_float("grad-clip", math.nan)))
     put("neg_wd.bin", checkpoint(extra=opts_float("weight-decay", -0.5)))
     put("zero_rng.bin", checkpoint(extra=batc(0x1234, 0, 0)))
+    # issue 22: finite but useless weights under a valid checksum (a diverged run's), one
+    # weight of 3e38 in the tied embedding, a NaN best loss, beta2 = 1 saved
+    put("blown.bin", checkpoint(params=[1e10 * (1 if i % 3 else -1) for i in range(n_params(257, 8, 4))]))
+    big = [0.01 * ((i * 7) % 13 - 6) for i in range(n_params(257, 8, 4))]
+    for i in range(8 * 8):
+        big[i] = 3e38
+    put("big_weight.bin", checkpoint(params=big))
+    put("nan_best.bin", checkpoint(best=math.nan))
+    put("beta2_one.bin", checkpoint(extra=opts_float("beta2", 1.0), moments=True))
+    put("dup_key.gguf", gguf_duplicate_key())
     put("bpe_in_ckpt.bin", checkpoint(V=289, blob=doubling_bpe()))
     good = checkpoint()
     flip = bytearray(good)

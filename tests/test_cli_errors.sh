@@ -55,7 +55,7 @@ expect_error "output dir is a file" "exists and is not a directory" "$A" train -
 # non-finite steps are skipped with a warning; too many in a row stop training cleanly
 out=$("$A" train --data "$T/small.txt" --preset tiny --seq 16 --batch 2 --max-steps 8 --val-fraction 0.2 --inject-nan-step 3 --inject-nan-count 2 -q -o "$T/nan1" 2>&1) \
     && echo "$out" | grep -q "step 4: non-finite gradient norm" && pass "2 NaN steps skipped, training finished" || fail "NaN skip: $out"
-expect_error "NaN stops training" "training stopped at step 8: 5 consecutive non-finite steps" \
+expect_error "NaN stops training" "training stopped at step 8: 5 consecutive skipped steps (4-8: non-finite" \
     sh -c "'$A' train --data '$T/small.txt' --preset tiny --seq 16 --batch 2 --max-steps 20 --val-fraction 0.2 --inject-nan-step 3 --inject-nan-count 10 -q -o '$T/nan2' 2>&1 >/dev/null | grep -v '^warning' >&2; exit 1"
 "$A" eval -m "$T/nan1/ckpt.bin" -d "$T/small.txt" --seq 16 > /dev/null || fail "checkpoint after skipped NaN steps does not load"
 

@@ -43,6 +43,22 @@ expect_error "/dev/zero as --tokenizer" "/dev/zero' is not a regular file (a cha
 expect_error "NaN parameters: eval" "nan.bin': parameter 5 is nan" to "$A" eval -m "$T/nan.bin" -d "$T/text.txt"
 expect_error "Inf parameters: generate" "inf.bin': parameter 5 is inf" to "$A" generate -m "$T/inf.bin" -p a
 expect_error "NaN parameters: info -m" "nan.bin': parameter 5 is nan" to "$A" info -m "$T/nan.bin"
+# finite weights that are useless (issue 22): the probe forward overflows; one line, exit 1
+for cmd in eval generate info; do
+    case $cmd in
+        eval) args=(eval -m "$T/blown.bin" -d "$T/text.txt") ;;
+        generate) args=(generate -m "$T/blown.bin" -p a -n 2) ;;
+        info) args=(info -m "$T/blown.bin") ;;
+    esac
+    expect_error "1e10 weights: $cmd" "blown.bin' is unusable: its largest weight is 1e+10" to "$A" "${args[@]}"
+done
+expect_error "3e38 weight: generate" "big_weight.bin' is unusable: its largest weight is 3e+38" to "$A" generate -m "$T/big_weight.bin" -p a -n 2
+expect_error "1e10 weights: chat" "blown.bin' is unusable" to "$A" chat -m "$T/blown.bin"
+expect_error "1e10 weights: convert" "blown.bin' is unusable" to "$A" convert "$T/blown.bin" "$T/blown.safetensors"
+expect_error "NaN best loss in STAT" "nan_best.bin': its best validation loss is nan" to "$A" info -m "$T/nan_best.bin"
+expect_error "beta2 = 1 saved" "resuming '$T/beta2_one.bin' (its saved options, with the flags given): need 0 <= --beta1, --beta2 < 1" \
+    to "$A" train --resume "$T/beta2_one.bin" --data "$T/text.txt" --batch 2 --grad-accum 1 --max-steps 9 --lr 1e-3 -o "$T/o8"
+expect_error "duplicate GGUF key" "key 'general.architecture' appears twice" to "$A" info -m "$T/dup_key.gguf"
 # loose validation
 expect_error "norm_eps inf" "inf_eps.bin': norm_eps inf" to "$A" info -m "$T/inf_eps.bin"
 expect_error "negative step" "neg_step.bin': negative step -5" to "$A" info -m "$T/neg_step.bin"

@@ -73,6 +73,17 @@ static void test_bad(void) {
         {"{\"sources\": [{\"name\": \"a\", \"path\": \"x\"}], \"curriculum\": {\"dice\": [9, 3]}}", "'dice'"},
         {"{\"sources\": [{\"name\": \"a\", \"path\": \"x\"}], \"curriculum\": {\"warmup_sources\": [\"b\"]}}", "names 'b'"},
         {"{\"sources\": [", "line 1"},
+        {"{\"sources\": [{\"name\": \"a\\u001b[2J\", \"path\": \"x\"}]}", "control characters (byte 0x1b)"},
+        {"{\"sources\": [{\"name\": \"../a\", \"path\": \"x\"}]}", "may not hold '/'"},
+        /* numbers that become integers are range-checked before any cast (issue 22) */
+        {"{\"sources\": [{\"name\": \"a\", \"path\": \"x\"}], \"curriculum\": {\"warmup_steps\": 4294967295}}", "'warmup_steps' must be a whole number in [0, 2147483647]"},
+        {"{\"sources\": [{\"name\": \"a\", \"path\": \"x\"}], \"curriculum\": {\"focus\": 1e300}}", "'focus' must be"},
+        {"{\"sources\": [{\"name\": \"a\", \"path\": \"x\"}], \"curriculum\": {\"focus\": 2.5}}", "'focus' must be"},
+        {"{\"sources\": [{\"name\": \"a\", \"path\": \"x\", \"min_bytes\": 9.3e18}]}", "'min_bytes' must be"},
+        {"{\"sources\": [{\"name\": \"a\", \"path\": \"x\", \"min_bytes\": 9223372036854775807}]}", "'min_bytes' must be"},
+        {"{\"sources\": [{\"name\": \"a\", \"path\": \"x\"}], \"curriculum\": {\"dice\": [1, 1e12]}}", "'dice'"},
+        {"{\"sources\": [{\"name\": \"a\", \"path\": \"x\", \"range\": [0, 1e30]}]}", "'range'"},
+        {"{\"sources\": [{\"name\": \"a\", \"path\": \"x\", \"floor\": 0.6, \"cap\": 0.5}]}", "'floor' 0.6 is above its 'cap' 0.5"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         andrea_manifest m;

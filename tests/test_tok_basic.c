@@ -411,6 +411,10 @@ static void test_safe_cut(void) {
     CHECK(andrea_tokenizer_safe_cut("abc\n def", 8) == 0); /* a space after '\n' is not safe */
     CHECK(andrea_tokenizer_safe_cut("a\n\nb\n", 5) == 2);
     CHECK(andrea_tokenizer_safe_cut("", 0) == 0);
+    /* with special tokens no cut falls before '<' ("\n\n<|endoftext|>" is one piece) */
+    CHECK(andrea_tokenizer_safe_cut("ab\n\n<|e", 7) == 3);
+    CHECK(andrea_tokenizer_safe_cut_flags("ab\n\n<|e", 7, ANDREA_ENCODE_SPECIAL) == 0);
+    CHECK(andrea_tokenizer_safe_cut_flags("x\nab\n\n<|e", 9, ANDREA_ENCODE_SPECIAL) == 1);
 }
 
 int main(void) {

@@ -18,6 +18,7 @@
 #include "attn_files.h"
 #include "attn_text.h"
 #include "commands.h"
+#include "model_open.h"
 #include "threads.h"
 
 enum { TEXT_MAX_T = 24, CELL_W = 8 };
@@ -129,7 +130,7 @@ int cmd_attention(int argc, char **argv) {
     int json_stdout = json_path && strcmp(json_path, "-") == 0;
 
     andrea_tokenizer *tok = NULL;
-    andrea_model *m = andrea_checkpoint_load_with_tokenizer(model_path, &tok);
+    andrea_model *m = cli_model_open(model_path, NULL, &tok); /* any format, probed */
     if (!m) {
         fprintf(stderr, "andrea attention: %s\n", andrea_error());
         return 1;

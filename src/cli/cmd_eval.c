@@ -7,6 +7,7 @@
 #include "andrea_tokenizer.h"
 #include "args.h"
 #include "commands.h"
+#include "model_open.h"
 #include "backend_flags.h"
 #include "threads.h"
 #include "train/corpus.h"
@@ -16,7 +17,7 @@ int cmd_eval(int argc, char **argv) {
     int qkind = ANDREA_QUANT_NONE;
     int batch = 8, seq = 0, max_batches = 0, threads = 0;
     arg_spec specs[] = {
-        {"model", 'm', ARG_STR, &model_path, "checkpoint to evaluate", 0},
+        {"model", 'm', ARG_STR, &model_path, "model to evaluate: an andrea checkpoint, .safetensors, .gguf, llm.c or flat file", 0},
         {"data", 'd', ARG_STR, &data_path, "text file", 0},
         {"batch", 'b', ARG_INT, &batch, "windows per forward pass (8)", 0},
         {"seq", 0, ARG_INT, &seq, "window length T (default: the model's context)", 0},
@@ -28,7 +29,7 @@ int cmd_eval(int argc, char **argv) {
     int n_specs = (int)(sizeof specs / sizeof specs[0]);
     int r = args_parse("eval", argc, argv, specs, n_specs, NULL, 0, NULL);
     if (r == 1) {
-        args_usage("eval", "-m CKPT -d FILE [--seq T] [--batch B]", specs, n_specs);
+        args_usage("eval", "-m MODEL -d FILE [--seq T] [--batch B]", specs, n_specs);
         return 0;
     }
     if (r) return 2;
@@ -48,7 +49,7 @@ int cmd_eval(int argc, char **argv) {
     if (backend_check("eval", backend)) return 2;
     cli_set_threads(threads);
     andrea_tokenizer *tok = NULL;
-    andrea_model *m = andrea_checkpoint_load_with_tokenizer(model_path, &tok);
+    andrea_model *m = cli_model_open(model_path, NULL, &tok); /* any format andrea reads */
     if (!m) {
         fprintf(stderr, "andrea eval: %s\n", andrea_error());
         return 1;

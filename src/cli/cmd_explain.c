@@ -21,6 +21,7 @@
 #include "args.h"
 #include "attn_text.h"
 #include "commands.h"
+#include "model_open.h"
 
 enum { SHOW_COLS = 8, W = 8 };
 
@@ -325,7 +326,7 @@ int cmd_explain(int argc, char **argv) {
     }
     andrea_config cfg;
     if (model_path) {
-        m = andrea_checkpoint_load_with_tokenizer(model_path, &tok);
+        m = cli_model_open(model_path, NULL, &tok); /* any format, probed */
     } else if (preset) {
         /* the preset's shapes and init; byte ids fit every preset's vocabulary */
         m = andrea_config_preset(preset, &cfg) ? NULL : andrea_model_create(&cfg, seed);

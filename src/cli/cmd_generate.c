@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "andrea.h"
+#include "util/atomic_file.h"
 #include "util/file.h"
 #include "andrea_tokenizer.h"
 #include "args.h"
@@ -90,9 +91,9 @@ int cmd_generate(int argc, char **argv) {
 
     FILE *lp = NULL;
     if (logprobs_path) {
-        lp = strcmp(logprobs_path, "-") == 0 ? stderr : fopen(logprobs_path, "w");
+        lp = strcmp(logprobs_path, "-") == 0 ? stderr : andrea_output_fopen(logprobs_path, "w");
         if (!lp) {
-            fprintf(stderr, "andrea generate: cannot write --logprobs file '%s'\n", logprobs_path);
+            fprintf(stderr, "andrea generate: --logprobs: %s\n", andrea_error());
             andrea_bytes_free(&prompt_bytes);
             free(stop_text);
             return 1;

@@ -3,9 +3,11 @@
 #include <string.h>
 
 #include "andrea.h"
+#include "andrea_formats.h"
 #include "args.h"
 #include "commands.h"
 #include "model_flags.h"
+#include "model_open.h"
 #include "andrea_tokenizer.h"
 #include "train/checkpoint.h"
 #include "train/run_options.h"
@@ -20,7 +22,7 @@ int cmd_info(int argc, char **argv) {
     const char *model_path = NULL;
     int batch = 1, seq = 0, tensors = 0, ranks = 0;
     arg_spec specs[] = {
-        {"model", 'm', ARG_STR, &model_path, "describe this checkpoint instead of a preset", 0},
+        {"model", 'm', ARG_STR, &model_path, "describe this model (any format andrea reads) instead of a preset", 0},
         MODEL_FLAG_SPECS(mf),
         {"batch", 'b', ARG_INT, &batch, "batch for the activation estimate (1)", 0},
         {"seq", 0, ARG_INT, &seq, "sequence length for the estimate (default: ctx)", 0},
@@ -37,16 +39,19 @@ int cmd_info(int argc, char **argv) {
     andrea_config cfg;
     static andrea_ckpt_state st; /* 9 KiB */
     uint64_t file_size = 0;
+    int ckpt = model_path && andrea_format_sniff(model_path) == ANDREA_FORMAT_ANDREA;
     if (model_path) {
-        /* the header for what to print, then the whole file: checksum, finite tensors,
-         * the embedded tokenizer (a truncated or flipped file must not pass as fine) */
+        /* an andrea checkpoint's header for what to print; then the whole file of any
+         * format: checksum, finite tensors, tokenizer, a finite probe forward (a truncated
+         * or flipped file must not pass as fine) */
         andrea_tokenizer *tok = NULL;
         andrea_model *m = NULL;
-        if (andrea_checkpoint_peek_size(model_path, &cfg, &st, &file_size) ||
-            !(m = andrea_checkpoint_load_with_tokenizer(model_path, &tok))) {
+        if ((ckpt && andrea_checkpoint_peek_size(model_path, &cfg, &st, &file_size)) ||
+            !(m = cli_model_open(model_path, NULL, &tok))) {
             fprintf(stderr, "andrea info: %s\n", andrea_error());
             return 1;
         }
+        if (!ckpt) cfg = *andrea_model_config(m);
         andrea_tokenizer_free(tok);
         andrea_model_free(m);
     } else if (model_flags_apply("info", &mf, specs, n_specs, "andrea-120m", &cfg)) {
@@ -57,15 +62,18 @@ int cmd_info(int argc, char **argv) {
         fprintf(stderr, "andrea info: need --batch >= 1 and --seq <= ctx %d\n", cfg.ctx);
         return 2;
     }
-    printf("%s: %s\n", model_path ? "checkpoint" : "preset",
-           model_path ? model_path : (mf.preset ? mf.preset : "andrea-120m"));
+    if (model_path && !ckpt)
+        printf("model: %s (%s)\n", model_path, andrea_format_name(andrea_format_sniff(model_path)));
+    else
+        printf("%s: %s\n", model_path ? "checkpoint" : "preset",
+               model_path ? model_path : (mf.preset ? mf.preset : "andrea-120m"));
     printf("config:\n");
     printf("  n_layer %d  n_head %d  d_model %d  d_k %d  mlp %d  ctx %d  vocab %d\n", cfg.n_layer,
            cfg.n_head, cfg.d_model, cfg.d_model / cfg.n_head, 4 * cfg.d_model, cfg.ctx, cfg.vocab);
     printf("  norm %s (eps %g)  act %s  bias %s  lm_head %s  positions learned  init std %g\n",
            andrea_norm_name(cfg.norm), cfg.norm_eps, andrea_act_name(cfg.act),
            cfg.bias ? "yes" : "no", cfg.tied ? "tied to wte" : "untied", cfg.init_std);
-    if (model_path)
+    if (ckpt)
         printf("  trained steps %lld  best val loss %.4f  tokenizer kind %u\n", (long long)st.step,
                st.best_val_loss, st.tokenizer_kind);
     andrea_param_counts pc = andrea_config_param_counts(&cfg);
@@ -107,11 +115,16 @@ int cmd_info(int argc, char **argv) {
         print_mb("plain", rest + mem.optimizer);
         print_mb("--zero 1", rest + (mem.optimizer + ranks - 1) / ranks);
     }
+    if (model_path && !ckpt) {
+        printf("verified: the whole file (its tensors, tokenizer and a finite forward)\n");
+        return 0;
+    }
     if (model_path) {
         printf("checkpoint size: %llu bytes (format version %u, %s AdamW state, %llu-byte "
                "tokenizer)\n", (unsigned long long)file_size, st.version,
                st.has_moments ? "with" : "without", (unsigned long long)st.tokenizer_blob);
-        printf("verified: the whole file (checksum, finite parameters, tokenizer)\n");
+        printf("verified: the whole file (checksum, finite parameters, tokenizer, a finite "
+               "forward)\n");
         return 0;
     }
     /* what training would write: the byte tokenizer's blob, default options, no data path */

@@ -18,6 +18,7 @@
 #include "commands.h"
 #include "train/docset.h"
 #include "util/atomic_file.h"
+#include "util/error.h"
 #include "util/file.h"
 #include "util/perf.h"
 
@@ -70,15 +71,11 @@ static int emit_bos(prep *p) {
     return 0;
 }
 
-/* Where a block may end (andrea_tokenizer_safe_cut: before a '\n' followed by a visible
- * character), minus the points before a '<' when special tokens are on: the text is split
- * at "<|endoftext|>" before GPT-2's regex, so a whitespace run before one ends there
- * ("\n\n<|endoftext|>" is the one piece "\n\n"), and a cut inside the run would make
- * two pieces. Reads buf[0 .. len). */
+/* Where a block may end: andrea_tokenizer_safe_cut_flags with the encoding's flags (with
+ * special tokens, never inside the whitespace run before "<|endoftext|>"). Reads
+ * buf[0 .. len). */
 static size_t block_cut(const uint8_t *buf, size_t len, int special) {
-    size_t cut = andrea_tokenizer_safe_cut(buf, len);
-    while (special && cut > 0 && buf[cut + 1] == '<') cut = andrea_tokenizer_safe_cut(buf, cut + 1);
-    return cut;
+    return andrea_tokenizer_safe_cut_flags(buf, len, special ? ANDREA_ENCODE_SPECIAL : 0);
 }
 
 static int prepare_text(prep *p, const char *path) {
@@ -278,6 +275,7 @@ int cmd_prepare(int argc, char **argv) {
     }
     p.w = andrea_token_writer_create(tmp, p.tok);
     if (!p.w) {
+        andrea_error_rename(tmp, out);
         fprintf(stderr, "andrea prepare: %s\n", andrea_error());
         andrea_tokenizer_free(p.tok);
         return 1;
@@ -291,6 +289,7 @@ int cmd_prepare(int argc, char **argv) {
     if (!rc) rc = emit_bos(&p);
     uint64_t count = andrea_token_writer_count(p.w);
     if (andrea_token_writer_close(p.w) && !rc) {
+        andrea_error_rename(tmp, out);
         fprintf(stderr, "andrea prepare: %s\n", andrea_error());
         rc = -1;
     }

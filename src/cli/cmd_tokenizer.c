@@ -122,6 +122,12 @@ static int tok_train(int argc, char **argv) {
         fprintf(stderr, "andrea tokenizer train: --input and --output are required\n");
         return 2;
     }
+    char target[4096]; /* before minutes of training: can the outputs be written at all? */
+    if (andrea_output_target(out, target, sizeof target) ||
+        (json && andrea_output_target(json, target, sizeof target))) {
+        fprintf(stderr, "andrea tokenizer train: %s\n", andrea_error());
+        return 1;
+    }
     input in;
     if (input_open(in_path, &in)) return 1;
     if (!quiet)

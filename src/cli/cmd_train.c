@@ -168,9 +168,8 @@ static void on_sample(void *user, const andrea_train_sample *s) {
 /* a warning: printed even with --quiet */
 static void on_skip(void *user, const andrea_train_skip *s) {
     end_progress_line();
-    fprintf(stderr, "warning: step %d: non-finite %s (%g); update skipped (%d of %d allowed in "
-            "a row)\n", s->step, isfinite(s->loss) ? "gradient norm" : "loss",
-            isfinite(s->loss) ? s->grad_norm : s->loss, s->bad_steps, s->max_bad_steps);
+    fprintf(stderr, "warning: step %d: %s; update skipped (%d of %d allowed in a row)\n",
+            s->step, s->reason, s->bad_steps, s->max_bad_steps);
 }
 
 static void on_done(void *user, const andrea_train_done *d) {

@@ -88,5 +88,13 @@ andrea_model *cli_model_open(const char *path, const char *tok_spec, andrea_toke
         andrea_model_free(m);
         return NULL;
     }
+    char name[4200]; /* finite numbers under a valid checksum can still be useless weights */
+    snprintf(name, sizeof name, "'%s'", path);
+    if (andrea_model_probe(m, name)) {
+        andrea_tokenizer_free(*tok);
+        *tok = NULL;
+        andrea_model_free(m);
+        return NULL;
+    }
     return m;
 }

@@ -9,7 +9,8 @@
 #include "andrea.h"
 #include "andrea_tokenizer.h"
 
-/* tok_spec may be NULL. Returns NULL with andrea_error() set. */
+/* tok_spec may be NULL. A model whose forward on a probe batch gives non-finite logits is
+ * refused (andrea_model_probe). Returns NULL with andrea_error() set. */
 andrea_model *cli_model_open(const char *path, const char *tok_spec, andrea_tokenizer **tok);
 
 /* Is path ANDREA's flat checkpoint (no other format's magic; its size fits its header)? */

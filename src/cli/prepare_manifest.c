@@ -15,6 +15,7 @@
 #include "train/docset.h"
 #include "train/manifest.h"
 #include "util/atomic_file.h"
+#include "util/error.h"
 
 #ifdef ANDREA_HAVE_JANSSON
 #include <jansson.h>
@@ -41,7 +42,10 @@ static int write_source(const andrea_manifest_source *s, const andrea_tokenizer 
         fprintf(stderr, "prepare: source '%s': %lld documents, %llu tokens -> '%s'\n", s->name,
                 (long long)d.n_docs, (unsigned long long)n, path);
     andrea_docset_free(&d);
-    if (rc) remove(tmp);
+    if (rc) {
+        remove(tmp);
+        andrea_error_rename(tmp, path);
+    }
     return rc;
 }
 

@@ -8,6 +8,7 @@
 #include "formats/fmt.h"
 #include "formats/gguf.h"
 #include "util/error.h"
+#include "util/hash.h"
 #include "util/le.h"
 
 typedef struct {
@@ -36,6 +37,49 @@ typedef struct {
 } gguf;
 
 static const uint8_t TYPE_SIZE[ANDREA_GGUF_NTYPES] = {1, 1, 2, 2, 4, 4, 4, 1, 0, 0, 8, 8, 8};
+
+/* A name in the file, hashed, for finding repeats in O(n log n) (a hostile file may hold
+ * millions of keys: pairwise comparison would never end). */
+typedef struct {
+    uint64_t hash;
+    const uint8_t *s;
+    uint64_t len;
+} name_ref;
+
+static int cmp_name_ref(const void *a, const void *b) {
+    const name_ref *x = a, *y = b;
+    if (x->hash != y->hash) return x->hash < y->hash ? -1 : 1;
+    if (x->len != y->len) return x->len < y->len ? -1 : 1;
+    return memcmp(x->s, y->s, (size_t)x->len);
+}
+
+/* -1 with an error naming the first name that appears twice among refs[0..n) (what: "key",
+ * "tensor"), else 0. Sorts refs. */
+static int refuse_repeats(const gguf *g, name_ref *refs, uint64_t n, const char *what) {
+    for (uint64_t i = 0; i < n; i++)
+        refs[i].hash = andrea_fnv1a64(ANDREA_HASH_INIT, refs[i].s, (size_t)refs[i].len);
+    qsort(refs, (size_t)n, sizeof *refs, cmp_name_ref);
+    char pr[96];
+    for (uint64_t i = 1; i < n; i++)
+        if (cmp_name_ref(&refs[i - 1], &refs[i]) == 0)
+            return andrea_set_error("%s: %s '%s' appears twice (which one would count?)", g->r.what,
+                                    what, andrea_fmt_printable(refs[i].s, (size_t)refs[i].len, pr));
+    return 0;
+}
+
+static int refuse_duplicate_names(const gguf *g) {
+    uint64_t n = g->n_kv > g->n_ti ? g->n_kv : g->n_ti;
+    name_ref *refs = malloc((size_t)(n ? n : 1) * sizeof *refs);
+    if (!refs) return andrea_set_error("out of memory (%s)", g->r.what);
+    for (uint64_t i = 0; i < g->n_kv; i++)
+        refs[i] = (name_ref){0, g->kv[i].key, g->kv[i].key_len};
+    int rc = refuse_repeats(g, refs, g->n_kv, "key");
+    for (uint64_t i = 0; i < g->n_ti && !rc; i++)
+        refs[i] = (name_ref){0, g->ti[i].name, g->ti[i].name_len};
+    if (!rc) rc = refuse_repeats(g, refs, g->n_ti, "tensor");
+    free(refs);
+    return rc;
+}
 
 static int rd_string(andrea_rd *r, const uint8_t **s, uint64_t *len, const char *field) {
     if (andrea_rd_u64(r, len, field)) return -1;
@@ -196,6 +240,7 @@ static int parse_structure(gguf *g) {
         if (read_kv(g, &g->kv[i])) return -1;
     for (uint64_t i = 0; i < g->n_ti; i++)
         if (read_tensor_info(g, &g->ti[i])) return -1;
+    if (refuse_duplicate_names(g)) return -1;
     int64_t align = find_kv(g, "general.alignment") ? kv_int(g, "general.alignment") : ANDREA_GGUF_ALIGN;
     if (align <= 0 || align > 65536 || (align & (align - 1)))
         return andrea_set_error("%s: general.alignment %lld is not a power of two", r->what, (long long)align);

@@ -254,7 +254,11 @@ static int parse_tensor(js *j, andrea_st_tensor *t) {
                                     andrea_fmt_printable(t->name, strlen(t->name), pr));
         bytes *= (uint64_t)t->shape[i];
     }
-    if (t->end < t->begin || t->end - t->begin != bytes)
+    if (t->end < t->begin)
+        return andrea_set_error("%s: tensor '%s': data_offsets [%llu, %llu] end before they begin",
+                                j->what, andrea_fmt_printable(t->name, strlen(t->name), pr),
+                                (unsigned long long)t->begin, (unsigned long long)t->end);
+    if (t->end - t->begin != bytes)
         return andrea_set_error("%s: tensor '%s': data_offsets [%llu, %llu] hold %llu bytes, its "
                                 "shape and dtype need %llu", j->what,
                                 andrea_fmt_printable(t->name, strlen(t->name), pr),

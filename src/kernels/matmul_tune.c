@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 
 #include "kernels/kernels.h"
+#include "util/atomic_file.h"
 #include "util/perf.h"
 
 #define MAX_CHOICES 256
@@ -124,7 +125,8 @@ static void adopt_first(andrea_mm_choice *mine) {
 static void save(const andrea_mm_choice *c) {
     char path[1100];
     if (cache_path(path, sizeof path)) return;
-    FILE *f = fopen(path, "a"); /* one short append: whole lines even with writers in parallel */
+    /* one short append: whole lines even with writers in parallel */
+    FILE *f = andrea_output_fopen(path, "a");
     if (!f) return;
     fprintf(f, TUNE_VERSION " %s %s %s %d %d %d %d %.1f %.1f\n", g_cpu, andrea_isa_name(c->isa),
             andrea_blas_core(), c->op, c->M, c->K, c->N, c->builtin, c->blas);

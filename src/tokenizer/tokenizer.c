@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "tokenizer/tok_internal.h"
+#include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/file.h"
 #include "util/hash.h"
@@ -87,15 +88,24 @@ int andrea_tokenizer_encode_part(const andrea_tokenizer *t, const void *text, si
     return t->ops->encode(t, text, n, flags, base, out);
 }
 
-size_t andrea_tokenizer_safe_cut(const void *text, size_t n) {
+size_t andrea_tokenizer_safe_cut_flags(const void *text, size_t n, int flags) {
     /* Why this point is safe for GPT-2's regex: a piece holding '\n' is all
      * whitespace, so none crosses into the visible character after it; and the
      * whitespace run before the cut, now at the end of a string, is matched by
-     * \s+(?!\S) exactly as far as it was when the '\n' followed it. */
+     * \s+(?!\S) exactly as far as it was when the '\n' followed it. With special
+     * tokens the text is split at "<|endoftext|>" before the regex, so the whitespace
+     * run before one ends there ("\n\n<|endoftext|>" is the one piece "\n\n"): a cut
+     * inside that run would make two pieces, so no '\n' before a '<' is a cut then. */
     const uint8_t *s = text;
+    int special = (flags & ANDREA_ENCODE_SPECIAL) != 0;
     for (size_t k = n >= 2 ? n - 2 : 0; k > 0; k--)
-        if (s[k] == '\n' && s[k + 1] > 0x20 && s[k + 1] < 0x7f) return k;
+        if (s[k] == '\n' && s[k + 1] > 0x20 && s[k + 1] < 0x7f && !(special && s[k + 1] == '<'))
+            return k;
     return 0;
+}
+
+size_t andrea_tokenizer_safe_cut(const void *text, size_t n) {
+    return andrea_tokenizer_safe_cut_flags(text, n, 0);
 }
 
 const uint8_t *andrea_tokenizer_token_bytes(const andrea_tokenizer *t, int32_t id, size_t *len) {
@@ -181,16 +191,19 @@ uint64_t andrea_tokenizer_checksum(const andrea_tokenizer *t) {
 int andrea_tokenizer_save(const andrea_tokenizer *t, const char *path) {
     andrea_bytes b = {0};
     if (andrea_tokenizer_serialize(t, &b)) return -1;
-    FILE *f = fopen(path, "wb");
+    andrea_atomic_file af; /* whole or not at all, and never over a device or a FIFO */
+    FILE *f = andrea_atomic_open(&af, path);
     if (!f) {
         andrea_bytes_free(&b);
-        return andrea_set_error("cannot write '%s': %s", path, strerror(errno));
+        return -1;
     }
-    size_t w = fwrite(b.data, 1, b.len, f);
-    int bad = (w != b.len) | (fclose(f) != 0);
+    int short_write = fwrite(b.data, 1, b.len, f) != b.len;
     andrea_bytes_free(&b);
-    if (bad) return andrea_set_error("'%s': write failed (disk full?)", path);
-    return 0;
+    if (short_write) {
+        andrea_atomic_abort(&af);
+        return andrea_set_error("'%s': write failed (disk full?)", path);
+    }
+    return andrea_atomic_commit(&af);
 }
 
 andrea_tokenizer *andrea_tokenizer_load(const char *path) {
@@ -239,6 +252,12 @@ andrea_tokenizer *andrea_tokenizer_open(const char *spec) {
         return NULL;
     }
     if (strncmp(spec, "gpt2:", 5) == 0) return gpt2_from_dir(spec + 5);
+    if (strcmp(spec, "char") == 0) { /* not a file named 'char' */
+        andrea_set_error("tokenizer 'char' is made from a training text, so it has no standalone "
+                         "form here: give byte, gpt2[:DIR], a .tok file (andrea tokenizer "
+                         "export) or harris_segments.json");
+        return NULL;
+    }
     size_t n = strlen(spec);
     if (n >= 5 && strcmp(spec + n - 5, ".json") == 0) return andrea_tokenizer_harris_import(spec);
     return andrea_tokenizer_load(spec);

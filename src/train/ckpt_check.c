@@ -22,6 +22,17 @@ int andrea_ckpt_check_state(const char *path, const andrea_config *cfg,
     if (!isfinite(cfg->norm_eps) || !isfinite(cfg->init_std))
         return andrea_set_error("checkpoint '%s': norm_eps %g and init_std %g must be finite "
                                 "(corrupt file?)", path, cfg->norm_eps, cfg->init_std);
+    /* best: +Inf until the first validation, then a loss; smooth: NaN until the first
+     * applied step (the one sentinel a STAT field may hold), then a loss. A NaN best would
+     * make every later comparison false, and best.bin would never be written again. */
+    if (isnan(s->best_val_loss) || s->best_val_loss < 0)
+        return andrea_set_error("checkpoint '%s': its best validation loss is %g; it must be a "
+                                "loss >= 0 or +inf (none yet) (corrupt file?)", path,
+                                (double)s->best_val_loss);
+    if (isinf(s->smooth_loss) || s->smooth_loss < 0)
+        return andrea_set_error("checkpoint '%s': its smoothed training loss is %g; it must be a "
+                                "finite loss >= 0, or NaN before the first step (corrupt file?)",
+                                path, (double)s->smooth_loss);
     if (s->step < 0)
         return andrea_set_error("checkpoint '%s': negative step %lld (corrupt file?)", path,
                                 (long long)s->step);

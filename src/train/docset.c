@@ -70,11 +70,12 @@ static int load_text(andrea_docset *d, const andrea_manifest_source *s, const an
     andrea_bytes b = {0};
     if (andrea_file_read(s->path, &b)) return -1;
     size_t off = (size_t)s->range_off, n = b.len;
-    if (off > b.len || (s->range_len >= 0 && off + (size_t)s->range_len > b.len)) {
-        andrea_bytes_free(&b);
+    /* written so that no sum can wrap: range_len may be anything up to 2^63 */
+    if (off > n || (s->range_len >= 0 && (size_t)s->range_len > n - off)) {
+        andrea_bytes_free(&b); /* n, not b.len, from here: freeing zeroes it */
         return andrea_set_error("source '%s': range [%lld, +%lld) is outside '%s' (%zu bytes)",
                                 s->name, (long long)s->range_off, (long long)s->range_len,
-                                s->path, b.len);
+                                s->path, n);
     }
     if (s->range_len >= 0) n = off + (size_t)s->range_len;
     const char *t = (const char *)b.data;

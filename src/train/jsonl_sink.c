@@ -16,6 +16,7 @@
 
 #include "train/run_options.h"
 #include "train/train_run.h"
+#include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/json.h"
 
@@ -142,6 +143,7 @@ static void on_skip(void *user, const andrea_train_skip *s) {
     num(log->f, "loss", s->loss, "%.9g");
     num(log->f, "grad_norm", s->grad_norm, "%.9g");
     fprintf(log->f, ",\"bad_steps\":%d", s->bad_steps);
+    if (s->reason) str(log->f, "reason", s->reason);
     end(log);
 }
 
@@ -198,8 +200,8 @@ int andrea_jsonl_open(andrea_jsonl_log *log, const char *path, int resume, int64
     if (!log->path) return andrea_set_error("out of memory");
     struct stat sb;
     int cut = resume && stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
-    log->f = fopen(path, cut ? "r+" : "w");
-    if (!log->f) return andrea_set_error("cannot write log '%s': %s", path, strerror(errno));
+    log->f = andrea_output_fopen(path, cut ? "r+" : "w"); /* never a FIFO or a device */
+    if (!log->f) return -1;
     if (cut) {
         long at = keep_until(log->f, keep_step);
         if (fflush(log->f) != 0 || ftruncate(fileno(log->f), at) != 0 ||

@@ -5,6 +5,7 @@
  * (run_lock.c). Checkpoints are written atomically by andrea_checkpoint_save.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,7 +68,37 @@ int andrea_run_open_files(andrea_train_run *r) {
     return 0;
 }
 
+/* Only a sane state is ever written: its forward on a fixed probe is finite, and its loss
+ * on a row of the run's own text is not far worse than guessing (spike_loss x ln V): the
+ * guard skips a step whose loss spikes, but the update before it did the damage. */
+static int sane_to_save(andrea_train_run *r) {
+    if (andrea_model_probe(r->m, "the trained model")) return 0;
+    if (!r->has_probe || !(r->o.spike_loss > 0)) return 1;
+    andrea_context *c = andrea_context_create(r->m);
+    if (!c) return 0;
+    float loss = andrea_context_forward(r->m, c, r->probe_x, r->probe_y, 1, r->o.seq);
+    andrea_context_free(c);
+    float limit = r->o.spike_loss * logf((float)r->cfg.vocab);
+    if (isfinite(loss) && loss <= limit) return 1;
+    andrea_set_error("refusing to checkpoint a diverged state: its loss on a row of the training "
+                     "text is %g, over --spike-loss %g x ln V = %g", (double)loss,
+                     (double)r->o.spike_loss, (double)limit);
+    return 0;
+}
+
+int andrea_run_keeps_resumed(const andrea_train_run *r) {
+    return r->o.resume_path && r->updates_applied == 0;
+}
+
 int andrea_run_save(andrea_train_run *r, int full) {
+    /* resumed, and no update applied yet: the file resumed from holds this very state, and
+     * a run started with a destructive setting must not replace it before a sane step */
+    if (andrea_run_keeps_resumed(r)) return 0;
+    int insane = !sane_to_save(r); /* ranks probe their own rows: they decide together */
+    char why[700];
+    snprintf(why, sizeof why, "%s", insane ? andrea_error() : "another rank found the state diverged");
+    if (andrea_dist_agree(r, &insane)) return -1;
+    if (insane) return andrea_set_error("%s", why);
     /* the batch source's position as of now */
     r->st->batch_pos_len = (uint32_t)r->src->save(r->src, r->st->batch_pos, ANDREA_CKPT_POS_MAX);
     float *am = NULL, *av = NULL; /* the full moments: ZeRO-1 gathers them to rank 0 */

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "train/train_run.h"
+#include "util/atomic_file.h"
 #include "util/error.h"
 
 static const char *const RUN_FILES[] = {"ckpt.bin", "best.bin", "log.jsonl"};
@@ -25,6 +26,8 @@ static int take_lock(andrea_train_run *r) {
     const char *dir = r->o.out_dir;
     char path[4096];
     snprintf(path, sizeof path, "%s/lock", dir);
+    char target[4096];
+    if (andrea_output_target(path, target, sizeof target)) return -1;
     int fd = open(path, O_RDWR | O_CREAT, 0666);
     if (fd < 0) return andrea_set_error("cannot create lock file '%s': %s", path, strerror(errno));
     struct flock fl = {0};
@@ -88,6 +91,8 @@ int andrea_run_lock(andrea_train_run *r) {
         struct stat sb;
         snprintf(path, sizeof path, "%s/%s", dir, RUN_FILES[i]);
         if (lstat(path, &sb) != 0) continue;
+        char target[4096]; /* a FIFO or a device there is no run's file: never removed */
+        if (andrea_output_target(path, target, sizeof target)) return ANDREA_TRAIN_BAD_OPTIONS;
         if (!r->o.force) {
             andrea_set_error("output directory '%s' holds another run ('%s'); resume it with "
                              "--resume %s/ckpt.bin, choose another -o, or give --force to "

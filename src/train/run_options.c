@@ -66,6 +66,15 @@ static const andrea_train_option TABLE[] = {
      CK(log_every), NULL},
     {"max-bad-steps", 0, ANDREA_OPT_INT, OPT(max_bad_steps), 5, NULL,
      "consecutive non-finite steps before stopping", CK(max_bad_steps), NULL},
+    {"spike-loss", 0, ANDREA_OPT_FLOAT, OPT(spike_loss), 3, NULL,
+     "skip a step whose loss is over this many times the median of the last 50 (and 1 nat "
+     "above it) or ln V (a uniform guess), 0 = off; not saved", NOCK, NULL},
+    {"spike-grad", 0, ANDREA_OPT_FLOAT, OPT(spike_grad), 100, NULL,
+     "skip a step whose gradient norm is over this many times the median of the last 50, "
+     "0 = off; not saved", NOCK, NULL},
+    {"max-weight", 0, ANDREA_OPT_FLOAT, OPT(max_weight), 1e4, NULL,
+     "skip an update that could carry a weight past this |value|, 0 = off; not saved", NOCK,
+     NULL},
     {"sample-every", 0, ANDREA_OPT_INT, OPT(sample_every), 100, NULL,
      "score a generated sample every N steps, 0 = off", CK(sample_every), NULL},
     {"sample-tokens", 0, ANDREA_OPT_INT, OPT(sample_tokens), 420, NULL, "tokens per sample",
@@ -240,6 +249,9 @@ int andrea_train_options_validate(const andrea_config *cfg, const andrea_train_o
         !isfinite(o->grad_clip) || o->warmup < 0)
         return bad("--weight-decay, --grad-clip and --warmup must be finite and >= 0");
     if (o->max_bad_steps <= 0) return bad("--max-bad-steps must be positive");
+    if (!(o->spike_loss >= 0) || !isfinite(o->spike_loss) || !(o->spike_grad >= 0) ||
+        !isfinite(o->spike_grad) || !(o->max_weight >= 0) || !isfinite(o->max_weight))
+        return bad("--spike-loss, --spike-grad and --max-weight must be finite and >= 0 (0 = off)");
     if (o->sample_every < 0 || o->sample_tokens <= 0 || o->gate_patience <= 0 ||
         !(o->gate_threshold >= 0 && o->gate_threshold <= 100))
         return bad("need --sample-every >= 0, --sample-tokens > 0, --gate-patience > 0 and "

@@ -49,7 +49,14 @@ static int effective_options(andrea_train_run *r) {
         }
         o->data_path = r->st->data_path;
     }
-    return andrea_train_options_validate(&r->cfg, o);
+    int rc = andrea_train_options_validate(&r->cfg, o);
+    if (rc && o->resume_path) { /* the value may be the checkpoint's, not a flag's */
+        char why[900];
+        snprintf(why, sizeof why, "%s", andrea_error());
+        andrea_set_error("resuming '%s' (its saved options, with the flags given): %s",
+                         o->resume_path, why);
+    }
+    return rc;
 }
 
 static int fresh_model(andrea_train_run *r) {
@@ -108,9 +115,12 @@ int andrea_run_setup(andrea_train_run *r, const andrea_config *cfg, const andrea
     if (abs && strlen(abs) < sizeof r->st->data_path) strcpy(r->st->data_path, abs);
     free(abs);
     size_t bt = (size_t)r->o.batch * r->o.seq;
-    r->x = malloc(sizeof(int32_t) * bt * 2);
+    /* the batch, then the probe: one (x, y) row of T tokens (see andrea_run_save) */
+    r->x = malloc(sizeof(int32_t) * (bt * 2 + 2 * (size_t)r->o.seq));
     if (!r->x) return andrea_set_error("out of memory");
     r->y = r->x + bt;
+    r->probe_x = r->y + bt;
+    r->probe_y = r->probe_x + r->o.seq;
     if (andrea_step_prepare(r)) return -1;
     rc = andrea_run_open_files(r);
     if (rc) return rc;

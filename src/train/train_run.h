@@ -39,6 +39,8 @@ typedef struct {
     andrea_batch_source *src;
     andrea_ckpt_state *st;    /* what a checkpoint records besides the tensors */
     int32_t *x, *y;           /* (B, T) batch buffers */
+    int32_t *probe_x, *probe_y; /* (T): the first row of this run's first batch, kept */
+    int has_probe;            /* probe_x/y filled (after the first step's batch) */
     andrea_gate *gate;        /* NULL when sampling is off */
     andrea_kv *kv;
     char *ckpt_path, *best_path;
@@ -48,6 +50,7 @@ typedef struct {
     andrea_dist *dist;        /* the ranks (rank 0 of 1 without mpirun): src/dist/ */
     andrea_zero zero;         /* --zero 1: adam_m, adam_v hold this rank's slice only */
     int overlap_failed;       /* a gradient sum started during backward failed */
+    int64_t updates_applied;  /* AdamW updates this run (skipped steps do not count) */
 } andrea_train_run;
 
 /* Reports to the JSONL sink, then to the caller's. */
@@ -104,7 +107,12 @@ int andrea_run_lock(andrea_train_run *r);
 
 /* run_files.c */
 int andrea_run_open_files(andrea_train_run *r);
-int andrea_run_save(andrea_train_run *r, int full); /* full: ckpt.bin with moments; else best.bin */
+/* full: ckpt.bin with moments; else best.bin. Writes nothing while andrea_run_keeps_resumed
+ * (0), and refuses (-1) a state that fails andrea_model_probe, or whose loss on the run's
+ * probe row is not finite or over --spike-loss x ln V (a diverged state). */
+int andrea_run_save(andrea_train_run *r, int full);
+/* 1 while a resumed run has applied no update: its checkpoint holds the state. */
+int andrea_run_keeps_resumed(const andrea_train_run *r);
 /* ckpt_numbered.c: ckpt.bin as step_NNNNNN.bin too, only the newest keep_last kept. */
 int andrea_run_keep_numbered(andrea_train_run *r);
 

@@ -5,8 +5,10 @@
  * until max_steps, a stop request, or an error. Everything is reported through sinks
  * (log.jsonl and the caller's); the library prints nothing.
  *
- * The NaN guard: a skipped step leaves the weights and moments untouched, so the state
- * is always the last finite one. A skipped step still counts for checkpoints, --stop-at
+ * The NaN and divergence guard (divergence.c): a step whose loss or gradient is not
+ * finite, spikes far above the recent steps', or whose update could carry a weight past
+ * --max-weight is skipped; it leaves the weights and moments untouched, so the state is
+ * always the last sane one. A skipped step still counts for checkpoints, --stop-at
  * and the end, so a run that ends on skipped steps leaves ckpt.bin holding that last
  * finite state and fails with a message saying so (never exit 0 on a stale file).
  */
@@ -15,15 +17,17 @@
 #include <string.h>
 
 #include "dist/dist_train.h"
+#include "train/divergence.h"
 #include "train/train_run.h"
 #include "util/error.h"
 #include "util/perf.h"
 
 typedef struct {
-    int bad_steps;       /* consecutive non-finite steps */
+    int bad_steps;       /* consecutive skipped steps (non-finite or divergent) */
     int last_good;       /* the last step whose update was applied (0: none this run) */
     int timed_steps;
     double ms_sum;
+    andrea_guard guard;  /* the recent good steps, for the divergence guard */
 } loop_state;
 
 /* After a good step: validation and sample gate. 0 or -1. */
@@ -57,7 +61,9 @@ int andrea_train(const andrea_config *cfg, const andrea_train_options *opts) {
     rc = andrea_jsonl_check(&r->log);
 
     andrea_ckpt_state *st = r->st;
-    loop_state ls = {0, (int)st->step, 0, 0.0};
+    loop_state ls;
+    memset(&ls, 0, sizeof ls);
+    ls.last_good = (int)st->step;
     int stop = 0;
     double t_start = andrea_now();
     while (rc == 0 && !stop && st->step < o->max_steps) {
@@ -92,17 +98,29 @@ static int train_step(andrea_train_run *r, loop_state *ls, const andrea_train_st
     double t0 = andrea_now(), comm0 = r->dist->comm_s;
     float lr = andrea_lr_at(o, step), loss, gnorm;
     if (andrea_step_grads(r, step, &loss, &gnorm)) return -1;
-    if (!isfinite(loss) || !isfinite(gnorm)) {
+    if (!r->has_probe) { /* real text for the checkpoint's sanity check (run_files.c) */
+        memcpy(r->probe_x, r->x, sizeof(int32_t) * (size_t)o->seq);
+        memcpy(r->probe_y, r->y, sizeof(int32_t) * (size_t)o->seq);
+        r->has_probe = 1;
+    }
+    char why[300];
+    andrea_guard_limits lim = {o->spike_loss, o->spike_grad, o->max_weight, r->cfg.vocab};
+    if (andrea_guard_check(&ls->guard, &lim, loss, gnorm, why, sizeof why) ||
+        andrea_guard_check_update(&lim, lim.max_weight > 0 ? andrea_model_param_max_abs(r->m) : 0,
+                                  lr, o->beta1, o->beta2, o->weight_decay, step + 1, why,
+                                  sizeof why)) {
         /* the step is consumed (its batch drawn), the weights untouched */
-        andrea_train_skip sk = {step + 1, loss, gnorm, ++ls->bad_steps, o->max_bad_steps};
+        andrea_train_skip sk = {step + 1, loss, gnorm, ++ls->bad_steps, o->max_bad_steps, why};
         ANDREA_REPORT(r, on_skip, &sk);
         st->step++;
         if (ls->bad_steps < o->max_bad_steps) return 0;
-        /* a last checkpoint of the finite state, so that the message names a real file */
+        /* a last checkpoint of the sane state, so that the message names a real file */
         return fail_nonfinite(r, ls, "stopped", 0);
     }
     ls->bad_steps = 0;
     if (andrea_step_update(r, step, lr, gnorm)) return -1;
+    andrea_guard_observe(&ls->guard, loss, gnorm);
+    r->updates_applied++;
     int done = (int)++st->step;
     ls->last_good = done;
     /* the curriculum learns the loss of the batch it gave */
@@ -128,14 +146,17 @@ static int train_step(andrea_train_run *r, loop_state *ls, const andrea_train_st
 static int fail_nonfinite(andrea_train_run *r, const loop_state *ls, const char *why, int saved) {
     int step = (int)r->st->step, first = step - ls->bad_steps + 1;
     char held[700];
-    if (saved || andrea_run_save(r, 1) == 0)
-        snprintf(held, sizeof held, "'%s' holds the last finite state (the weights of step %d)",
+    if (andrea_run_keeps_resumed(r))
+        snprintf(held, sizeof held, "'%s' is untouched and holds the last sane state (the weights "
+                 "of step %d)", r->o.resume_path, ls->last_good);
+    else if (saved || andrea_run_save(r, 1) == 0)
+        snprintf(held, sizeof held, "'%s' holds the last sane state (the weights of step %d)",
                  r->ckpt_path, ls->last_good);
     else
         snprintf(held, sizeof held, "no checkpoint could be saved: %s", andrea_error());
-    return andrea_set_error("training %s at step %d: %d consecutive non-finite steps (%d-%d, "
-                            "updates skipped; lower --lr or --grad-clip?); %s", why, step,
-                            ls->bad_steps, first, step, held);
+    return andrea_set_error("training %s at step %d: %d consecutive skipped steps (%d-%d: "
+                            "non-finite or divergent, updates skipped; lower --lr or "
+                            "--grad-clip?); %s", why, step, ls->bad_steps, first, step, held);
 }
 
 static int due(int every, int step) { return every > 0 && step % every == 0; }

@@ -2,7 +2,13 @@
  * copy is written under a per-process temporary name beside the destination
  * ("PATH.tmp.PID.N"), fsync'ed, renamed over PATH, and the directory fsync'ed, so a kill
  * or a full disk at any moment leaves either the old file or the new one, never a torn
- * one, and two processes writing the same path never share a temporary. */
+ * one, and two processes writing the same path never share a temporary.
+ *
+ * What is at PATH decides whether it may be replaced (andrea_output_target): nothing or a
+ * regular file, yes; a symbolic link is written through to the regular file it names (the
+ * link is kept); a device, FIFO, socket, directory, or a link to one of them or to nothing,
+ * is refused with nothing changed. Running as root, renaming over /dev/zero would replace
+ * the machine's device; this rule is why it cannot happen. */
 #ifndef ANDREA_UTIL_ATOMIC_FILE_H
 #define ANDREA_UTIL_ATOMIC_FILE_H
 
@@ -15,7 +21,16 @@ typedef struct {
     FILE *f;    /* open on tmp ("wb") */
 } andrea_atomic_file;
 
-/* "PATH.tmp.PID.N": unique to this process and call. 0, or -1 (path too long). */
+/* Where an output to path goes: path itself (new or a regular file), or the regular file
+ * a symlink at path names (as an absolute path). 0, or -1 with andrea_error() naming path
+ * and what is there. */
+int andrea_output_target(const char *path, char *out, size_t n);
+/* fopen(mode) on andrea_output_target(path), for the writers that append or stream (logs,
+ * the tuning cache, --logprobs). NULL with andrea_error(). */
+FILE *andrea_output_fopen(const char *path, const char *mode);
+
+/* "TARGET.tmp.PID.N", TARGET = andrea_output_target(path): unique to this process and call. 0, or -1 with andrea_error()
+ * (path too long, or not a file andrea may replace). */
 int andrea_atomic_tmp_name(const char *path, char *buf, size_t n);
 
 /* Opens a temporary beside path for writing. Returns af->f, or NULL with andrea_error(). */

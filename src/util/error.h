@@ -12,5 +12,8 @@
  * `return andrea_set_error(...)`. */
 int andrea_set_error(const char *fmt, ...) ANDREA_PRINTF(1, 2);
 void andrea_clear_error(void);
+/* Replaces the first occurrence of from in this thread's message by to (a writer given a
+ * temporary path names it; the user gave the destination). */
+void andrea_error_rename(const char *from, const char *to);
 
 #endif
