@@ -3,6 +3,13 @@
 # and `andrea explain`, their notices, their errors and the HTML page are scanned for
 # English words that a translation would have replaced (the lesson keeps query, key,
 # value, head, layer, softmax, dot product and loss in English; those are allowed). Also
+# the experiment's report and page (a few steps: only its words are checked here)
+"$A" explain --experiment scale --data "$T/small.txt" --seq 16 --steps 10 --lang id --html "$T/sx.html" > "$T/sx.txt" 2>&1
+sed -E "s/'[^']*'//g" "$T/sx.txt" > "$T/sx.clean"
+scan "explain --experiment scale --lang id" "$T/sx.clean"
+sed -E -e 's/<[^>]*>/ /g' -e "s/'[^']*'//g" "$T/sx.html" > "$T/sxh.clean"
+scan "the experiment's page in Indonesian" "$T/sxh.clean"
+
 # the strings the issue named: no "rata2", "periksa:", "PASS", "praktis -inf", "dikali ",
 # "peluang acak", "Dari Skor ke Output." glued to a sentence, "perhatian andrea", and one
 # number style (1 048 576, never 1.048.576).
@@ -37,6 +44,13 @@ scan "attention --lang id, T = 30" "$T/long.clean"
 grep -q 'pemeriksaan: setiap baris berjumlah 1' "$T/attn.txt" && pass "per-head check line in Indonesian" || fail "per-head check line: $(grep -m1 baris "$T/attn.txt")"
 grep -q 'LULUS' "$T/attn.txt" && grep -q 'LULUS' "$T/explain.txt" && pass "LULUS, not PASS" || fail "no LULUS"
 grep -q 'statistik per head' "$T/attn.txt" && pass "statistics header in Indonesian" || fail "statistics header"
+
+# the experiment's report and page (a few steps: only its words are checked here)
+"$A" explain --experiment scale --data "$T/small.txt" --seq 16 --steps 10 --lang id --html "$T/sx.html" > "$T/sx.txt" 2>&1
+sed -E "s/'[^']*'//g" "$T/sx.txt" > "$T/sx.clean"
+scan "explain --experiment scale --lang id" "$T/sx.clean"
+sed -E -e 's/<[^>]*>/ /g' -e "s/'[^']*'//g" "$T/sx.html" > "$T/sxh.clean"
+scan "the experiment's page in Indonesian" "$T/sxh.clean"
 
 # the strings the issue named
 for bad in 'rata2' 'periksa:' 'PASS' 'praktis -inf' 'dikali ' 'peluang acak' 'Output\. Dari' '1\.048\.576' 'semua [0-9]+ head'; do
