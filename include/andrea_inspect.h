@@ -385,9 +385,9 @@ typedef struct {
 int andrea_scale_experiment(const uint8_t *text, size_t n, const andrea_scale_exp_options *o,
                             andrea_scale_exp *out);
 void andrea_scale_exp_free(andrea_scale_exp *e);
-/* Its pictures, in lang: which 0 the loss curves, 1 the entropy of A, 2 ||dL/dz|| (PNG;
- * -1 without libpng); and one offline HTML page with all three (SVG), the numbers and the
- * checks. 0 or -1 with andrea_error(). */
+/* Its pictures, in lang: which 0 the loss curves, 1 the entropy of A, 2 ||dL/dz||, 3
+ * ||dL/dWq, dL/dWk|| (PNG; -1 without libpng); and one offline HTML page with all four
+ * (SVG), the numbers and the checks. 0 or -1 with andrea_error(). */
 int andrea_scale_exp_render_png(andrea_writer *w, const andrea_scale_exp *e, const char *lang,
                                 int which);
 int andrea_scale_exp_render_html(andrea_writer *w, const andrea_scale_exp *e, const char *lang,

@@ -30,10 +30,10 @@ assert all(r[4] > r[5] for r in rows), "max p"
 late = rows[6:]
 assert sum(r[6] for r in late) < 0.6 * sum(r[7] for r in late), "gradient through the softmax"
 PY
-for f in scale_loss scale_entropy scale_grad; do
+for f in scale_loss scale_entropy scale_grad scale_grad_qk; do
     head -c 8 "$T/png/$f.png" 2> /dev/null | od -An -c | grep -q 'P   N   G' && pass "$f.png written" || fail "$f.png"
 done
-[ "$(grep -o '<svg class="chart"' "$T/sx.html" | wc -l)" -eq 3 ] && pass "page: three SVG charts" || fail "page charts"
+[ "$(grep -o '<svg class="chart"' "$T/sx.html" | wc -l)" -eq 4 ] && pass "page: four SVG charts" || fail "page charts"
 [ "$(grep -o 'data-ok="1"' "$T/sx.html" | wc -l)" -eq 3 ] && pass "page: three checks ok" || fail "page checks"
 grep -qiE '(src|href)="https?:' "$T/sx.html" && fail "the page references the network"
 # Indonesian: a short run, its words

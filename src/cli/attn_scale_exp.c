@@ -3,7 +3,8 @@
  * "without the scale, training stalls", trained and measured (the library's
  * andrea_scale_experiment, src/inspect/scale_exp.c): both runs' loss, entropy of A, max p,
  * gradient through the softmax and gradient reaching Wq and Wk every few steps as text,
- * the held-out loss and the claim's three checks; --png DIR and --html FILE draw them.
+ * the held-out loss and the claim's three checks; --png DIR (four charts) and --html FILE
+ * draw them.
  * Exits 1 when a check fails. docs/attention.md.
  */
 #include <errno.h>
@@ -123,8 +124,9 @@ static int write_files(const andrea_scale_exp *e, const char *data, const char *
         fputc('\n', stderr);
         return -1;
     }
-    static const char *const NAMES[3] = {"scale_loss.png", "scale_entropy.png", "scale_grad.png"};
-    for (int c = 0; c < 3; c++) {
+    static const char *const NAMES[4] = {"scale_loss.png", "scale_entropy.png", "scale_grad.png",
+                                         "scale_grad_qk.png"};
+    for (int c = 0; c < 4; c++) {
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", png_dir, NAMES[c]);
         if (write_one(path, &(sx_file){e, c, data})) return -1;
@@ -146,7 +148,7 @@ int cmd_explain_experiment(int argc, char **argv, const char *name) {
         {"every", 0, ARG_INT, &o.every, "a measurement every N steps (10)", 0},
         {"lr", 0, ARG_FLOAT, &lr, "Adam's learning rate (0.003)", 0},
         {"seed", 0, ARG_U64, &o.seed, "initial weights and batches (1)", 0},
-        {"png", 0, ARG_STR, &png_dir, "write scale_loss/entropy/grad.png into this folder", 0},
+        {"png", 0, ARG_STR, &png_dir, "write scale_loss/entropy/grad/grad_qk.png into this folder", 0},
         {"html", 0, ARG_STR, &html, "write one offline page with the charts and numbers", 0},
         {"lang", 0, ARG_STR, &lang, "language: en (default) | id", 0},
     };

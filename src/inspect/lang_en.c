@@ -196,6 +196,7 @@ static const andrea_lang_entry EN[] = {
     {"sx.chart_loss", "Training loss (nats) per step"},
     {"sx.chart_entropy", "Mean entropy of the rows of A (nats)"},
     {"sx.chart_grad", "Gradient through the softmax, |dL/dz|"},
+    {"sx.chart_grad_qk", "Gradient reaching the queries and keys, |dL/dWq, dL/dWk|"},
     {"sx.step", "step"},
     {"sx.col_entropy", "entropy"},
     {"sx.col_maxp", "max p"},

@@ -205,6 +205,7 @@ static const andrea_lang_entry ID[] = {
     {"sx.chart_loss", "Loss pelatihan (nat) per langkah"},
     {"sx.chart_entropy", "Rata-rata entropi baris A (nat)"},
     {"sx.chart_grad", "Gradien yang melewati softmax, |dL/dz|"},
+    {"sx.chart_grad_qk", "Gradien yang sampai ke query dan key, |dL/dWq, dL/dWk|"},
     {"sx.step", "langkah"},
     {"sx.col_entropy", "entropi"},
     {"sx.col_maxp", "p maks"},

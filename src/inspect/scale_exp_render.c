@@ -1,7 +1,7 @@
 /*
- * scale_exp_render.c - the scale experiment's pictures (scale_exp.c): three line charts
- * (the loss, the entropy of A, the gradient through the softmax; each run divided by 1
- * against divided by sqrt(d_k)) as PNG through plot.c, and one offline HTML page that
+ * scale_exp_render.c - the scale experiment's pictures (scale_exp.c): four line charts
+ * (the loss, the entropy of A, the gradient through the softmax, the gradient reaching Wq
+ * and Wk; each run divided by 1 against divided by sqrt(d_k)) as PNG through plot.c, and one offline HTML page that
  * draws the same charts as inline SVG beside the table of numbers and the checks.
  */
 #include <math.h>
@@ -18,10 +18,11 @@
 
 /* The series of chart `which` for run r. */
 static const double *series_of(const andrea_scale_exp *e, int which, int r) {
-    return which == 0 ? e->loss[r] : which == 1 ? e->entropy[r] : e->grad_z[r];
+    return which == 0 ? e->loss[r] : which == 1 ? e->entropy[r] : which == 2 ? e->grad_z[r] : e->grad_qk[r];
 }
 
-static const char *const TITLES[3] = {"sx.chart_loss", "sx.chart_entropy", "sx.chart_grad"};
+static const char *const TITLES[4] = {"sx.chart_loss", "sx.chart_entropy", "sx.chart_grad",
+                                      "sx.chart_grad_qk"};
 
 static void run_names(const andrea_scale_exp *e, const char *lang, char names[2][96]) {
     snprintf(names[0], sizeof names[0], "%s", TR("sx.run_unscaled"));
@@ -30,7 +31,7 @@ static void run_names(const andrea_scale_exp *e, const char *lang, char names[2]
 
 int andrea_scale_exp_render_png(andrea_writer *w, const andrea_scale_exp *e, const char *lang,
                                 int which) {
-    if (which < 0 || which > 2) return andrea_set_error("scale experiment: no chart %d", which);
+    if (which < 0 || which > 3) return andrea_set_error("scale experiment: no chart %d", which);
     double *x = malloc(sizeof(double) * (size_t)e->n_points);
     if (!x) return andrea_set_error("scale experiment: out of memory");
     for (int p = 0; p < e->n_points; p++) x[p] = e->step[p];
@@ -59,7 +60,7 @@ static void svg_chart(andrea_writer *w, const andrea_scale_exp *e, const char *l
             if (y > hi) hi = y;
         }
     if (!(hi > lo)) hi = lo + 1;
-    if (which == 1 || which == 2) lo = 0; /* entropy and gradient norms start at 0 */
+    if (which >= 1) lo = 0; /* entropy and gradient norms start at 0 */
     double x1 = e->step[e->n_points - 1];
     andrea_writef(w, "<figure><figcaption>%s</figcaption><svg class=\"chart\" data-chart=\"%d\" "
                      "width=\"%d\" height=\"%d\">", TR(TITLES[which]), which, SW, SH);
@@ -126,7 +127,7 @@ int andrea_scale_exp_render_html(andrea_writer *w, const andrea_scale_exp *e, co
     run_names(e, lang, names);
     andrea_writef(w, "</p>\n<p><span style=\"color:#d62728\">&#9644; %s</span> &nbsp; "
                      "<span style=\"color:#1f77b4\">&#9644; %s</span></p>\n", names[0], names[1]);
-    for (int c = 0; c < 3; c++) svg_chart(w, e, lang, c);
+    for (int c = 0; c < 4; c++) svg_chart(w, e, lang, c);
     andrea_write_str(w, "<ul id=\"checks\">\n");
     const int ok[3] = {e->ok_loss, e->ok_sharp, e->ok_grad};
     for (int c = 0; c < 3; c++) {
