@@ -308,8 +308,9 @@ int cmd_explain(int argc, char **argv) {
     int n_specs = (int)(sizeof specs / sizeof specs[0]);
     int r = args_parse("explain", argc, argv, specs, n_specs, NULL, 0, NULL);
     if (r == 1) {
-        args_usage("explain", "[-m CKPT | --preset NAME] [-p TEXT] [--layer L] [--head H]", specs,
-                   n_specs);
+        args_usage("explain", "[-m CKPT | --preset NAME] [-p TEXT] [--layer L] [--head H]   |   "
+                   "andrea explain --experiment scale --data FILE (its flags: --experiment scale "
+                   "--help)", specs, n_specs);
         return 0;
     }
     if (r) return 2;
