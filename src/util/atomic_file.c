@@ -11,15 +11,7 @@
 #include <unistd.h>
 
 #include "util/error.h"
-
-static const char *kind_name(mode_t mode) {
-    if (S_ISDIR(mode)) return "a directory";
-    if (S_ISCHR(mode)) return "a character device";
-    if (S_ISBLK(mode)) return "a block device";
-    if (S_ISFIFO(mode)) return "a FIFO";
-    if (S_ISSOCK(mode)) return "a socket";
-    return "not a regular file";
-}
+#include "util/file.h"
 
 static int copy_path(char *out, size_t n, const char *path) {
     if (strlen(path) >= n) return andrea_set_error("path too long: '%s'", path);
@@ -36,7 +28,7 @@ static int through_link(const char *path, char *out, size_t n) {
                                 "be reached (%s); nothing was changed", path, strerror(errno));
     if (!S_ISREG(st.st_mode))
         return andrea_set_error("cannot write '%s': it is a symbolic link to %s, not to a "
-                                "regular file; nothing was changed", path, kind_name(st.st_mode));
+                                "regular file; nothing was changed", path, andrea_file_kind_name(st.st_mode));
     char *real = realpath(path, NULL);
     if (!real) return andrea_set_error("cannot write '%s': %s", path, strerror(errno));
     int rc = copy_path(out, n, real);
@@ -53,7 +45,7 @@ int andrea_output_target(const char *path, char *out, size_t n) {
     if (S_ISREG(st.st_mode)) return copy_path(out, n, path);
     if (S_ISLNK(st.st_mode)) return through_link(path, out, n);
     return andrea_set_error("cannot write '%s': it is %s, and andrea replaces only regular "
-                            "files; nothing was changed", path, kind_name(st.st_mode));
+                            "files; nothing was changed", path, andrea_file_kind_name(st.st_mode));
 }
 
 FILE *andrea_output_fopen(const char *path, const char *mode) {

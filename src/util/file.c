@@ -11,7 +11,7 @@
 
 #include "util/error.h"
 
-static const char *kind_of(mode_t m) {
+const char *andrea_file_kind_name(mode_t m) {
     if (S_ISDIR(m)) return "a directory";
     if (S_ISFIFO(m)) return "a FIFO";
     if (S_ISCHR(m)) return "a character device";
@@ -35,7 +35,7 @@ int andrea_file_open_regular(const char *path, const char *what, uint64_t max_by
     if (!S_ISREG(sb.st_mode)) {
         close(fd);
         return andrea_set_error("%s%s'%s' is not a regular file (%s)", what, sp, path,
-                                kind_of(sb.st_mode));
+                                andrea_file_kind_name(sb.st_mode));
     }
     if (sb.st_size < 0 || (max_bytes && (uint64_t)sb.st_size > max_bytes)) {
         close(fd);

@@ -6,6 +6,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "andrea_tokenizer.h" /* andrea_bytes */
 
@@ -28,5 +29,8 @@ FILE *andrea_file_fopen_regular(const char *path, const char *what, uint64_t max
 int andrea_file_read_max(const char *path, uint64_t max_bytes, andrea_bytes *out);
 /* andrea_file_read_max without a bound. */
 int andrea_file_read(const char *path, andrea_bytes *out);
+
+/* What a non-regular file is, for messages: "a directory", "a FIFO", "a character device". */
+const char *andrea_file_kind_name(mode_t mode);
 
 #endif
