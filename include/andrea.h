@@ -345,9 +345,10 @@ typedef struct {
     int gate_patience;       /* consecutive failing samples that halt training (5) */
     const char *words_path;  /* English word list (NULL: the system's, wamerican) */
     const char *gate;        /* "honest" (default) or "course": the gate's formula */
-    int gate_arm;            /* failing samples count from this step on; -1 = auto: after the
-                              * LR warmup and a quarter of max_steps, by step 10000 at the
-                              * latest (docs/coherence-gate.md) */
+    int gate_arm;            /* collapsed samples count from this step on; -1 = auto: after
+                              * the LR warmup (docs/coherence-gate.md) */
+    const char *gate_reference; /* real text for the honest gate's word model, a file or a
+                              * folder (NULL: $ANDREA_REFERENCE, else Debian's fortunes) */
     const char *out_dir;
     const char *resume_path; /* NULL: fresh start */
     int force;               /* 1: out_dir may hold another run's files (they are replaced);
@@ -418,6 +419,9 @@ typedef struct {
     float dict, repeat, charset; /* the honest gate's factors, 0..1 */
     int armed;                   /* failures count toward a halt (after --gate-arm) */
     int fails, patience;         /* consecutive counted failures, and how many halt */
+    float common, order;         /* the honest gate's reference factors, 0..1 */
+    const char *strike;          /* NULL: not counted toward a halt; else the collapse seen:
+                                  * "loops", "garbage", "validation loss rising" */
 } andrea_train_sample;
 typedef struct {
     int step;                    /* 1-based: the step whose update was skipped */

@@ -40,7 +40,8 @@ int andrea_scale_exp_render_png(andrea_writer *w, const andrea_scale_exp *e, con
     andrea_plot_series s[2];
     for (int r = 0; r < 2; r++)
         s[r] = (andrea_plot_series){names[r], x, series_of(e, which, r), e->n_points, r == 0 ? 3 : 0, 2, 0};
-    andrea_plot p = {TR(TITLES[which]), TR("sx.step"), "", s, 2, 0, 0, NULL, 0, 0, 0};
+    andrea_plot p = {.title = TR(TITLES[which]), .xlabel = TR("sx.step"), .ylabel = "", .series = s,
+                     .n_series = 2};
     int rc = andrea_plot_png(&p, w);
     free(x);
     return rc;
