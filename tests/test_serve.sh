@@ -18,39 +18,14 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 NODE_DIR=${ANDREA_NODE_DIR:-$HERE/../build-node}
 if "$A" serve --help 2>&1 | grep -q "has no server"; then echo "skip: built without libmicrohttpd" >&2; exit 77; fi
 command -v curl > /dev/null || { echo "skip: curl not found" >&2; exit 77; }
-PIDS=()
-cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2> /dev/null; done; wait 2> /dev/null; }
-trap cleanup EXIT
-
-# start_server LOG ARGS...: starts andrea serve on a free port; sets PORT and SPID
-start_server() {
-    local log=$1; shift
-    "$A" serve --port 0 -t 1 "$@" 2> "$log" &
-    SPID=$!; PIDS+=("$SPID")
-    for _ in $(seq 1 100); do
-        PORT=$(sed -n 's/.*listening on http:\/\/127.0.0.1:\([0-9]*\)\/.*/\1/p' "$log")
-        [ -n "$PORT" ] && return 0
-        kill -0 "$SPID" 2> /dev/null || break
-        sleep 0.1
-    done
-    fail "server did not start: $(cat "$log")"; finish; exit 1
-}
+. "$(dirname "$0")/serve_lib.sh"
 rss_kb() { awk '/VmRSS/ {print $2}' "/proc/$1/status"; }
 
-printf 'To be, or not to be, that is the question:\nWhether tis nobler in the mind to suffer\n%.0s' $(seq 1 200) > "$T/small.txt"
-"$A" train --data "$T/small.txt" --preset tiny --ctx 96 --seq 32 --batch 8 --max-steps 60 --lr 3e-3 --warmup 10 \
-    --eval-every 0 --eval-batches 1 --sample-every 0 -q -t 2 -o "$T/m" > /dev/null 2>&1 || { fail "train"; finish; }
+serve_tiny_model "$T/m"
 start_server "$T/serve.log" -m "$T/m/ckpt.bin" --name tiny --api-key sekret --parallel 4 --queue 32 \
     --max-tokens 64 --header-timeout 5 --conn-timeout 10
 B="http://127.0.0.1:$PORT"
 K=(-H "Authorization: Bearer sekret")
-# req METHOD PATH [curl args]: prints "STATUS BODY"
-req() { local m=$1 p=$2; shift 2; curl -s -m 30 -X "$m" -w ' %{http_code}' "$@" "$B$p"; }
-expect() { # NAME "STATUS" PATTERN -- curl output
-    local name=$1 status=$2 pat=$3 out=$4
-    if [[ "$out" == *" $status" ]] && grep -q -- "$pat" <<< "$out"; then pass "$name: $status ${out:0:140}"
-    else fail "$name: want $status and '$pat', got: ${out:0:300}"; fi
-}
 expect "health" 200 '"status":"ok","slots":4' "$(req GET /health)"
 expect "models" 200 '"id":"tiny"' "$(req GET /v1/models "${K[@]}")"
 expect "models without key" 401 '"type":"authentication_error"' "$(req GET /v1/models)"
@@ -64,7 +39,7 @@ expect "temperature a string" 400 '"param":"temperature"' "$(req POST /v1/comple
 expect "max_tokens a float" 400 '"param":"max_tokens"' "$(req POST /v1/completions "${J[@]}" -d '{"prompt":"a","max_tokens":1.5}')"
 expect "max_tokens over the limit" 400 'between 1 and 64' "$(req POST /v1/completions "${J[@]}" -d '{"prompt":"a","max_tokens":65}')"
 expect "stop a number" 400 '"param":"stop"' "$(req POST /v1/completions "${J[@]}" -d '{"prompt":"a","stop":5}')"
-expect "messages missing" 400 '"param":"messages"' "$(req POST /v1/chat/completions "${J[@]}" -d '{"model":"x"}')"
+expect "messages missing" 400 '"param":"messages"' "$(req POST /v1/chat/completions "${J[@]}" -d '{"model":"tiny"}')"
 expect "content an object" 400 'content must be a string' "$(req POST /v1/chat/completions "${J[@]}" -d '{"messages":[{"role":"user","content":{}}]}')"
 expect "n too large" 400 '"param":"n"' "$(req POST /v1/completions "${J[@]}" -d '{"prompt":"a","n":99}')"
 long=$(head -c 200 /dev/zero | tr '\0' 'x')

@@ -102,29 +102,91 @@ static int append_line(andrea_bytes *t, const char *s, size_t n) {
     return 0;
 }
 
-/* messages -> ANDREA's turn format, ending with "< " for the reply. */
+#define OOM(e) serve_fail(e, 500, "server_error", NULL, NULL, "out of memory")
+
+/* A message's content: a string, null (empty), or an array of text parts
+ * ([{"type":"text","text":...}], joined by spaces); other parts (images, audio, files)
+ * are refused, since the model reads text only. */
+static int append_content(andrea_bytes *t, json_t *content, size_t i, serve_error *e) {
+    if (!content || json_is_null(content)) return 0;
+    if (json_is_string(content))
+        return append_line(t, json_string_value(content), json_string_length(content)) ? OOM(e) : 0;
+    if (!json_is_array(content))
+        return BAD(e, "messages", "messages[%zu].content must be a string, null or an array of text parts", i);
+    size_t k;
+    json_t *part;
+    json_array_foreach(content, k, part) {
+        json_t *type = json_object_get(part, "type"), *text = json_object_get(part, "text");
+        if (!json_is_string(type) || strcmp(json_string_value(type), "text") != 0 || !json_is_string(text))
+            return BAD(e, "messages", "messages[%zu].content[%zu]: only {\"type\":\"text\",\"text\":...} "
+                       "parts are supported (the model reads text only)", i, k);
+        if ((k && andrea_bytes_append(t, " ", 1)) ||
+            append_line(t, json_string_value(text), json_string_length(text)))
+            return OOM(e);
+    }
+    return 0;
+}
+
+/* An assistant message's tool_calls, written as the JSON the model produces for one
+ * ({"name":...,"arguments":...}, docs/server.md), so a conversation reads as it ran. */
+static int append_tool_calls(andrea_bytes *t, json_t *calls, size_t i, serve_error *e) {
+    if (!calls || json_is_null(calls)) return 0;
+    if (!json_is_array(calls)) return BAD(e, "messages", "messages[%zu].tool_calls must be an array", i);
+    size_t k;
+    json_t *call;
+    json_array_foreach(calls, k, call) {
+        json_t *fn = json_object_get(call, "function");
+        json_t *name = json_object_get(fn, "name"), *args = json_object_get(fn, "arguments");
+        if (!json_is_string(name) || !json_is_string(args))
+            return BAD(e, "messages", "messages[%zu].tool_calls[%zu] needs function.name and "
+                       "function.arguments (strings)", i, k);
+        json_t *o = json_pack("{s:O}", "name", name);
+        json_error_t je;
+        json_t *a = json_loads(json_string_value(args), JSON_DECODE_ANY, &je);
+        if (o) json_object_set_new(o, "arguments", a ? a : json_string(""));
+        char *js = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+        json_decref(o);
+        int rc = !js || (k && andrea_bytes_append(t, " ", 1)) || append_line(t, js, strlen(js));
+        free(js);
+        if (rc) return OOM(e);
+    }
+    return 0;
+}
+
+/* messages -> ANDREA's turn format, ending with "< " for the reply. A tool's answer is a
+ * turn of the user's side ("> tool NAME: text"); a `name` prefixes the text ("NAME: "). */
 static int chat_transcript(json_t *msgs, andrea_bytes *t, serve_error *e) {
     if (!json_is_array(msgs) || json_array_size(msgs) == 0)
         return BAD(e, "messages", "'messages' must be a non-empty array");
     size_t i;
     json_t *msg;
     json_array_foreach(msgs, i, msg) {
-        json_t *role = json_object_get(msg, "role"), *content = json_object_get(msg, "content");
+        json_t *role = json_object_get(msg, "role"), *name = json_object_get(msg, "name");
         if (!json_is_object(msg) || !json_is_string(role))
             return BAD(e, "messages", "messages[%zu] needs a string 'role'", i);
-        if (!json_is_string(content))
-            return BAD(e, "messages", "messages[%zu].content must be a string", i);
+        if (name && !json_is_null(name) && !json_is_string(name))
+            return BAD(e, "messages", "messages[%zu].name must be a string", i);
         const char *r = json_string_value(role), *prefix;
         if (strcmp(r, "system") == 0 || strcmp(r, "developer") == 0) prefix = "";
         else if (strcmp(r, "user") == 0) prefix = "> ";
         else if (strcmp(r, "assistant") == 0) prefix = "< ";
-        else return BAD(e, "messages", "messages[%zu].role '%.40s' is not system, user or assistant", i, r);
-        if (andrea_bytes_append(t, prefix, strlen(prefix)) ||
-            append_line(t, json_string_value(content), json_string_length(content)) ||
-            andrea_bytes_append(t, "\n", 1))
-            return serve_fail(e, 500, "server_error", NULL, NULL, "out of memory");
+        else if (strcmp(r, "tool") == 0) prefix = "> tool ";
+        else return BAD(e, "messages", "messages[%zu].role '%.40s' is not system, developer, user, "
+                        "assistant or tool", i, r);
+        json_t *content = json_object_get(msg, "content");
+        if (json_is_null(content) && strcmp(r, "assistant") != 0 && strcmp(r, "tool") != 0)
+            return BAD(e, "messages", "messages[%zu].content must not be null for role '%s'", i, r);
+        if (andrea_bytes_append(t, prefix, strlen(prefix))) return OOM(e);
+        if (json_is_string(name) &&
+            (append_line(t, json_string_value(name), json_string_length(name)) ||
+             andrea_bytes_append(t, ": ", 2)))
+            return OOM(e);
+        if (append_content(t, content, i, e) ||
+            append_tool_calls(t, json_object_get(msg, "tool_calls"), i, e))
+            return -1;
+        if (andrea_bytes_append(t, "\n", 1)) return OOM(e);
     }
-    if (andrea_bytes_append(t, "< ", 2)) return serve_fail(e, 500, "server_error", NULL, NULL, "out of memory");
+    if (andrea_bytes_append(t, "< ", 2)) return OOM(e);
     return 0;
 }
 
@@ -188,8 +250,77 @@ static int parse_logprobs(json_t *o, int kind, serve_params *p, serve_error *e) 
     return 0;
 }
 
-static int parse_fields(const serve_config *cfg, int kind, json_t *o, serve_params *p, serve_error *e) {
-    const andrea_config *c = andrea_model_config((andrea_model *)cfg->m);
+/* The fields each kind knows. Anything else is refused by name: a field that would change
+ * the answer must never be dropped silently. "cache_prompt" (speed only), "user",
+ * "metadata", "store" and "parallel_tool_calls" (at most one call is made) are accepted
+ * and change nothing. */
+static const char *const COMMON_FIELDS[] = {
+    "model", "max_tokens", "temperature", "top_p", "stop", "seed", "n", "logprobs", "logit_bias",
+    "stream", "stream_options", "user", "frequency_penalty", "presence_penalty", "top_k", "min_p",
+    "repeat_penalty", "repeat_last_n", "cache_prompt", "grammar", "response_format", NULL};
+static const char *const COMPLETION_FIELDS[] = {"prompt", "echo", "best_of", "suffix", NULL};
+static const char *const CHAT_FIELDS[] = {
+    "messages", "max_completion_tokens", "top_logprobs", "tools", "tool_choice",
+    "parallel_tool_calls", "metadata", "store", NULL};
+
+static int listed(const char *const *list, const char *key) {
+    for (; *list; list++)
+        if (strcmp(*list, key) == 0) return 1;
+    return 0;
+}
+
+static int check_fields(const serve_config *cfg, int kind, json_t *o, serve_error *e) {
+    const char *key;
+    json_t *v;
+    json_object_foreach(o, key, v) {
+        if (listed(COMMON_FIELDS, key) || listed(kind == SERVE_CHAT ? CHAT_FIELDS : COMPLETION_FIELDS, key))
+            continue;
+        return BAD(e, key, "unsupported field '%.60s' for %s: the server refuses what it would "
+                   "otherwise ignore (docs/server.md lists the fields)", key,
+                   kind == SERVE_CHAT ? "/v1/chat/completions" : "/v1/completions");
+    }
+    json_t *model = json_object_get(o, "model");
+    if (model && !json_is_null(model) && !json_is_string(model)) return BAD(e, "model", "'model' must be a string");
+    if (json_is_string(model) && strcmp(json_string_value(model), cfg->model_name) != 0)
+        return serve_fail(e, 404, "invalid_request_error", "model", "model_not_found",
+                          "the model '%.80s' does not exist: this server serves '%.80s'",
+                          json_string_value(model), cfg->model_name);
+    return 0;
+}
+
+/* Fields of /v1/completions that only make sense with other models or other servers. */
+static int completion_only(json_t *o, serve_params *p, serve_error *e) {
+    json_t *v = json_object_get(o, "suffix");
+    if (v && !json_is_null(v) && !(json_is_string(v) && json_string_length(v) == 0))
+        return BAD(e, "suffix", "'suffix' (insertion) is not supported: ANDREA's models only "
+                   "continue a text; they were not trained to fill in the middle");
+    long long best = p->n;
+    if (get_int(o, "best_of", 1, SERVE_MAX_N, &best, e) < 0) return -1;
+    if (best != p->n)
+        return BAD(e, "best_of", "'best_of' other than n is not supported: every choice generated "
+                   "is returned (ask n choices and rank them by their logprobs)");
+    return get_bool(o, "echo", &p->echo, e);
+}
+
+/* Per-request sampling beyond OpenAI's (llama-server's names). */
+static int sampler_fields(json_t *o, andrea_sampler *s, serve_params *p, serve_error *e) {
+    long long k = s->top_k, last = s->repeat_last_n;
+    if (get_number(o, "temperature", 0, 2, &s->temperature, e) ||
+        get_number(o, "top_p", 0, 1, &s->top_p, e) || get_number(o, "min_p", 0, 1, &s->min_p, e) ||
+        get_number(o, "repeat_penalty", 0.01, 10, &s->repeat_penalty, e) ||
+        get_number(o, "frequency_penalty", -2, 2, &p->frequency_penalty, e) ||
+        get_number(o, "presence_penalty", -2, 2, &p->presence_penalty, e) ||
+        get_int(o, "top_k", 0, 1 << 30, &k, e) < 0 || get_int(o, "repeat_last_n", 0, 1 << 30, &last, e) < 0)
+        return -1;
+    if (s->top_p <= 0) return BAD(e, "top_p", "'top_p' must be > 0");
+    s->top_k = (int)k;
+    s->repeat_last_n = (int)last;
+    return 0;
+}
+
+/* The prompt: chat messages in ANDREA's turn format, or the completion's prompt. */
+static int parse_prompt(const serve_config *cfg, int kind, json_t *o, serve_params *p, serve_error *e) {
+    const char *param = kind == SERVE_CHAT ? "messages" : "prompt";
     if (kind == SERVE_CHAT) {
         andrea_bytes t = {0};
         int rc = chat_transcript(json_object_get(o, "messages"), &t, e);
@@ -202,27 +333,50 @@ static int parse_fields(const serve_config *cfg, int kind, json_t *o, serve_para
         if (!v) return BAD(e, "prompt", "'prompt' is required");
         if (completion_prompt(cfg, v, p, e)) return -1;
     }
-    if (p->prompt.len == 0) return BAD(e, kind == SERVE_CHAT ? "messages" : "prompt", "the prompt is empty");
-    int max_prompt = cfg->max_prompt < c->ctx - 1 ? cfg->max_prompt : c->ctx - 1;
+    if (p->prompt.len == 0) return BAD(e, param, "the prompt is empty");
+    const andrea_config *c = andrea_model_config((andrea_model *)cfg->m);
+    /* room for a reply, unless nothing is generated (echo scoring a whole context) */
+    int room = p->max_tokens ? c->ctx - 1 : c->ctx;
+    int max_prompt = cfg->max_prompt < room ? cfg->max_prompt : room;
+    if (!p->max_tokens && cfg->max_prompt == c->ctx - 1) max_prompt = c->ctx;
     if ((long)p->prompt.len > max_prompt)
-        return serve_fail(e, 400, "invalid_request_error", kind == SERVE_CHAT ? "messages" : "prompt",
-                          "context_length_exceeded",
+        return serve_fail(e, 400, "invalid_request_error", param, "context_length_exceeded",
                           "the prompt is %zu tokens; this server takes at most %d (the model's "
                           "context is %d, with room for a reply)", p->prompt.len, max_prompt, c->ctx);
-    long long x = cfg->max_tokens;
-    const char *mt = json_object_get(o, "max_completion_tokens") ? "max_completion_tokens" : "max_tokens";
-    if (get_int(o, mt, 1, cfg->max_tokens, &x, e) < 0) return -1;
-    p->max_tokens = (int)x;
-    if (get_number(o, "temperature", 0, 2, &p->sampler.temperature, e) ||
-        get_number(o, "top_p", 0, 1, &p->sampler.top_p, e) || get_stops(o, p, e) ||
-        get_bool(o, "stream", &p->stream, e) || parse_logprobs(o, kind, p, e) ||
-        get_bias(o, c->vocab, p, e))
-        return -1;
-    if (p->sampler.top_p <= 0) return BAD(e, "top_p", "'top_p' must be > 0");
-    x = 1;
+    return 0;
+}
+
+/* Structured output (response_format, grammar, tools): not yet; refused by name. */
+static int structured_fields(json_t *o, serve_error *e) {
+    json_t *rf = json_object_get(o, "response_format");
+    json_t *type = json_object_get(rf, "type");
+    if (rf && !json_is_null(rf) && !(json_is_string(type) && strcmp(json_string_value(type), "text") == 0))
+        return BAD(e, "response_format", "'response_format' other than {\"type\":\"text\"} is not supported");
+    const char *refused[] = {"grammar", "tools", "tool_choice"};
+    for (int i = 0; i < 3; i++) {
+        json_t *v = json_object_get(o, refused[i]);
+        if (v && !json_is_null(v)) return BAD(e, refused[i], "'%s' is not supported", refused[i]);
+    }
+    return 0;
+}
+
+static int parse_fields(const serve_config *cfg, int kind, json_t *o, serve_params *p, serve_error *e) {
+    const andrea_config *c = andrea_model_config((andrea_model *)cfg->m);
+    if (check_fields(cfg, kind, o, e)) return -1;
+    long long x = 1;
     int nmax = cfg->parallel < SERVE_MAX_N ? cfg->parallel : SERVE_MAX_N;
     if (get_int(o, "n", 1, nmax, &x, e) < 0) return -1;
     p->n = (int)x;
+    if (kind == SERVE_COMPLETION && completion_only(o, p, e)) return -1;
+    /* echo with max_tokens 0 scores the prompt alone (lm-eval-harness's loglikelihood) */
+    x = cfg->max_tokens;
+    const char *mt = json_object_get(o, "max_completion_tokens") ? "max_completion_tokens" : "max_tokens";
+    if (get_int(o, mt, p->echo ? 0 : 1, cfg->max_tokens, &x, e) < 0) return -1;
+    p->max_tokens = (int)x;
+    if (parse_prompt(cfg, kind, o, p, e) || sampler_fields(o, &p->sampler, p, e) || get_stops(o, p, e) ||
+        get_bool(o, "stream", &p->stream, e) || parse_logprobs(o, kind, p, e) ||
+        get_bias(o, c->vocab, p, e) || structured_fields(o, e))
+        return -1;
     int r = get_int(o, "seed", INT64_MIN, INT64_MAX, &x, e);
     if (r < 0) return -1;
     p->seed_given = r;

@@ -40,6 +40,9 @@ typedef struct {
     int n_stops;
     int logprobs;          /* 1: report the chosen tokens' log-probabilities */
     int top_logprobs;      /* and this many alternatives (0..SERVE_MAX_TOP) */
+    int echo;              /* completions: the prompt comes back before the completion, with
+                            * its tokens' log-probabilities when logprobs is set */
+    float frequency_penalty, presence_penalty; /* OpenAI's, over the generated tokens */
     int n_bias;            /* logit_bias: added to these tokens' logits before sampling */
     int32_t bias_id[SERVE_MAX_BIAS];
     float bias[SERVE_MAX_BIAS];

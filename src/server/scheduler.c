@@ -31,7 +31,8 @@ typedef struct {
     andrea_kv *kv;
     andrea_rng rng;
     andrea_ids hist;        /* prompt and generated tokens (the repeat penalty's window) */
-    andrea_bytes pend;      /* generated text not yet released (could start a stop string) */
+    andrea_bytes pend;      /* text not yet released (could start a stop string) */
+    size_t scan_from;       /* stop strings are looked for in pend from here (not in an echo) */
     serve_tokprob *plp;     /* log-probabilities of tokens not yet released */
     int n_plp, cap_plp;
     int opened;             /* chat streams: the role chunk was sent */
@@ -60,7 +61,8 @@ struct serve_sched {
     andrea_kv **step_kv;
     int32_t *step_tok;
     int32_t *next;          /* (parallel) each sequence's sampled token */
-    float *biased;          /* (V) logits plus a request's logit_bias */
+    float *biased;          /* (V) logits plus a request's logit_bias and penalties */
+    int *counts;            /* (V) zero between uses: the penalties' token counts */
 };
 
 static double wall_now(void) {
@@ -202,6 +204,7 @@ static size_t releasable(const seq *q) {
         if (k - 1 > keep) keep = k - 1;
     }
     size_t n = q->pend.len > keep ? q->pend.len - keep : 0;
+    if (n < q->scan_from) n = q->scan_from; /* an echoed prompt is never a stop string's start */
     const uint8_t *b = q->pend.data;
     for (size_t back = 1; back <= 3 && back <= n; back++) {
         uint8_t c = b[n - back];
@@ -219,7 +222,7 @@ static long find_stop(const seq *q) {
     for (int i = 0; i < q->job->p.n_stops; i++) {
         const char *st = q->job->p.stops[i];
         size_t k = strlen(st);
-        for (size_t o = 0; o + k <= q->pend.len && (at < 0 || (long)o < at); o++)
+        for (size_t o = q->scan_from; o + k <= q->pend.len && (at < 0 || (long)o < at); o++)
             if (memcmp(q->pend.data + o, st, k) == 0) {
                 at = (long)o;
                 break;
@@ -228,31 +231,47 @@ static long find_stop(const seq *q) {
     return at;
 }
 
-static int push_logprob(seq *q, const float *logits, int V, int32_t id, int n_top) {
+/* One more pending log-probability entry of q, or NULL. */
+static serve_tokprob *new_logprob(seq *q) {
     if (q->n_plp == q->cap_plp) {
         int cap = q->cap_plp ? 2 * q->cap_plp : 16;
         serve_tokprob *p = realloc(q->plp, sizeof *p * (size_t)cap);
-        if (!p) return -1;
+        if (!p) return NULL;
         q->plp = p;
         q->cap_plp = cap;
     }
-    serve_tokprob *t = &q->plp[q->n_plp++];
+    return &q->plp[q->n_plp++];
+}
+
+/* logits: the model's before token id (NULL for a text's first token: no log-probability). */
+static int push_logprob(seq *q, const float *logits, int V, int32_t id, int n_top) {
+    serve_tokprob *t = new_logprob(q);
+    if (!t) return -1;
     t->id = id;
+    t->n_top = 0;
+    if (!logits) {
+        t->logprob = NAN; /* written as null */
+        return 0;
+    }
     t->logprob = andrea_logprob(logits, V, id);
     /* the alternatives' log-probabilities differ from the chosen one's by their logits' */
-    t->n_top = 0;
-    for (int k = 0; k < n_top && k < V; k++) {
-        int best = -1;
-        for (int v = 0; v < V; v++) {
-            int taken = 0;
-            for (int r = 0; r < k && !taken; r++) taken = t->top_id[r] == v;
-            if (!taken && (best < 0 || logits[v] > logits[best])) best = v;
-        }
-        t->top_id[k] = best;
-        t->top_lp[k] = logits[best] - logits[id] + t->logprob;
-        t->n_top++;
-    }
+    t->n_top = andrea_top_tokens(logits, V, n_top < V ? n_top : V, t->top_id);
+    for (int k = 0; k < t->n_top; k++) t->top_lp[k] = logits[t->top_id[k]] - logits[id] + t->logprob;
     return 0;
+}
+
+/* OpenAI's penalties on out (V): each token generated so far loses frequency_penalty per
+ * occurrence and presence_penalty once. */
+static void apply_penalties(serve_sched *s, const seq *q, float *out) {
+    const serve_params *p = &q->job->p;
+    const int32_t *gen = q->hist.data + p->prompt.len;
+    size_t n = q->hist.len - p->prompt.len;
+    for (size_t i = 0; i < n; i++) s->counts[gen[i]]++;
+    for (size_t i = 0; i < n; i++)
+        if (s->counts[gen[i]]) {
+            out[gen[i]] -= (float)s->counts[gen[i]] * p->frequency_penalty + p->presence_penalty;
+            s->counts[gen[i]] = 0;
+        }
 }
 
 /* Samples q's next token (no lock: q is the scheduler's) and decides what to release. */
@@ -261,11 +280,14 @@ static void seq_sample(serve_sched *s, seq *q, int32_t *next) {
     const serve_params *p = &q->job->p;
     const float *logits = andrea_kv_logits(q->kv);
     serve_choice *ch = &q->job->choices[q->choice];
-    if (p->n_bias) { /* reported log-probabilities stay the model's own */
+    int adjust = p->n_bias || p->frequency_penalty != 0 || p->presence_penalty != 0;
+    if (adjust) { /* reported log-probabilities stay the model's own */
         memcpy(s->biased, logits, sizeof(float) * (size_t)c->vocab);
         for (int i = 0; i < p->n_bias; i++) s->biased[p->bias_id[i]] += p->bias[i];
+        apply_penalties(s, q, s->biased);
     }
-    int tok = andrea_sample_ex(p->n_bias ? s->biased : logits, c->vocab, &p->sampler, q->hist.data, (int)q->hist.len, &q->rng);
+    int tok = andrea_sample_ex(adjust ? s->biased : logits, c->vocab, &p->sampler, q->hist.data,
+                               (int)q->hist.len, &q->rng);
     double now = andrea_now();
     if (ch->n_tokens == 0) serve_metrics_observe(s->mx, MX_TTFT, now - q->job->t_submit);
     else serve_metrics_observe(s->mx, MX_TOKEN, now - q->t_last);
@@ -331,6 +353,7 @@ static void seq_deliver(serve_sched *s, seq *q) {
     }
     if (q->rel_len) memmove(q->pend.data, q->pend.data + q->rel_len, q->pend.len - q->rel_len);
     q->pend.len -= q->rel_len;
+    q->scan_from = q->scan_from > q->rel_len ? q->scan_from - q->rel_len : 0;
     if (n_lp) memmove(q->plp, q->plp + n_lp, sizeof *q->plp * (size_t)(q->n_plp - n_lp));
     q->n_plp -= n_lp;
     q->rel_len = 0;
@@ -392,6 +415,23 @@ static void drop_expired(serve_sched *s) {
     }
 }
 
+/* echo: the prompt's text and (with logprobs) its tokens' log-probabilities go first,
+ * from the prefill's logits at every position (prompt_logits: (T, V), after a fresh
+ * prefill in one pass; NULL when the prompt is one token). */
+static int seq_echo(serve_sched *s, seq *q, const float *prompt_logits) {
+    const serve_params *p = &q->job->p;
+    int V = andrea_model_config((andrea_model *)s->cfg->m)->vocab;
+    for (size_t i = 0; i < p->prompt.len; i++) {
+        size_t nb = 0;
+        const uint8_t *b = andrea_tokenizer_token_bytes(s->cfg->tok, p->prompt.data[i], &nb);
+        if (b && nb && andrea_bytes_append(&q->pend, b, nb)) return -1;
+        const float *lg = i ? prompt_logits + (i - 1) * (size_t)V : NULL;
+        if (p->logprobs && push_logprob(q, lg, V, p->prompt.data[i], p->top_logprobs)) return -1;
+    }
+    q->scan_from = q->pend.len;
+    return 0;
+}
+
 /* Without the lock: the job's choices join the batch at seqs[at..], each prefilled in one
  * pass. */
 static void job_start(serve_sched *s, serve_job *j, int at) {
@@ -412,6 +452,11 @@ static void job_start(serve_sched *s, serve_job *j, int at) {
             q->finish = "error";
         q->hist.len = 0;
         for (size_t i = 0; i < p->prompt.len && !q->finish; i++) andrea_ids_push(&q->hist, p->prompt.data[i]);
+        if (!q->finish && p->echo && seq_echo(s, q, andrea_context_logits(s->ctx))) q->finish = "error";
+        if (!q->finish && p->max_tokens == 0) { /* the prompt scored, nothing generated */
+            q->finish = "length";
+            q->rel_len = q->pend.len;
+        }
     }
     serve_metrics_add(s->mx, &s->mx->prompt_tokens, p->prompt.len * (size_t)p->n);
 }
@@ -519,6 +564,7 @@ static void sched_free(serve_sched *s) {
     free(s->step_tok);
     free(s->next);
     free(s->biased);
+    free(s->counts);
     andrea_kv_batch_free(s->batch);
     andrea_context_free(s->ctx);
     pthread_mutex_destroy(&s->mu);
@@ -541,9 +587,10 @@ serve_sched *serve_sched_start(const serve_config *cfg, serve_metrics *mx) {
     s->step_tok = calloc(P, sizeof *s->step_tok);
     s->next = calloc(P, sizeof *s->next);
     s->biased = calloc((size_t)andrea_model_config((andrea_model *)cfg->m)->vocab, sizeof *s->biased);
+    s->counts = calloc((size_t)andrea_model_config((andrea_model *)cfg->m)->vocab, sizeof *s->counts);
     s->batch = andrea_kv_batch_create(cfg->m, cfg->parallel);
     s->ctx = andrea_context_create(cfg->m);
-    int ok = s->pool && s->seqs && s->queue && s->step_kv && s->step_tok && s->next && s->biased && s->batch && s->ctx;
+    int ok = s->pool && s->seqs && s->queue && s->step_kv && s->step_tok && s->next && s->biased && s->counts && s->batch && s->ctx;
     for (size_t i = 0; ok && i < P; i++) /* the caches of every slot, allocated once */
         if ((s->pool[i] = andrea_kv_create(cfg->m))) s->n_pool++;
         else ok = 0;

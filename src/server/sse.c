@@ -25,9 +25,10 @@ static void cstr(andrea_writer *w, const char *s) {
     else andrea_write_str(w, "null");
 }
 
+/* NaN: no log-probability (an echoed text's first token) */
 static void number(andrea_writer *w, float x) {
-    if (isfinite(x)) andrea_writef(w, "%.6g", (double)x);
-    else andrea_write_str(w, "-9999"); /* OpenAI's stand-in for an impossible token */
+    if (isfinite(x)) andrea_writef(w, "%.9g", (double)x);
+    else andrea_write_str(w, isnan(x) ? "null" : "-9999"); /* OpenAI's stand-in for an impossible token */
 }
 
 static const uint8_t *token_text(const andrea_tokenizer *tok, int32_t id, size_t *n) {
@@ -82,6 +83,10 @@ static void completion_logprobs(andrea_writer *w, const andrea_tokenizer *tok, c
     }
     andrea_write_str(w, "],\"top_logprobs\":[");
     for (int i = 0; i < n; i++) {
+        if (isnan(lp[i].logprob)) { /* a text's first token: nothing to compare with */
+            andrea_write_str(w, i ? ",null" : "null");
+            continue;
+        }
         andrea_write_str(w, i ? ",{" : "{");
         for (int k = 0; k < lp[i].n_top; k++) { /* an object: token text -> logprob */
             const uint8_t *b = token_text(tok, lp[i].top_id[k], &len);
