@@ -159,6 +159,8 @@ void andrea_context_free(andrea_context *c);
 float andrea_context_forward(const andrea_model *m, andrea_context *c, const int32_t *inputs,
                              const int32_t *targets, int B, int T);
 const float *andrea_context_logits(const andrea_context *c);      /* (B, T, V) */
+/* The final hidden states, after the last norm (what the LM head reads): (B, T, C). */
+const float *andrea_context_hidden(const andrea_context *c);
 const float *andrea_context_attention(const andrea_context *c, int layer); /* (B, NH, T, T) */
 void andrea_context_set_flash_attention(andrea_context *c, int on);
 /* The context andrea_model_forward/backward use (owned by the model). */

@@ -26,7 +26,7 @@ serve_tiny_model() {
 }
 
 # req METHOD PATH [curl args]: prints "BODY STATUS" (B is the server's base URL)
-req() { local m=$1 p=$2; shift 2; curl -s -m 30 -X "$m" -w ' %{http_code}' "$@" "$B$p"; }
+req() { local m=$1 p=$2; shift 2; curl -s -m 30 -X "$m" -H 'Content-Type: application/json' -w ' %{http_code}' "$@" "$B$p"; }
 # expect NAME STATUS PATTERN OUTPUT: OUTPUT (from req) ends with STATUS and holds PATTERN
 expect() {
     local name=$1 status=$2 pat=$3 out=$4

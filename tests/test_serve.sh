@@ -29,6 +29,7 @@ K=(-H "Authorization: Bearer sekret")
 expect "health" 200 '"status":"ok","slots":4' "$(req GET /health)"
 expect "models" 200 '"id":"tiny"' "$(req GET /v1/models "${K[@]}")"
 expect "models without key" 401 '"type":"authentication_error"' "$(req GET /v1/models)"
+expect "lowercase scheme" 200 '"id":"tiny"' "$(req GET /v1/models -H 'Authorization: bearer sekret')"
 expect "wrong key" 401 '"code":"invalid_api_key"' "$(req GET /v1/models -H 'Authorization: Bearer nope')"
 expect "unknown route" 404 '"error":{"message":"no such route' "$(req GET /v2/nothing)"
 expect "GET on a POST route" 405 'use POST' "$(req GET /v1/completions "${K[@]}")"
@@ -92,12 +93,12 @@ kill "$SPID"; wait "$SPID" 2> /dev/null
 start_server "$T/serve2.log" -m "$T/big/best.bin" --parallel 1 --queue 1 --max-tokens 2000 --timeout 3
 B="http://127.0.0.1:$PORT"
 body='{"prompt":"To be","max_tokens":2000,"logit_bias":{"256":-100}}' # never BOS: never ends early
-curl -sN -m 30 "$B/v1/completions" -d "${body%\}},\"stream\":true}" > "$T/a.out" & CA=$!
+curl -sN -m 30 -H "Content-Type: application/json" "$B/v1/completions" -d "${body%\}},\"stream\":true}" > "$T/a.out" & CA=$!
 wait_health() { for _ in $(seq 1 50); do curl -s "$B/health" | grep -q "$1" && return 0; sleep 0.1; done; return 1; }
 wait_health '"active":1' || fail "the first request did not start"
-curl -s -m 30 -w ' %{http_code}' "$B/v1/completions" -d "$body" > "$T/b.out" & CB=$!
+curl -s -m 30 -H "Content-Type: application/json" -w ' %{http_code}' "$B/v1/completions" -d "$body" > "$T/b.out" & CB=$!
 wait_health '"queued":1' || fail "the second request was not queued"
-hdr=$(curl -s -m 10 -D - -o "$T/c.out" "$B/v1/completions" -d "$body")
+hdr=$(curl -s -m 10 -H "Content-Type: application/json" -D - -o "$T/c.out" "$B/v1/completions" -d "$body")
 grep -q "^HTTP/1.1 429" <<< "$hdr" && grep -qi "^Retry-After: 1" <<< "$hdr" && grep -q '"code":"queue_full"' "$T/c.out" &&
     pass "one slot, queue of one: the third request gets 429 with Retry-After" || fail "429: $hdr $(cat "$T/c.out")"
 kill "$CA"; wait "$CA" 2> /dev/null
@@ -108,4 +109,28 @@ m=$(curl -s "$B/metrics")
 grep -q '^andrea_cancelled_total 1' <<< "$m" && grep -q '^andrea_timeouts_total 1' <<< "$m" && grep -q '^andrea_rejected_queue_full_total 1' <<< "$m" &&
     pass "metrics: 1 cancelled, 1 timed out, 1 rejected" || fail "metrics: $(grep -E 'cancelled|timeouts|rejected' <<< "$m")"
 expect "health after" 200 '"active":0' "$(curl -s -w ' %{http_code}' "$B/health")"
+kill "$SPID"; wait "$SPID" 2> /dev/null
+
+# --parallel 1 --queue 2: a burst of six admits exactly three (one runs, two wait); a
+# client that half-closes still gets its answer; /attention work is bounded by --queue
+# and withdrawn when its client goes away
+start_server "$T/serve3.log" -m "$T/big/best.bin" --parallel 1 --queue 2 --max-tokens 2000 --attn-max-tokens 192
+B="http://127.0.0.1:$PORT"
+long='{"prompt":"To be","max_tokens":700,"logit_bias":{"256":-100}}'
+out=$(timeout 60 python3 "$HERE/serve_raw.py" halfclose "$PORT" "$long") && pass "$out" || fail "$out"
+BURST=()
+for i in 1 2 3 4 5 6; do curl -s -m 60 -o /dev/null -w '%{http_code}\n' -H "Content-Type: application/json" "$B/v1/completions" -d "$long" > "$T/burst$i" & BURST+=($!); done
+wait "${BURST[@]}"
+ok=$(cat "$T"/burst* | grep -c '^200$'); busy=$(cat "$T"/burst* | grep -c '^429$')
+[ "$ok" = 3 ] && [ "$busy" = 3 ] && pass "--parallel 1 --queue 2: a burst of six: 3 answered, 3 got 429" || fail "burst: $ok answered, $busy 429"
+text=$(printf 'To be, or not to be, that is the question. %.0s' $(seq 1 8))
+ATT=()
+for i in 1 2 3 4 5 6; do curl -s -m 0.4 -o /dev/null -w '%{http_code}\n' -H "Content-Type: application/json" "$B/attention" -d "{\"text\":\"$text\"}" > "$T/attn$i" & ATT+=($!); done
+wait "${ATT[@]}"
+busy=$(cat "$T"/attn* | grep -c '^429$')
+for _ in $(seq 1 100); do curl -s "$B/health" | grep -q '"worker_queued":0,"worker_running":0' && break; sleep 0.1; done
+h=$(curl -s "$B/health")
+[ "$busy" = 3 ] && grep -q '"worker_queued":0,"worker_running":0,"worker_withdrawn":[12]}' <<< "$h" &&
+    pass "/attention: 6 clients that give up after 0.4 s: 3 got 429 (queue 2), the queued ones were withdrawn: $h" ||
+    fail "/attention bounds: $busy 429s, $h"
 finish

@@ -7,7 +7,13 @@
 #     log-probabilities, and echo + logprobs with max_tokens 0 scores a text exactly as
 #     `andrea eval` does (lm-eval-harness's loglikelihood);
 #   chat inputs: content-part arrays, null assistant content with tool_calls, the tool
-#     role, the name field.
+#     role, the name field;
+#   routes: /v1/embeddings (float and base64, batches, unit length, the same text the same
+#     vector), /tokenize and /detokenize (llama-server's shapes, a round trip),
+#     /v1/models/{id} (404 for another), /props, /favicon.ico;
+#   HTTP: a POST that is not JSON gets 415, --cors answers a preflight and adds its header
+#     (none without it), keep-alive and pipelined GETs, a clean JSON 413 for a huge
+#     Content-Length, a per-client connection limit (serve_raw.py).
 # Skips (77) in a build without the server or without curl/python3.
 . "$(dirname "$0")/lib.sh"
 A="$ANDREA_BIN"; T="$ANDREA_TMP"
@@ -20,7 +26,7 @@ py() { python3 -c "import json,sys,base64,struct; r=json.loads(sys.argv[2].rspli
 check() { local v; v=$(py "$2" "$3"); [ "$v" = True ] && pass "$1" || fail "$1: $2 is '$v' on ${3:0:300}"; }
 
 serve_tiny_model "$T/m"
-start_server "$T/serve.log" -m "$T/m/ckpt.bin" --name tiny --parallel 4 --max-tokens 64
+start_server "$T/serve.log" -m "$T/m/ckpt.bin" --name tiny --parallel 4 --max-tokens 64 --max-conns-per-client 8
 B="http://127.0.0.1:$PORT"
 C=/v1/completions
 
@@ -80,4 +86,55 @@ tools='{"messages":[{"role":"user","name":"ann","content":"add 1 and 2"},{"role"
 expect "null assistant content with tool_calls, the tool role, a name" 200 '"chat.completion"' "$(req POST /v1/chat/completions -d "$tools")"
 expect "null user content" 400 'must not be null' "$(req POST /v1/chat/completions -d '{"messages":[{"role":"user","content":null}]}')"
 expect "an unknown role" 400 'is not system, developer, user, assistant or tool' "$(req POST /v1/chat/completions -d '{"messages":[{"role":"robot","content":"a"}]}')"
+
+# ---- routes --------------------------------------------------------------------------
+E=/v1/embeddings
+out=$(req POST $E -d '{"input":"To be, or not to be","model":"tiny"}')
+check "embeddings: one vector of the model's width (32), unit length" \
+    'len(r["data"]) == 1 and len(r["data"][0]["embedding"]) == 32 and abs(sum(x * x for x in r["data"][0]["embedding"]) - 1) < 1e-5 and r["usage"]["prompt_tokens"] == 19' "$out"
+one=$(py 'r["data"][0]["embedding"]' "$out")
+out=$(req POST $E -d '{"input":["To be, or not to be","Whether tis nobler"],"encoding_format":"base64"}')
+b64=$(py "max(abs(a - b) for a, b in zip(struct.unpack('<32f', base64.b64decode(r['data'][0]['embedding'])), $one)) < 1e-6 and len(r['data']) == 2 and r['data'][1]['index'] == 1" "$out")
+[ "$b64" = True ] && pass "embeddings: a batch in base64 (float32 LE), the first equal to the float one" || fail "base64 embeddings: $b64"
+out=$(req POST $E -d '{"input":[[84,111,32,98,101],"To be"]}')
+check "embeddings: token ids and the same text give the same vector" \
+    'max(abs(a - b) for a, b in zip(r["data"][0]["embedding"], r["data"][1]["embedding"])) < 1e-6' "$out"
+check "embeddings: another text, another vector" "sum(a * b for a, b in zip(r['data'][0]['embedding'], $one)) < 0.9999" "$out"
+expect "embeddings: empty input" 400 '"param":"input"' "$(req POST $E -d '{"input":""}')"
+expect "embeddings: dimensions" 400 '"param":"dimensions"' "$(req POST $E -d '{"input":"a","dimensions":8}')"
+expect "embeddings: too long" 400 'context_length_exceeded' "$(req POST $E -d "{\"input\":\"$(head -c 200 /dev/zero | tr '\0' x)\"}")"
+out=$(req POST /tokenize -d '{"content":"To be"}')
+check "tokenize: the byte ids" 'r == {"tokens": [84, 111, 32, 98, 101]}' "$out"
+check "tokenize with_pieces" 'r["tokens"][0] == {"id": 84, "piece": "T"}' "$(req POST /tokenize -d '{"content":"To be","with_pieces":true}')"
+check "detokenize: back to the text" 'r == {"content": "To be"}' "$(req POST /detokenize -d '{"tokens":[84,111,32,98,101]}')"
+expect "detokenize: an id out of range" 400 '"param":"tokens"' "$(req POST /detokenize -d '{"tokens":[999]}')"
+expect "models/{id}" 200 '"object":"model"' "$(req GET /v1/models/tiny)"
+expect "models/{another id}" 404 '"code":"model_not_found"' "$(req GET /v1/models/gpt-4)"
+check "props: context, slots, tokenizer, defaults" \
+    'r["n_ctx"] == 96 and r["total_slots"] == 4 and r["tokenizer"] == "byte" and r["default_generation_settings"]["temperature"] == 0.8' "$(req GET /props)"
+expect "favicon" 200 '<svg' "$(req GET /favicon.ico)"
+
+# ---- HTTP ----------------------------------------------------------------------------
+expect "a text/plain POST" 415 'unsupported_media_type' "$(curl -s -w ' %{http_code}' -H 'Content-Type: text/plain' "$B$C" -d '{"prompt":"a"}')"
+expect "an untyped POST" 415 'unsupported_media_type' "$(curl -s -w ' %{http_code}' -H 'Content-Type:' "$B$C" -d '{"prompt":"a"}')"
+hdr=$(curl -s -D - -o /dev/null -H 'Origin: https://a.example' "$B/health")
+grep -qi '^Access-Control' <<< "$hdr" && fail "CORS headers without --cors: $hdr" || pass "no CORS headers without --cors"
+for c in pipeline bigcl; do
+    out=$(timeout 60 python3 "$(dirname "$0")/serve_raw.py" $c "$PORT") && pass "$(tr '\n' '|' <<< "$out")" || fail "$out"
+done
+out=$(timeout 60 python3 "$(dirname "$0")/serve_raw.py" perclient "$PORT" 20 8) && pass "$(tr '\n' '|' <<< "$out")" || fail "$out"
+kill "$SPID"; wait "$SPID" 2> /dev/null
+start_server "$T/serve_cors.log" -m "$T/m/ckpt.bin" --cors https://a.example
+B="http://127.0.0.1:$PORT"
+hdr=$(curl -s -D - -o /dev/null -X OPTIONS -H 'Origin: https://a.example' -H 'Access-Control-Request-Method: POST' "$B$C")
+grep -q '^HTTP/1.1 204' <<< "$hdr" && grep -qi '^Access-Control-Allow-Origin: https://a.example' <<< "$hdr" &&
+    grep -qi '^Access-Control-Allow-Headers: Authorization, Content-Type' <<< "$hdr" && pass "--cors: the preflight" || fail "preflight: $hdr"
+hdr=$(curl -s -D - -o /dev/null -H 'Content-Type: application/json' "$B$C" -d '{"prompt":"a","max_tokens":1}')
+grep -qi '^Access-Control-Allow-Origin: https://a.example' <<< "$hdr" && pass "--cors: the answer's header" || fail "cors header: $hdr"
+kill "$SPID"; wait "$SPID" 2> /dev/null
+if "$A" serve -m "$T/m/ckpt.bin" --host ::1 --port 0 -t 1 2> "$T/v6.log" & V6=$!; PIDS+=("$V6"); sleep 1.5; grep -q 'listening on http://\[::1\]:[0-9]*/' "$T/v6.log"; then
+    pass "IPv6: the banner brackets the address: $(grep -o 'http://[^ ]*' "$T/v6.log")"
+elif grep -q "cannot listen" "$T/v6.log"; then echo "note: no IPv6 loopback here; banner check skipped"
+else fail "IPv6 banner: $(cat "$T/v6.log")"; fi
+kill "$V6" 2> /dev/null; wait "$V6" 2> /dev/null
 finish

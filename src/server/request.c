@@ -33,6 +33,13 @@ int serve_fail(serve_error *e, int status, const char *type, const char *param, 
     return -1;
 }
 
+int serve_check_model(const serve_config *cfg, const char *name, serve_error *e) {
+    if (!name || strcmp(name, cfg->model_name) == 0) return 0;
+    return serve_fail(e, 404, "invalid_request_error", "model", "model_not_found",
+                      "the model '%.80s' does not exist: this server serves '%.80s'", name,
+                      cfg->model_name);
+}
+
 #define BAD(e, param, ...) serve_fail(e, 400, "invalid_request_error", param, NULL, __VA_ARGS__)
 
 /* A number field in [lo, hi] into *out; absent or null keeps *out. */
@@ -281,11 +288,7 @@ static int check_fields(const serve_config *cfg, int kind, json_t *o, serve_erro
     }
     json_t *model = json_object_get(o, "model");
     if (model && !json_is_null(model) && !json_is_string(model)) return BAD(e, "model", "'model' must be a string");
-    if (json_is_string(model) && strcmp(json_string_value(model), cfg->model_name) != 0)
-        return serve_fail(e, 404, "invalid_request_error", "model", "model_not_found",
-                          "the model '%.80s' does not exist: this server serves '%.80s'",
-                          json_string_value(model), cfg->model_name);
-    return 0;
+    return serve_check_model(cfg, json_string_value(model), e);
 }
 
 /* Fields of /v1/completions that only make sense with other models or other servers. */

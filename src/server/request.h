@@ -28,6 +28,9 @@ __attribute__((format(printf, 6, 7)))
 int serve_fail(serve_error *e, int status, const char *type, const char *param, const char *code,
                const char *fmt, ...);
 
+/* A request's "model" (NULL: none given): 0, or 404 model_not_found unless it is ours. */
+int serve_check_model(const serve_config *cfg, const char *name, serve_error *e);
+
 typedef struct {
     int kind;              /* SERVE_COMPLETION or SERVE_CHAT */
     int stream, include_usage;

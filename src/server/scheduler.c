@@ -50,8 +50,9 @@ struct serve_sched {
     pthread_mutex_t mu;
     pthread_cond_t wake;
     int stop;
-    serve_job **queue;      /* ring of cfg->queue */
-    int q_head, q_len;
+    serve_job **queue;      /* ring of cfg->queue + cfg->parallel */
+    int q_head, q_len, q_cap;
+    int busy;               /* sequences admitted or running: the free slots are parallel - busy */
     seq *seqs;              /* (parallel): [0, n_seqs) in the batch */
     int n_seqs;
     andrea_kv **pool;       /* free caches */
@@ -134,11 +135,13 @@ void serve_job_cancel(serve_sched *s, serve_job *j) {
 
 int serve_sched_submit(serve_sched *s, serve_job *j) {
     pthread_mutex_lock(&s->mu);
-    int full = s->q_len == s->cfg->queue || s->stop;
+    /* --queue requests may wait beyond those a free slot takes at the next turn */
+    int free_slots = s->cfg->parallel - s->busy;
+    int full = s->q_len >= s->cfg->queue + (free_slots > 0 ? free_slots : 0) || s->q_len == s->q_cap || s->stop;
     if (!full) {
         j->refs++;
         j->deadline = j->t_submit + s->cfg->timeout;
-        s->queue[(s->q_head + s->q_len++) % s->cfg->queue] = j;
+        s->queue[(s->q_head + s->q_len++) % s->q_cap] = j;
         pthread_cond_signal(&s->wake);
     }
     pthread_mutex_unlock(&s->mu);
@@ -385,6 +388,7 @@ static void seq_retire(serve_sched *s, int i) {
     andrea_bytes_free(&q->pend);
     free(q->plp);
     s->seqs[i] = s->seqs[--s->n_seqs];
+    s->busy--;
     if (--j->live == 0) job_leave(s, j);
 }
 
@@ -404,13 +408,13 @@ static void drop_expired(serve_sched *s) {
     }
     int n = s->q_len; /* the queue, kept in order */
     for (int k = 0, kept = 0; k < n; k++) {
-        serve_job *j = s->queue[(s->q_head + k) % s->cfg->queue];
+        serve_job *j = s->queue[(s->q_head + k) % s->q_cap];
         if (j->cancelled || now > j->deadline) {
             if (!j->cancelled) serve_metrics_add(s->mx, &s->mx->timeouts, 1), job_fail(j, &e);
             s->q_len--;
             job_leave(s, j);
         } else {
-            s->queue[(s->q_head + kept++) % s->cfg->queue] = j;
+            s->queue[(s->q_head + kept++) % s->q_cap] = j;
         }
     }
 }
@@ -467,7 +471,7 @@ enum { PREFILL_BUDGET = 512 };
 
 /* Under the lock: queued jobs whose choices fit the free slots, in order. */
 static int admit(serve_sched *s, serve_job **out) {
-    int n = 0, free_slots = s->cfg->parallel - s->n_seqs;
+    int n = 0, free_slots = s->cfg->parallel - s->busy;
     size_t budget = PREFILL_BUDGET;
     while (s->q_len) {
         serve_job *j = s->queue[s->q_head];
@@ -475,7 +479,8 @@ static int admit(serve_sched *s, serve_job **out) {
         if (j->p.n > free_slots || (n && cost > budget)) break;
         budget = cost < budget ? budget - cost : 0;
         free_slots -= j->p.n;
-        s->q_head = (s->q_head + 1) % s->cfg->queue;
+        s->busy += j->p.n;
+        s->q_head = (s->q_head + 1) % s->q_cap;
         s->q_len--;
         j->live = j->p.n;
         out[n++] = j;
@@ -544,7 +549,7 @@ static void *sched_main(void *arg) {
     while (s->n_seqs) seq_retire(s, s->n_seqs - 1);
     while (s->q_len) {
         serve_job *j = s->queue[s->q_head];
-        s->q_head = (s->q_head + 1) % s->cfg->queue;
+        s->q_head = (s->q_head + 1) % s->q_cap;
         s->q_len--;
         job_leave(s, j);
     }
@@ -582,7 +587,8 @@ serve_sched *serve_sched_start(const serve_config *cfg, serve_metrics *mx) {
     pthread_cond_init(&s->wake, NULL);
     s->pool = calloc(P, sizeof *s->pool);
     s->seqs = calloc(P, sizeof *s->seqs);
-    s->queue = calloc((size_t)cfg->queue, sizeof *s->queue);
+    s->q_cap = cfg->queue + cfg->parallel;
+    s->queue = calloc((size_t)s->q_cap, sizeof *s->queue);
     s->step_kv = calloc(P, sizeof *s->step_kv);
     s->step_tok = calloc(P, sizeof *s->step_tok);
     s->next = calloc(P, sizeof *s->next);
