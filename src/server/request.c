@@ -13,6 +13,8 @@
  */
 #include "request.h"
 
+#include "schema.h"
+
 #include <jansson.h>
 #include <math.h>
 #include <stdarg.h>
@@ -349,18 +351,78 @@ static int parse_prompt(const serve_config *cfg, int kind, json_t *o, serve_para
     return 0;
 }
 
-/* Structured output (response_format, grammar, tools): not yet; refused by name. */
-static int structured_fields(json_t *o, serve_error *e) {
-    json_t *rf = json_object_get(o, "response_format");
+/* The GBNF text for response_format, or nothing (rc 0, empty w) for plain text. */
+static int response_format_gbnf(json_t *rf, andrea_writer *w, serve_error *e) {
     json_t *type = json_object_get(rf, "type");
-    if (rf && !json_is_null(rf) && !(json_is_string(type) && strcmp(json_string_value(type), "text") == 0))
-        return BAD(e, "response_format", "'response_format' other than {\"type\":\"text\"} is not supported");
-    const char *refused[] = {"grammar", "tools", "tool_choice"};
-    for (int i = 0; i < 3; i++) {
-        json_t *v = json_object_get(o, refused[i]);
-        if (v && !json_is_null(v)) return BAD(e, refused[i], "'%s' is not supported", refused[i]);
+    const char *t = json_string_value(type);
+    if (!json_is_object(rf) || !t)
+        return BAD(e, "response_format", "'response_format' is {\"type\": \"text\" | \"json_object\" | \"json_schema\"}");
+    if (!strcmp(t, "text")) return 0;
+    json_t *schema = json_object_get(rf, "schema"); /* llama-server's json_object + schema */
+    if (!strcmp(t, "json_schema")) {
+        json_t *js = json_object_get(rf, "json_schema");
+        schema = json_object_get(js, "schema");
+        if (!schema) return BAD(e, "response_format", "'response_format.json_schema.schema' is required");
+    } else if (strcmp(t, "json_object")) {
+        return BAD(e, "response_format", "'response_format.type' '%.40s' is not text, json_object or json_schema", t);
     }
-    return 0;
+    if (!schema) return serve_gbnf_json_object(w), 0;
+    return serve_gbnf_schema(schema, w, "response_format", e);
+}
+
+/* tools + tool_choice (chat): the GBNF of the calls, or nothing when no call may be made. */
+static int tools_gbnf(json_t *o, serve_params *p, andrea_writer *w, serve_error *e) {
+    json_t *tools = json_object_get(o, "tools"), *choice = json_object_get(o, "tool_choice");
+    const char *c = json_string_value(choice), *only = NULL;
+    if (!tools || json_is_null(tools)) {
+        if (choice && !json_is_null(choice) && !(c && !strcmp(c, "none")))
+            return BAD(e, "tool_choice", "'tool_choice' needs 'tools'");
+        return 0;
+    }
+    if (c && !strcmp(c, "none")) return 0;
+    if (json_is_object(choice)) {
+        only = json_string_value(json_object_get(json_object_get(choice, "function"), "name"));
+        if (!only) return BAD(e, "tool_choice", "'tool_choice' is \"none\", \"auto\", \"required\" or "
+                              "{\"type\":\"function\",\"function\":{\"name\":...}}");
+    } else if (choice && !json_is_null(choice) && !(c && (!strcmp(c, "auto") || !strcmp(c, "required")))) {
+        return BAD(e, "tool_choice", "'tool_choice' is \"none\", \"auto\", \"required\" or an object");
+    }
+    if (p->stream) return BAD(e, "stream", "streaming with 'tools' is not supported yet: ask without stream");
+    p->tools = 1;
+    return serve_gbnf_tools(tools, only, !only && !(c && !strcmp(c, "required")), w, e);
+}
+
+/* Structured output: response_format, llama-server's grammar (GBNF) or tools, at most one,
+ * compiled into p->grammar. */
+static int structured_fields(json_t *o, serve_params *p, serve_error *e) {
+    json_t *rf = json_object_get(o, "response_format"), *gr = json_object_get(o, "grammar");
+    andrea_buffer b = {0};
+    andrea_writer w = andrea_writer_buffer(&b);
+    const char *param = "grammar";
+    int rc = 0, given = 0;
+    if (gr && !json_is_null(gr)) {
+        if (!json_is_string(gr)) return BAD(e, "grammar", "'grammar' must be a string (GBNF)");
+        andrea_write(&w, json_string_value(gr), json_string_length(gr));
+        given++;
+    }
+    if (rf && !json_is_null(rf)) {
+        size_t before = b.len;
+        rc = response_format_gbnf(rf, &w, e);
+        given += b.len > before;
+        if (b.len > before) param = "response_format";
+    }
+    if (!rc) {
+        size_t before = b.len;
+        rc = tools_gbnf(o, p, &w, e);
+        given += b.len > before;
+        if (b.len > before) param = "tools";
+    }
+    if (!rc && given > 1) rc = BAD(e, param, "use one of 'grammar', 'response_format' and 'tools' at a time");
+    if (!rc && given && andrea_writer_status(&w, "grammar")) rc = serve_fail(e, 500, "server_error", NULL, NULL, "out of memory");
+    if (!rc && given && !(p->grammar = andrea_grammar_parse(b.data, b.len)))
+        rc = BAD(e, param, "%s", andrea_error());
+    andrea_buffer_free(&b);
+    return rc;
 }
 
 static int parse_fields(const serve_config *cfg, int kind, json_t *o, serve_params *p, serve_error *e) {
@@ -378,7 +440,7 @@ static int parse_fields(const serve_config *cfg, int kind, json_t *o, serve_para
     p->max_tokens = (int)x;
     if (parse_prompt(cfg, kind, o, p, e) || sampler_fields(o, &p->sampler, p, e) || get_stops(o, p, e) ||
         get_bool(o, "stream", &p->stream, e) || parse_logprobs(o, kind, p, e) ||
-        get_bias(o, c->vocab, p, e) || structured_fields(o, e))
+        get_bias(o, c->vocab, p, e) || structured_fields(o, p, e))
         return -1;
     int r = get_int(o, "seed", INT64_MIN, INT64_MAX, &x, e);
     if (r < 0) return -1;
@@ -408,6 +470,8 @@ int serve_parse_request(const serve_config *cfg, int kind, const char *body, siz
 }
 
 void serve_params_free(serve_params *p) {
+    andrea_grammar_free(p->grammar);
+    p->grammar = NULL;
     for (int i = 0; i < p->n_stops; i++) free(p->stops[i]);
     p->n_stops = 0;
     andrea_ids_free(&p->prompt);

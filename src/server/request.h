@@ -7,6 +7,7 @@
 
 #include "andrea.h"
 #include "andrea_tokenizer.h"
+#include "infer/grammar.h"
 #include "server.h"
 
 enum { SERVE_COMPLETION = 0, SERVE_CHAT = 1 };
@@ -50,6 +51,9 @@ typedef struct {
     int32_t bias_id[SERVE_MAX_BIAS];
     float bias[SERVE_MAX_BIAS];
     andrea_ids prompt;     /* the prompt's tokens (chat: the transcript in ANDREA's format) */
+    andrea_grammar *grammar; /* owned, or NULL: constrained decoding (response_format,
+                              * grammar, tools) */
+    int tools;             /* chat: the answer may be a function call (tool_calls) */
 } serve_params;
 
 /* Parses body as a request of this kind against the server's limits. 0, or -1 with e. */

@@ -33,6 +33,7 @@ typedef struct {
     andrea_ids hist;        /* prompt and generated tokens (the repeat penalty's window) */
     andrea_bytes pend;      /* text not yet released (could start a stop string) */
     size_t scan_from;       /* stop strings are looked for in pend from here (not in an echo) */
+    andrea_grammar_state *gs; /* constrained decoding: where the text is in the grammar */
     serve_tokprob *plp;     /* log-probabilities of tokens not yet released */
     int n_plp, cap_plp;
     int opened;             /* chat streams: the role chunk was sent */
@@ -277,17 +278,36 @@ static void apply_penalties(serve_sched *s, const seq *q, float *out) {
         }
 }
 
+/* Constrained decoding: every token whose bytes would break the grammar gets -inf, BOS
+ * (the end of the text) too unless the text may end here. */
+static int grammar_mask(serve_sched *s, const seq *q, float *out) {
+    const andrea_grammar *g = q->job->p.grammar;
+    int V = andrea_model_config((andrea_model *)s->cfg->m)->vocab, bos = andrea_tokenizer_bos(s->cfg->tok);
+    for (int v = 0; v < V; v++) {
+        size_t nb = 0;
+        const uint8_t *b = andrea_tokenizer_token_bytes(s->cfg->tok, v, &nb);
+        int ok = v == bos ? andrea_grammar_can_end(q->gs) : b && nb ? andrea_grammar_allows(g, q->gs, b, nb) : 0;
+        if (ok < 0) return -1;
+        if (!ok) out[v] = -INFINITY;
+    }
+    return 0;
+}
+
 /* Samples q's next token (no lock: q is the scheduler's) and decides what to release. */
 static void seq_sample(serve_sched *s, seq *q, int32_t *next) {
     const andrea_config *c = andrea_model_config((andrea_model *)s->cfg->m);
     const serve_params *p = &q->job->p;
     const float *logits = andrea_kv_logits(q->kv);
     serve_choice *ch = &q->job->choices[q->choice];
-    int adjust = p->n_bias || p->frequency_penalty != 0 || p->presence_penalty != 0;
+    int adjust = p->n_bias || p->frequency_penalty != 0 || p->presence_penalty != 0 || q->gs;
     if (adjust) { /* reported log-probabilities stay the model's own */
         memcpy(s->biased, logits, sizeof(float) * (size_t)c->vocab);
         for (int i = 0; i < p->n_bias; i++) s->biased[p->bias_id[i]] += p->bias[i];
         apply_penalties(s, q, s->biased);
+        if (q->gs && grammar_mask(s, q, s->biased)) {
+            q->finish = "error";
+            return;
+        }
     }
     int tok = andrea_sample_ex(adjust ? s->biased : logits, c->vocab, &p->sampler, q->hist.data,
                                (int)q->hist.len, &q->rng);
@@ -310,7 +330,8 @@ static void seq_sample(serve_sched *s, seq *q, int32_t *next) {
     ch->n_tokens++;
     size_t nb = 0;
     const uint8_t *b = andrea_tokenizer_token_bytes(s->cfg->tok, tok, &nb);
-    if (b && nb && andrea_bytes_append(&q->pend, b, nb)) {
+    if ((b && nb && andrea_bytes_append(&q->pend, b, nb)) ||
+        (q->gs && andrea_grammar_advance(p->grammar, q->gs, b, nb))) {
         q->finish = "error";
         return;
     }
@@ -318,6 +339,9 @@ static void seq_sample(serve_sched *s, seq *q, int32_t *next) {
     if (at >= 0) {
         q->finish = "stop";
         q->rel_len = (size_t)at;
+    } else if (q->gs && !andrea_grammar_can_continue(q->gs)) { /* the grammar's text is complete */
+        q->finish = "stop";
+        q->rel_len = q->pend.len;
     } else if (ch->n_tokens >= p->max_tokens || andrea_kv_pos(q->kv) >= c->ctx) {
         q->finish = "length";
         q->rel_len = q->pend.len;
@@ -387,6 +411,7 @@ static void seq_retire(serve_sched *s, int i) {
     andrea_ids_free(&q->hist);
     andrea_bytes_free(&q->pend);
     free(q->plp);
+    andrea_grammar_state_free(q->gs);
     s->seqs[i] = s->seqs[--s->n_seqs];
     s->busy--;
     if (--j->live == 0) job_leave(s, j);
@@ -457,6 +482,7 @@ static void job_start(serve_sched *s, serve_job *j, int at) {
         q->hist.len = 0;
         for (size_t i = 0; i < p->prompt.len && !q->finish; i++) andrea_ids_push(&q->hist, p->prompt.data[i]);
         if (!q->finish && p->echo && seq_echo(s, q, andrea_context_logits(s->ctx))) q->finish = "error";
+        if (!q->finish && p->grammar && !(q->gs = andrea_grammar_start(p->grammar))) q->finish = "error";
         if (!q->finish && p->max_tokens == 0) { /* the prompt scored, nothing generated */
             q->finish = "length";
             q->rel_len = q->pend.len;

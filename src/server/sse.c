@@ -11,7 +11,9 @@
  */
 #include "sse.h"
 
+#include <jansson.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "util/json.h"
@@ -178,6 +180,30 @@ int sse_error(andrea_writer *w, const serve_error *e) {
     return andrea_writer_status(w, "stream error");
 }
 
+/* A choice of a request with tools whose text is a whole call ({"name","arguments"}, the
+ * grammar's): null content and OpenAI's tool_calls, the arguments as a JSON string. 1 when
+ * written, 0 when the text is an ordinary answer. */
+static int tool_call(andrea_writer *w, const serve_job *j, int c) {
+    const serve_choice *ch = &j->choices[c];
+    if (!j->p.tools || !ch->text.len || ch->text.data[0] != '{' || !ch->finish || strcmp(ch->finish, "stop"))
+        return 0;
+    json_error_t je;
+    json_t *o = json_loadb((const char *)ch->text.data, ch->text.len, 0, &je);
+    json_t *name = json_object_get(o, "name"), *args = json_object_get(o, "arguments");
+    char *a = json_is_string(name) && args ? json_dumps(args, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    if (a) {
+        andrea_writef(w, "null,\"tool_calls\":[{\"id\":\"call_%s_%d\",\"type\":\"function\","
+                      "\"function\":{\"name\":", j->id, c);
+        cstr(w, json_string_value(name));
+        andrea_write_str(w, ",\"arguments\":");
+        cstr(w, a);
+        andrea_write_str(w, "}}]");
+    }
+    free(a);
+    json_decref(o);
+    return a != NULL;
+}
+
 int serve_response_json(andrea_writer *w, const serve_job *j, const andrea_tokenizer *tok) {
     int chat = j->p.kind == SERVE_CHAT;
     head(w, j, chat ? "chat.completion" : "text_completion");
@@ -185,9 +211,14 @@ int serve_response_json(andrea_writer *w, const serve_job *j, const andrea_token
     for (int c = 0; c < j->p.n; c++) {
         const serve_choice *ch = &j->choices[c];
         andrea_writef(w, "%s{\"index\":%d,", c ? "," : "", c);
+        const char *finish = ch->finish;
         if (chat) {
             andrea_write_str(w, "\"message\":{\"role\":\"assistant\",\"content\":");
-            str(w, ch->text.len ? (const void *)ch->text.data : "", ch->text.len);
+            if (tool_call(w, j, c)) {
+                finish = "tool_calls";
+            } else {
+                str(w, ch->text.len ? (const void *)ch->text.data : "", ch->text.len);
+            }
             andrea_write_str(w, "},\"logprobs\":");
             if (j->p.logprobs) chat_logprobs(w, tok, ch->lp, ch->n_lp);
             else andrea_write_str(w, "null");
@@ -199,7 +230,7 @@ int serve_response_json(andrea_writer *w, const serve_job *j, const andrea_token
             else andrea_write_str(w, "null");
         }
         andrea_write_str(w, ",\"finish_reason\":");
-        cstr(w, ch->finish);
+        cstr(w, finish);
         andrea_write_str(w, "}");
     }
     andrea_write_str(w, "],");
