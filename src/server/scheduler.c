@@ -280,13 +280,18 @@ static void apply_penalties(serve_sched *s, const seq *q, float *out) {
 
 /* Constrained decoding: every token whose bytes would break the grammar gets -inf, BOS
  * (the end of the text) too unless the text may end here. */
+/* 1 when token v keeps the text in the grammar (BOS: when the text may end), 0, -1. */
+static int grammar_allowed(serve_sched *s, const seq *q, int v) {
+    if (v == andrea_tokenizer_bos(s->cfg->tok)) return andrea_grammar_can_end(q->gs);
+    size_t nb = 0;
+    const uint8_t *b = andrea_tokenizer_token_bytes(s->cfg->tok, v, &nb);
+    return b && nb ? andrea_grammar_allows(q->job->p.grammar, q->gs, b, nb) : 0;
+}
+
 static int grammar_mask(serve_sched *s, const seq *q, float *out) {
-    const andrea_grammar *g = q->job->p.grammar;
-    int V = andrea_model_config((andrea_model *)s->cfg->m)->vocab, bos = andrea_tokenizer_bos(s->cfg->tok);
+    int V = andrea_model_config((andrea_model *)s->cfg->m)->vocab;
     for (int v = 0; v < V; v++) {
-        size_t nb = 0;
-        const uint8_t *b = andrea_tokenizer_token_bytes(s->cfg->tok, v, &nb);
-        int ok = v == bos ? andrea_grammar_can_end(q->gs) : b && nb ? andrea_grammar_allows(g, q->gs, b, nb) : 0;
+        int ok = grammar_allowed(s, q, v);
         if (ok < 0) return -1;
         if (!ok) out[v] = -INFINITY;
     }
@@ -300,17 +305,25 @@ static void seq_sample(serve_sched *s, seq *q, int32_t *next) {
     const float *logits = andrea_kv_logits(q->kv);
     serve_choice *ch = &q->job->choices[q->choice];
     int adjust = p->n_bias || p->frequency_penalty != 0 || p->presence_penalty != 0 || q->gs;
+    /* (s->biased also takes the grammar's mask, when a draw needs it) */
     if (adjust) { /* reported log-probabilities stay the model's own */
         memcpy(s->biased, logits, sizeof(float) * (size_t)c->vocab);
         for (int i = 0; i < p->n_bias; i++) s->biased[p->bias_id[i]] += p->bias[i];
         apply_penalties(s, q, s->biased);
-        if (q->gs && grammar_mask(s, q, s->biased)) {
-            q->finish = "error";
-            return;
-        }
     }
     int tok = andrea_sample_ex(adjust ? s->biased : logits, c->vocab, &p->sampler, q->hist.data,
                                (int)q->hist.len, &q->rng);
+    /* constrained: a draw the grammar allows stands (most do inside a string); otherwise
+     * every token that breaks it is masked and the draw made again, as llama.cpp does.
+     * Exact for greedy and for plain sampling (a rejection sampler of the masked
+     * distribution); with top-k/top-p the nucleus is the unmasked one's first. */
+    if (q->gs && tok >= 0 && grammar_allowed(s, q, tok) != 1) {
+        if (grammar_mask(s, q, s->biased)) {
+            q->finish = "error";
+            return;
+        }
+        tok = andrea_sample_ex(s->biased, c->vocab, &p->sampler, q->hist.data, (int)q->hist.len, &q->rng);
+    }
     double now = andrea_now();
     if (ch->n_tokens == 0) serve_metrics_observe(s->mx, MX_TTFT, now - q->job->t_submit);
     else serve_metrics_observe(s->mx, MX_TOKEN, now - q->t_last);
