@@ -37,3 +37,6 @@ done
 echo "server: --parallel $max, $TOKENS tokens per request, $ROUNDS requests per client"
 timeout 600 node "$HERE/bench_serve.mjs" "http://127.0.0.1:$PORT" "$CLIENTS" "$TOKENS" "$ROUNDS"
 curl -s "http://127.0.0.1:$PORT/metrics" | grep -E '^andrea_(batch_steps|batch_sequences|completion_tokens)_total'
+echo "prompt cache: a 10-turn chat, time to first token with and without cache_prompt (bench_prompt_cache.mjs):"
+timeout 600 node "$HERE/bench_prompt_cache.mjs" "http://127.0.0.1:$PORT" 10 24 2
+curl -s "http://127.0.0.1:$PORT/metrics" | grep -E '^andrea_prompt_(cached_)?tokens_total'

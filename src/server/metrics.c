@@ -84,7 +84,8 @@ int serve_metrics_write(serve_metrics *mx, andrea_writer *w, int queued, int act
             if (m.requests[r][c])
                 andrea_writef(w, "andrea_requests_total{route=\"%s\",code=\"%d\"} %llu\n", serve_route_path[r],
                               CODES[c], (unsigned long long)m.requests[r][c]);
-    counter(w, "andrea_prompt_tokens_total", "Prompt tokens prefilled.", m.prompt_tokens);
+    counter(w, "andrea_prompt_tokens_total", "Prompt tokens (those from a cache included).", m.prompt_tokens);
+    counter(w, "andrea_prompt_cached_tokens_total", "Prompt tokens taken from a slot's cache (not prefilled again).", m.cached_tokens);
     counter(w, "andrea_completion_tokens_total", "Tokens generated.", m.completion_tokens);
     counter(w, "andrea_batch_steps_total", "Batched decoding steps.", m.batch_steps);
     counter(w, "andrea_batch_sequences_total", "Sequences summed over batched steps (divide by "

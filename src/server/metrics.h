@@ -26,7 +26,7 @@ typedef struct {
 typedef struct {
     pthread_mutex_t mu;
     uint64_t requests[MX_ROUTES][MX_CODES];
-    uint64_t prompt_tokens, completion_tokens, batch_steps, batch_seqs, rejected_full, timeouts,
+    uint64_t prompt_tokens, cached_tokens, completion_tokens, batch_steps, batch_seqs, rejected_full, timeouts,
         cancelled;
     serve_hist hist[MX_HISTS];
 } serve_metrics;

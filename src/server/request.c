@@ -260,7 +260,7 @@ static int parse_logprobs(json_t *o, int kind, serve_params *p, serve_error *e) 
 }
 
 /* The fields each kind knows. Anything else is refused by name: a field that would change
- * the answer must never be dropped silently. "cache_prompt" (speed only), "user",
+ * the answer must never be dropped silently. "user",
  * "metadata", "store" and "parallel_tool_calls" (at most one call is made) are accepted
  * and change nothing. */
 static const char *const COMMON_FIELDS[] = {
@@ -442,6 +442,8 @@ static int parse_fields(const serve_config *cfg, int kind, json_t *o, serve_para
         get_bool(o, "stream", &p->stream, e) || parse_logprobs(o, kind, p, e) ||
         get_bias(o, c->vocab, p, e) || structured_fields(o, p, e))
         return -1;
+    p->cache_prompt = 1;
+    if (get_bool(o, "cache_prompt", &p->cache_prompt, e)) return -1;
     int r = get_int(o, "seed", INT64_MIN, INT64_MAX, &x, e);
     if (r < 0) return -1;
     p->seed_given = r;

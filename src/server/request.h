@@ -54,6 +54,7 @@ typedef struct {
     andrea_grammar *grammar; /* owned, or NULL: constrained decoding (response_format,
                               * grammar, tools) */
     int tools;             /* chat: the answer may be a function call (tool_calls) */
+    int cache_prompt;      /* reuse a slot's cache whose tokens start the prompt (default 1) */
 } serve_params;
 
 /* Parses body as a request of this kind against the server's limits. 0, or -1 with e. */

@@ -57,6 +57,7 @@ struct serve_sched {
     seq *seqs;              /* (parallel): [0, n_seqs) in the batch */
     int n_seqs;
     andrea_kv **pool;       /* free caches */
+    andrea_ids *pool_toks;  /* (parallel) the tokens each free cache holds: the prompt cache */
     int n_pool;
     andrea_kv_batch *batch;
     andrea_context *ctx;
@@ -420,8 +421,12 @@ static void job_leave(serve_sched *s, serve_job *j) {
 static void seq_retire(serve_sched *s, int i) {
     seq *q = &s->seqs[i];
     serve_job *j = q->job;
+    /* the cache keeps what was fed to it, for a later prompt that starts the same way */
+    if (q->hist.len > (size_t)andrea_kv_pos(q->kv)) q->hist.len = (size_t)andrea_kv_pos(q->kv);
+    andrea_ids_free(&s->pool_toks[s->n_pool]);
+    s->pool_toks[s->n_pool] = q->hist;
     s->pool[s->n_pool++] = q->kv;
-    andrea_ids_free(&q->hist);
+    memset(&q->hist, 0, sizeof q->hist);
     andrea_bytes_free(&q->pend);
     free(q->plp);
     andrea_grammar_state_free(q->gs);
@@ -474,6 +479,31 @@ static int seq_echo(serve_sched *s, seq *q, const float *prompt_logits) {
     return 0;
 }
 
+/* Takes a free cache for prompt p off the pool (it is then s->pool[s->n_pool]): with
+ * reuse, the one whose tokens share the longest start with the prompt, and returns how
+ * many of its positions stand (at most all but the prompt's last token, whose logits the
+ * first draw needs). A continued prompt is then fed one token at a time from there, a
+ * fresh one in one batched pass. */
+static int pool_take(serve_sched *s, const serve_params *p, int reuse) {
+    int best = s->n_pool - 1;
+    size_t best_len = 0;
+    for (int i = 0; reuse && i < s->n_pool; i++) {
+        const andrea_ids *t = &s->pool_toks[i];
+        size_t k = 0;
+        while (k < t->len && k + 1 < p->prompt.len && t->data[k] == p->prompt.data[k]) k++;
+        if (k > best_len) best = i, best_len = k;
+    }
+    s->n_pool--;
+    andrea_kv *kv = s->pool[best];
+    andrea_ids toks = s->pool_toks[best];
+    s->pool[best] = s->pool[s->n_pool];
+    s->pool_toks[best] = s->pool_toks[s->n_pool];
+    s->pool[s->n_pool] = kv;
+    s->pool_toks[s->n_pool] = toks;
+    /* a short shared start is not worth feeding the rest token by token */
+    return best_len >= 16 || best_len * 4 >= p->prompt.len ? (int)best_len : 0;
+}
+
 /* Without the lock: the job's choices join the batch at seqs[at..], each prefilled in one
  * pass. */
 static void job_start(serve_sched *s, serve_job *j, int at) {
@@ -484,14 +514,17 @@ static void job_start(serve_sched *s, serve_job *j, int at) {
         memset(q, 0, sizeof *q);
         q->job = j;
         q->choice = c;
-        q->kv = s->pool[--s->n_pool];
+        /* echo needs the logits of every prompt position: a fresh prefill */
+        int reuse = pool_take(s, p, p->cache_prompt && !p->echo);
+        q->kv = s->pool[s->n_pool];
         uint64_t seed = p->seed_given ? p->seed + (uint64_t)c
                                       : (uint64_t)(wall_now() * 1e6) + ++clock_seed;
         andrea_rng_seed(&q->rng, seed);
-        andrea_kv_reset(q->kv);
-        if (!andrea_kv_prefill_ctx(s->cfg->m, s->ctx, q->kv, p->prompt.data, (int)p->prompt.len) ||
+        if (andrea_kv_truncate(q->kv, reuse) ||
+            !andrea_kv_prefill_ctx(s->cfg->m, s->ctx, q->kv, p->prompt.data + reuse, (int)p->prompt.len - reuse) ||
             andrea_ids_push(&q->hist, 0))
             q->finish = "error";
+        serve_metrics_add(s->mx, &s->mx->cached_tokens, (uint64_t)reuse);
         q->hist.len = 0;
         for (size_t i = 0; i < p->prompt.len && !q->finish; i++) andrea_ids_push(&q->hist, p->prompt.data[i]);
         if (!q->finish && p->echo && seq_echo(s, q, andrea_context_logits(s->ctx))) q->finish = "error";
@@ -601,6 +634,8 @@ static void *sched_main(void *arg) {
 
 static void sched_free(serve_sched *s) {
     for (int i = 0; i < s->n_pool; i++) andrea_kv_free(s->pool[i]);
+    for (int i = 0; s->pool_toks && i < s->cfg->parallel; i++) andrea_ids_free(&s->pool_toks[i]);
+    free(s->pool_toks);
     free(s->pool);
     free(s->seqs);
     free(s->queue);
@@ -625,6 +660,7 @@ serve_sched *serve_sched_start(const serve_config *cfg, serve_metrics *mx) {
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->wake, NULL);
     s->pool = calloc(P, sizeof *s->pool);
+    s->pool_toks = calloc(P, sizeof *s->pool_toks);
     s->seqs = calloc(P, sizeof *s->seqs);
     s->q_cap = cfg->queue + cfg->parallel;
     s->queue = calloc((size_t)s->q_cap, sizeof *s->queue);
@@ -635,7 +671,7 @@ serve_sched *serve_sched_start(const serve_config *cfg, serve_metrics *mx) {
     s->counts = calloc((size_t)andrea_model_config((andrea_model *)cfg->m)->vocab, sizeof *s->counts);
     s->batch = andrea_kv_batch_create(cfg->m, cfg->parallel);
     s->ctx = andrea_context_create(cfg->m);
-    int ok = s->pool && s->seqs && s->queue && s->step_kv && s->step_tok && s->next && s->biased && s->counts && s->batch && s->ctx;
+    int ok = s->pool && s->pool_toks && s->seqs && s->queue && s->step_kv && s->step_tok && s->next && s->biased && s->counts && s->batch && s->ctx;
     for (size_t i = 0; ok && i < P; i++) /* the caches of every slot, allocated once */
         if ((s->pool[i] = andrea_kv_create(cfg->m))) s->n_pool++;
         else ok = 0;
