@@ -64,7 +64,10 @@ expect "attention of nothing" 400 '"param":"text"' "$(req GET '/attention?text='
 if command -v node > /dev/null && [ -d "$NODE_DIR/node_modules/openai" ]; then
     ln -sfn "$NODE_DIR/node_modules" "$T/node_modules"
     cp "$HERE/test_serve_openai.mjs" "$HERE/test_serve_abuse.mjs" "$T/"
-    if out=$(timeout 60 node "$T/test_serve_openai.mjs" "$B" sekret 2>&1); then pass "openai client: $(grep -c '^ok' <<< "$out") checks"; echo "$out"
+    etext='Whether tis nobler in the mind to suffer the slings and arr'
+    printf '%s' "$etext" > "$T/eval.txt"
+    eloss=$("$A" eval -m "$T/m/ckpt.bin" -d "$T/eval.txt" --seq $((${#etext} - 1)) --batch 1 -t 1 | sed -n 's/.*| loss \([0-9.]*\) |.*/\1/p')
+    if out=$(timeout 60 node "$T/test_serve_openai.mjs" "$B" sekret "$etext" "$eloss" 2>&1); then pass "openai client: $(grep -c '^ok' <<< "$out") checks"; echo "$out"
     else fail "openai client: $out"; fi
     m=$(req GET /metrics)
     steps=$(sed -n 's/^andrea_batch_steps_total \([0-9]*\)/\1/p' <<< "$m"); seqs=$(sed -n 's/^andrea_batch_sequences_total \([0-9]*\)/\1/p' <<< "$m")
