@@ -7,10 +7,14 @@
  *   respond.c    answers: headers, OpenAI's error JSON, what a waiting connection knows
  *   routes.c     what each route answers
  *   request.c    one completion request's JSON, parsed and checked into serve_params
+ *   transcript.c chat messages in ANDREA's turn format
+ *   schema.c     JSON Schema and tools as GBNF (constrained decoding: src/infer/grammar.h)
  *   info.c       /v1/models, /props, /tokenize, /detokenize
  *   embeddings.c /v1/embeddings
  *   worker.c     the thread of full forward passes (embeddings, attention pages)
- *   scheduler.c  the thread that owns the batch: continuous batching, queue, timeouts
+ *   scheduler.c  the thread that owns the batch: continuous batching, queue, timeouts,
+ *                the prompt cache
+ *   sequence.c   one sequence's next token and the text it may release
  *   sse.c        OpenAI's JSON: stream chunks (Server-Sent Events), whole responses, errors
  *   metrics.c    counters and histograms, written as Prometheus text
  *   explorer.c   GET/POST /attention: the library's attention explorer for a text
