@@ -88,22 +88,22 @@ expect "null user content" 400 'must not be null' "$(req POST /v1/chat/completio
 expect "an unknown role" 400 'is not system, developer, user, assistant or tool' "$(req POST /v1/chat/completions -d '{"messages":[{"role":"robot","content":"a"}]}')"
 
 # ---- the prompt cache -----------------------------------------------------------------
-# a second turn starts with the first's prompt: its slot's cache is reused, and the answer
-# (greedy) equals the one without the cache
+# a prompt that starts with the previous request's prompt and answer (a chat's next turn)
+# reuses that slot's cache, and the answer (greedy) equals the one without the cache
 cached() { curl -s "$B/metrics" | sed -n 's/^andrea_prompt_cached_tokens_total //p'; }
-t1='{"role":"user","content":"To be, or not to be"}'
-a1=$(py 'r["choices"][0]["message"]["content"]' "$(req POST /v1/chat/completions -d "{\"messages\":[$t1],\"max_tokens\":10,\"temperature\":0}")")
+p1='To be, or not to be, that is the question: whether tis nobler in the mind'
+a1=$(py 'r["choices"][0]["text"]' "$(req POST $C -d "{\"prompt\":\"$p1\",\"max_tokens\":10,\"temperature\":0,\"logit_bias\":{\"256\":-100,\"10\":-100,\"34\":-100,\"92\":-100}}")")
 c0=$(cached)
-m2="[$t1,{\"role\":\"assistant\",\"content\":$(python3 -c 'import json,sys; print(json.dumps(sys.argv[1]))' "$a1")},{\"role\":\"user\",\"content\":\"Whether tis nobler\"}]"
-with=$(req POST /v1/chat/completions -d "{\"messages\":$m2,\"max_tokens\":10,\"temperature\":0,\"logprobs\":true}")
+p2=$(python3 -c 'import json,sys; print(json.dumps(sys.argv[1] + sys.argv[2] + " to"))' "$p1" "$a1")
+with=$(req POST $C -d "{\"prompt\":$p2,\"max_tokens\":10,\"temperature\":0,\"logprobs\":0}")
 c1=$(cached)
-without=$(req POST /v1/chat/completions -d "{\"messages\":$m2,\"max_tokens\":10,\"temperature\":0,\"logprobs\":true,\"cache_prompt\":false}")
+without=$(req POST $C -d "{\"prompt\":$p2,\"max_tokens\":10,\"temperature\":0,\"logprobs\":0,\"cache_prompt\":false}")
 c2=$(cached)
-same=$(py "[t['logprob'] for t in r['choices'][0]['logprobs']['content']]" "$with"); other=$(py "[t['logprob'] for t in r['choices'][0]['logprobs']['content']]" "$without")
-close=$(python3 -c "a=$same; b=$other; print(len(a) == len(b) and all(abs(x - y) <= 1e-4 for x, y in zip(a, b)))")
-[ $((c1 - c0)) -gt 10 ] && [ "$c2" = "$c1" ] && [ "$close" = True ] &&
-    [ "$(py 'r["choices"][0]["message"]["content"]' "$with")" = "$(py 'r["choices"][0]["message"]["content"]' "$without")" ] &&
-    pass "prompt cache: turn 2 reused $((c1 - c0)) cached tokens; the answer and its logprobs equal those without the cache (1e-4)" ||
+same=$(py "r['choices'][0]['logprobs']['token_logprobs']" "$with"); other=$(py "r['choices'][0]['logprobs']['token_logprobs']" "$without")
+close=$(python3 -c "a=$same; b=$other; print(len(a) == len(b) == 10 and all(abs(x - y) <= 1e-4 for x, y in zip(a, b)))")
+[ $((c1 - c0)) -gt 70 ] && [ "$c2" = "$c1" ] && [ "$close" = True ] &&
+    [ "$(py 'r["choices"][0]["text"]' "$with")" = "$(py 'r["choices"][0]["text"]' "$without")" ] &&
+    pass "prompt cache: the next turn reused $((c1 - c0)) cached tokens; its answer and logprobs equal those without the cache (1e-4)" ||
     fail "prompt cache: cached $c0 -> $c1 -> $c2, logprobs $same vs $other"
 
 # ---- routes --------------------------------------------------------------------------

@@ -276,8 +276,11 @@ static int pool_take(serve_sched *s, const serve_params *p, int reuse) {
     s->pool_toks[best] = s->pool_toks[s->n_pool];
     s->pool[s->n_pool] = kv;
     s->pool_toks[s->n_pool] = toks;
-    /* a short shared start is not worth feeding the rest token by token */
-    return best_len >= 16 || best_len * 4 >= p->prompt.len ? (int)best_len : 0;
+    /* the rest is fed one token at a time, a fresh prompt in one batched pass: on
+     * andrea-12m (2 cores) 3 new tokens of 200 took 38 ms against 292 ms afresh, but ~20
+     * new of 56 took longer than afresh; so the cache is used when it holds 7/8 or more */
+    size_t rest = p->prompt.len - best_len;
+    return best_len && rest * 8 <= p->prompt.len ? (int)best_len : 0;
 }
 
 /* Without the lock: the job's choices join the batch at seqs[at..], each prefilled in one
