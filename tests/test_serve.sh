@@ -119,10 +119,10 @@ kill "$SPID"; wait "$SPID" 2> /dev/null
 # and withdrawn when its client goes away
 start_server "$T/serve3.log" -m "$T/big/best.bin" --parallel 1 --queue 2 --max-tokens 2000 --attn-max-tokens 192
 B="http://127.0.0.1:$PORT"
-long='{"prompt":"To be","max_tokens":700,"logit_bias":{"256":-100}}'
+long='{"prompt":"To be","max_tokens":400,"logit_bias":{"256":-100}}'
 out=$(timeout 60 python3 "$HERE/serve_raw.py" halfclose "$PORT" "$long") && pass "$out" || fail "$out"
 BURST=()
-for i in 1 2 3 4 5 6; do curl -s -m 60 -o /dev/null -w '%{http_code}\n' -H "Content-Type: application/json" "$B/v1/completions" -d "$long" > "$T/burst$i" & BURST+=($!); done
+for i in 1 2 3 4 5 6; do curl -s -m 120 -o /dev/null -w '%{http_code}\n' -H "Content-Type: application/json" "$B/v1/completions" -d "$long" > "$T/burst$i" & BURST+=($!); done
 wait "${BURST[@]}"
 ok=$(cat "$T"/burst* | grep -c '^200$'); busy=$(cat "$T"/burst* | grep -c '^429$')
 [ "$ok" = 3 ] && [ "$busy" = 3 ] && pass "--parallel 1 --queue 2: a burst of six: 3 answered, 3 got 429" || fail "burst: $ok answered, $busy 429"

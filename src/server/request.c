@@ -22,7 +22,7 @@ int serve_fail(serve_error *e, int status, const char *type, const char *param, 
                const char *fmt, ...) {
     e->status = status;
     e->type = type;
-    e->param = param;
+    snprintf(e->param, sizeof e->param, "%s", param ? param : "");
     e->code = code;
     va_list ap;
     va_start(ap, fmt);

@@ -18,7 +18,7 @@ typedef struct {
     int status;
     char message[320];
     const char *type;  /* "invalid_request_error", "authentication_error", ... */
-    const char *param; /* the field at fault, or NULL */
+    char param[64];    /* the field at fault, or "" (a copy: a request's keys go with it) */
     const char *code;  /* NULL or a short machine name ("context_length_exceeded") */
 } serve_error;
 

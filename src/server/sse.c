@@ -166,7 +166,7 @@ int serve_error_json(andrea_writer *w, const serve_error *e) {
     andrea_write_str(w, ",\"type\":");
     cstr(w, e->type);
     andrea_write_str(w, ",\"param\":");
-    cstr(w, e->param);
+    cstr(w, e->param[0] ? e->param : NULL);
     andrea_write_str(w, ",\"code\":");
     cstr(w, e->code);
     andrea_write_str(w, "}}");
