@@ -76,6 +76,11 @@ sv=$(py '(l := r["choices"][0]["logprobs"]["token_logprobs"][1:]) and "%.6f %d %
 [ -n "$ev" ] && [ "$(python3 -c "a=$ev; b=float('${sv%% *}'); print(abs(a-b) <= 2e-6 + 1e-5 * a)")" = True ] && [ "${sv#* }" = "$((n - 1)) 0" ] &&
     pass "echo loglikelihood = andrea eval: ${sv%% *} vs $ev over $((n - 1)) tokens" || fail "loglikelihood: server '$sv', eval '$ev'"
 
+check "a batch of one prompt as token ids ([[ids]], as lm-eval-harness sends it)" \
+    'r["choices"][0]["text"] == "To be" and r["choices"][0]["logprobs"]["token_logprobs"][0] is None' \
+    "$(req POST $C -d '{"prompt":[[84,111,32,98,101]],"max_tokens":0,"echo":true,"logprobs":1}')"
+expect "a batch of two prompts" 400 'one prompt per request' "$(req POST $C -d '{"prompt":["a","b"]}')"
+
 # ---- chat inputs ---------------------------------------------------------------------
 parts='{"messages":[{"role":"user","content":[{"type":"text","text":"To be"},{"type":"text","text":"or not"}]}],"max_tokens":2}'
 str='{"messages":[{"role":"user","content":"To be or not"}],"max_tokens":2}'

@@ -156,6 +156,14 @@ const tc = await client.chat.completions.create({model, messages, max_tokens: 60
 const call = tc.choices[0].message.tool_calls?.[0];
 check(tc.choices[0].finish_reason === "tool_calls" && call && call.function.name === "add" &&
       Object.keys(JSON.parse(call.function.arguments)).join() === "a,b", `tools: ${call && call.function.arguments}`);
+let scall = null, sfinish = null;
+for await (const ch of await client.chat.completions.create({model, messages, max_tokens: 60, seed: 2, tools, tool_choice: "required", stream: true})) {
+    const d = ch.choices[0]?.delta;
+    if (d?.tool_calls) scall = d.tool_calls[0];
+    if (ch.choices[0]?.finish_reason) sfinish = ch.choices[0].finish_reason;
+}
+check(sfinish === "tool_calls" && scall && scall.function.arguments === call.function.arguments,
+      `tools streamed: the same call (${scall && scall.function.arguments}), finish ${sfinish}`);
 try {
     await client.completions.create({model, prompt: "a", foo: 1});
     check(false, "an unknown field accepted");

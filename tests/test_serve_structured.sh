@@ -5,7 +5,7 @@
 #   - response_format json_schema: JSON that parses and fits the schema (checked here by
 #     schema_check.py, a small validator of the keywords the request uses),
 #   - grammar (GBNF): a text of the grammar's language,
-#   - tools with tool_choice "required": tool_calls whose arguments parse,
+#   - tools with tool_choice "required": tool_calls whose arguments parse (also streamed),
 #   - response_format json_object: JSON whenever finish_reason is "stop";
 # and unsupported schema keywords or broken grammars are refused by name (400).
 # Skips (77) without the server, curl or python3; the GPT-2 case without its vocabulary.
@@ -61,6 +61,8 @@ B="http://127.0.0.1:$PORT"
 expect "a schema keyword the grammar cannot enforce" 400 "keyword 'pattern'" "$(req POST /v1/chat/completions -d '{"messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_schema","json_schema":{"name":"p","schema":{"type":"string","pattern":"a+"}}}}')"
 expect "a broken grammar" 400 'line 1, column 12: a string is not closed' "$(req POST /v1/completions -d '{"prompt":"a","grammar":"root ::= \"a"}')"
 expect "grammar and response_format together" 400 'one of' "$(req POST /v1/completions -d '{"prompt":"a","grammar":"root ::= \"a\"","response_format":{"type":"json_object"}}')"
-expect "tools while streaming" 400 '"param":"stream"' "$(req POST /v1/chat/completions -d "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"stream\":true,\"tools\":$TOOLS}")"
+out=$(curl -sN -m 30 -H 'Content-Type: application/json' "$B/v1/chat/completions" -d "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"stream\":true,\"seed\":1,\"tools\":$TOOLS,\"tool_choice\":\"required\"}")
+grep -q '"tool_calls":\[{"index":0,"id":"call_' <<< "$out" && grep -q '"finish_reason":"tool_calls"' <<< "$out" && [ "$(tail -n 1 <<< "$out")" = "data: [DONE]" ] &&
+    pass "tools streamed: one tool_calls delta, finish_reason tool_calls, [DONE]" || fail "tools streamed: $out"
 expect "tool_choice naming no tool" 400 '"param":"tool_choice"' "$(req POST /v1/chat/completions -d "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"tools\":$TOOLS,\"tool_choice\":{\"type\":\"function\",\"function\":{\"name\":\"nope\"}}}")"
 finish

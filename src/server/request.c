@@ -100,8 +100,14 @@ static int get_stops(json_t *o, serve_params *p, serve_error *e) {
 
 /* prompt: a string, [string] or [token ids]. Encodes into p->prompt. */
 static int completion_prompt(const serve_config *cfg, json_t *v, serve_params *p, serve_error *e) {
-    if (json_is_array(v) && json_array_size(v) == 1 && json_is_string(json_array_get(v, 0)))
-        v = json_array_get(v, 0);
+    /* a batch of one ([text] or [[ids]]: lm-eval-harness sends its prompts so) */
+    json_t *first = json_is_array(v) ? json_array_get(v, 0) : NULL;
+    if (json_is_array(v) && (json_is_string(first) || json_is_array(first))) {
+        if (json_array_size(v) > 1)
+            return BAD(e, "prompt", "one prompt per request: send the %zu prompts as %zu requests "
+                       "(they share the batch)", json_array_size(v), json_array_size(v));
+        v = first;
+    }
     if (json_is_string(v)) {
         if (andrea_tokenizer_encode(cfg->tok, json_string_value(v), json_string_length(v), 0, &p->prompt))
             return BAD(e, "prompt", "cannot encode 'prompt': %s", andrea_error());
@@ -286,7 +292,6 @@ static int tools_gbnf(json_t *o, serve_params *p, andrea_writer *w, serve_error 
     } else if (choice && !json_is_null(choice) && !(c && (!strcmp(c, "auto") || !strcmp(c, "required")))) {
         return BAD(e, "tool_choice", "'tool_choice' is \"none\", \"auto\", \"required\" or an object");
     }
-    if (p->stream) return BAD(e, "stream", "streaming with 'tools' is not supported yet: ask without stream");
     p->tools = 1;
     return serve_gbnf_tools(tools, only, !only && !(c && !strcmp(c, "required")), w, e);
 }

@@ -163,7 +163,14 @@ static void seq_deliver(serve_sched *s, seq *q) {
     serve_choice *ch = &j->choices[q->choice];
     int n_lp = q->rel_len || q->finish ? q->n_plp : 0;
     if (!j->done && !j->cancelled && (q->rel_len || n_lp || q->finish)) {
-        if (j->p.stream) {
+        int held = j->p.stream && j->p.tools; /* a call or not is known at the end */
+        if (held) {
+            if (q->rel_len) andrea_bytes_append(&ch->text, q->pend.data, q->rel_len);
+            if (q->finish) ch->finish = q->finish;
+            andrea_writer w = andrea_writer_buffer(&j->out);
+            if (!q->opened) sse_chunk(&w, j, s->cfg->tok, q->choice, "", 0, NULL, 0, NULL, 1);
+            if (q->finish) sse_tool_answer(&w, j, s->cfg->tok, q->choice);
+        } else if (j->p.stream) {
             andrea_writer w = andrea_writer_buffer(&j->out);
             if (j->p.kind == SERVE_CHAT && !q->opened)
                 sse_chunk(&w, j, s->cfg->tok, q->choice, "", 0, NULL, 0, NULL, 1);
@@ -181,8 +188,8 @@ static void seq_deliver(serve_sched *s, seq *q) {
             }
         }
         q->opened = 1;
-        if (q->rel_len) andrea_bytes_append(&ch->text, q->pend.data, q->rel_len);
-        if (q->finish) ch->finish = q->finish;
+        if (!held && q->rel_len) andrea_bytes_append(&ch->text, q->pend.data, q->rel_len);
+        if (!held && q->finish) ch->finish = q->finish;
         pthread_cond_broadcast(&j->cond);
     }
     if (q->rel_len) memmove(q->pend.data, q->pend.data + q->rel_len, q->pend.len - q->rel_len);

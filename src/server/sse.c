@@ -183,7 +183,7 @@ int sse_error(andrea_writer *w, const serve_error *e) {
 /* A choice of a request with tools whose text is a whole call ({"name","arguments"}, the
  * grammar's): null content and OpenAI's tool_calls, the arguments as a JSON string. 1 when
  * written, 0 when the text is an ordinary answer. */
-static int tool_call(andrea_writer *w, const serve_job *j, int c) {
+static int tool_call(andrea_writer *w, const serve_job *j, int c, int streamed) {
     const serve_choice *ch = &j->choices[c];
     if (!j->p.tools || !ch->text.len || ch->text.data[0] != '{' || !ch->finish || strcmp(ch->finish, "stop"))
         return 0;
@@ -192,8 +192,8 @@ static int tool_call(andrea_writer *w, const serve_job *j, int c) {
     json_t *name = json_object_get(o, "name"), *args = json_object_get(o, "arguments");
     char *a = json_is_string(name) && args ? json_dumps(args, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
     if (a) {
-        andrea_writef(w, "null,\"tool_calls\":[{\"id\":\"call_%s_%d\",\"type\":\"function\","
-                      "\"function\":{\"name\":", j->id, c);
+        andrea_writef(w, "null,\"tool_calls\":[{%s\"id\":\"call_%s_%d\",\"type\":\"function\","
+                      "\"function\":{\"name\":", streamed ? "\"index\":0," : "", j->id, c);
         cstr(w, json_string_value(name));
         andrea_write_str(w, ",\"arguments\":");
         cstr(w, a);
@@ -202,6 +202,24 @@ static int tool_call(andrea_writer *w, const serve_job *j, int c) {
     free(a);
     json_decref(o);
     return a != NULL;
+}
+
+int sse_tool_answer(andrea_writer *w, const serve_job *j, const andrea_tokenizer *tok, int index) {
+    const serve_choice *ch = &j->choices[index];
+    andrea_buffer call = {0};
+    andrea_writer cw = andrea_writer_buffer(&call);
+    int is_call = tool_call(&cw, j, index, 1);
+    if (is_call) {
+        andrea_write_str(w, "data: ");
+        head(w, j, "chat.completion.chunk");
+        andrea_writef(w, ",\"choices\":[{\"index\":%d,\"delta\":{\"content\":", index);
+        andrea_write(w, call.data, call.len);
+        andrea_write_str(w, "},\"logprobs\":null,\"finish_reason\":null}]}\n\n");
+    } else if (ch->text.len) {
+        sse_chunk(w, j, tok, index, ch->text.data, ch->text.len, NULL, 0, NULL, 0);
+    }
+    andrea_buffer_free(&call);
+    return sse_chunk(w, j, tok, index, "", 0, NULL, 0, is_call ? "tool_calls" : ch->finish, 0);
 }
 
 int serve_response_json(andrea_writer *w, const serve_job *j, const andrea_tokenizer *tok) {
@@ -214,7 +232,7 @@ int serve_response_json(andrea_writer *w, const serve_job *j, const andrea_token
         const char *finish = ch->finish;
         if (chat) {
             andrea_write_str(w, "\"message\":{\"role\":\"assistant\",\"content\":");
-            if (tool_call(w, j, c)) {
+            if (tool_call(w, j, c, 0)) {
                 finish = "tool_calls";
             } else {
                 str(w, ch->text.len ? (const void *)ch->text.data : "", ch->text.len);
