@@ -11,9 +11,15 @@
  *     from firing): the header watchdog shuts a connection down when a whole request has
  *     not arrived --header-timeout seconds after the connection opened or its last
  *     request ended;
- *   - idle connections: MHD's --conn-timeout; open connections: --max-conns;
- *   - a client that goes away mid-answer: its failed write (streams) or the peer's EOF,
- *     checked while waiting, cancels the job, which leaves the batch at the next step.
+ *   - idle connections: MHD's --conn-timeout; open connections: --max-conns, and
+ *     --max-conns-per-client from one address (slow clients at one address cannot take
+ *     them all);
+ *   - web pages of other sites: POST bodies must be application/json (415), which a page
+ *     cannot send without a CORS preflight, and CORS headers only with --cors ORIGIN;
+ *   - a client that goes away mid-answer: routes.c (a reset, a failed write, the worker's
+ *     EOF) cancels its job, which leaves the batch at the next step.
+ * GETs are answered on MHD's last call for the request, so the connection stays open
+ * (keep-alive) and pipelined requests are answered in order.
  */
 #include <errno.h>
 #include <microhttpd.h>
