@@ -159,6 +159,8 @@ void andrea_context_free(andrea_context *c);
 float andrea_context_forward(const andrea_model *m, andrea_context *c, const int32_t *inputs,
                              const int32_t *targets, int B, int T);
 const float *andrea_context_logits(const andrea_context *c);      /* (B, T, V) */
+/* The final hidden states, after the last norm (what the LM head reads): (B, T, C). */
+const float *andrea_context_hidden(const andrea_context *c);
 const float *andrea_context_attention(const andrea_context *c, int layer); /* (B, NH, T, T) */
 void andrea_context_set_flash_attention(andrea_context *c, int on);
 /* The context andrea_model_forward/backward use (owned by the model). */
@@ -202,6 +204,10 @@ andrea_kv *andrea_kv_create(const andrea_model *m);
 void andrea_kv_free(andrea_kv *kv);
 void andrea_kv_reset(andrea_kv *kv);
 int andrea_kv_pos(const andrea_kv *kv);
+/* Keeps the first n positions (0 <= n <= pos), as if only those tokens had been fed: a
+ * prompt that starts with them goes on from there (a server's prompt cache). The logits
+ * are stale until the next token is fed. 0, or -1 with andrea_error(). */
+int andrea_kv_truncate(andrea_kv *kv, int n);
 /* Feeds one token at the next position; returns the logits (V) for the next
  * token, or NULL (with andrea_error()) when the context is full. */
 const float *andrea_kv_step(const andrea_model *m, andrea_kv *kv, int32_t token);

@@ -318,6 +318,7 @@ float andrea_model_forward(andrea_model *m, const int32_t *inputs, const int32_t
 }
 
 const float *andrea_context_logits(const andrea_context *c) { return c->a.logits; }
+const float *andrea_context_hidden(const andrea_context *c) { return c->a.lnf; }
 const float *andrea_model_logits(const andrea_model *m) { return andrea_context_logits(m->ctx); }
 
 const float *andrea_context_attention(const andrea_context *c, int layer) {

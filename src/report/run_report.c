@@ -15,6 +15,7 @@
 #include "report/run_plots.h"
 #include "train/checkpoint.h"
 #include "util/atomic_file.h"
+#include "util/base64.h"
 #include "util/error.h"
 
 static void html_text(andrea_writer *w, const char *s, size_t n) {
@@ -31,26 +32,12 @@ static void html_text(andrea_writer *w, const char *s, size_t n) {
 }
 static void html_str(andrea_writer *w, const char *s) { html_text(w, s, strlen(s)); }
 
-static void base64(andrea_writer *w, const unsigned char *p, size_t n) {
-    static const char A[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    char out[4];
-    for (size_t i = 0; i < n; i += 3) {
-        uint32_t v = (uint32_t)p[i] << 16 | (i + 1 < n ? (uint32_t)p[i + 1] << 8 : 0) |
-                     (i + 2 < n ? p[i + 2] : 0);
-        out[0] = A[v >> 18 & 63];
-        out[1] = A[v >> 12 & 63];
-        out[2] = i + 1 < n ? A[v >> 6 & 63] : '=';
-        out[3] = i + 2 < n ? A[v & 63] : '=';
-        andrea_write(w, out, 4);
-    }
-}
-
 static int plot_img(const char *name, const char *title, const void *png, size_t len, void *user) {
     andrea_writer *w = user;
     andrea_writef(w, "<figure id=\"%s\"><img alt=\"", name);
     html_str(w, title);
     andrea_write_str(w, "\" src=\"data:image/png;base64,");
-    base64(w, png, len);
+    andrea_base64_write(w, png, len);
     andrea_write_str(w, "\"><figcaption>");
     html_str(w, title);
     andrea_write_str(w, "</figcaption></figure>\n");
