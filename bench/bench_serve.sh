@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # bench_serve.sh - `andrea serve` under load on loopback, against single-stream decoding.
 #   bench/bench_serve.sh [BUILD_DIR]
-#   env: PRESET (andrea-12m), CTX (256), CLIENTS ("1 4 16 64"), TOKENS (64), ROUNDS (2), THREADS (2)
+#   env: PRESET (andrea-12m), CTX (256), CLIENTS ("1 4 16 64"), TOKENS (64), ROUNDS (2), THREADS (2),
+#        CACHES ("true false": the load with the prompt cache, then without)
 # Makes a random-weight model of PRESET (one training step; speed does not depend on the
 # weights), prints `andrea generate`'s single-stream tokens/s and bench_decode_batch's
 # batched-vs-sequential ratio, then starts the server (--parallel = the most clients) and
@@ -35,5 +36,10 @@ for _ in $(seq 1 600); do
 done
 [ -n "$PORT" ] || { echo "the server did not start: $(cat "$T/serve.log")" >&2; exit 1; }
 echo "server: --parallel $max, $TOKENS tokens per request, $ROUNDS requests per client"
-timeout 600 node "$HERE/bench_serve.mjs" "http://127.0.0.1:$PORT" "$CLIENTS" "$TOKENS" "$ROUNDS"
+for cache in ${CACHES:-true false}; do # with and without the prompt cache
+    timeout 900 node "$HERE/bench_serve.mjs" "http://127.0.0.1:$PORT" "$CLIENTS" "$TOKENS" "$ROUNDS" "$cache"
+done
 curl -s "http://127.0.0.1:$PORT/metrics" | grep -E '^andrea_(batch_steps|batch_sequences|completion_tokens)_total'
+echo "prompt cache: a 10-turn chat, time to first token with and without cache_prompt (bench_prompt_cache.mjs):"
+timeout 600 node "$HERE/bench_prompt_cache.mjs" "http://127.0.0.1:$PORT" 10 8 3 # fits ctx 256
+curl -s "http://127.0.0.1:$PORT/metrics" | grep -E '^andrea_prompt_(cached_)?tokens_total'

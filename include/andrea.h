@@ -175,6 +175,8 @@ void andrea_context_free(andrea_context *c);
 float andrea_context_forward(const andrea_model *m, andrea_context *c, const int32_t *inputs,
                              const int32_t *targets, int B, int T);
 const float *andrea_context_logits(const andrea_context *c);      /* (B, T, V) */
+/* The final hidden states, after the last norm (what the LM head reads): (B, T, C). */
+const float *andrea_context_hidden(const andrea_context *c);
 const float *andrea_context_attention(const andrea_context *c, int layer); /* (B, NH, T, T) */
 void andrea_context_set_flash_attention(andrea_context *c, int on);
 /* The context andrea_model_forward/backward use (owned by the model). */
@@ -218,6 +220,10 @@ andrea_kv *andrea_kv_create(const andrea_model *m);
 void andrea_kv_free(andrea_kv *kv);
 void andrea_kv_reset(andrea_kv *kv);
 int andrea_kv_pos(const andrea_kv *kv);
+/* Keeps the first n positions (0 <= n <= pos), as if only those tokens had been fed: a
+ * prompt that starts with them goes on from there (a server's prompt cache). The logits
+ * are stale until the next token is fed. 0, or -1 with andrea_error(). */
+int andrea_kv_truncate(andrea_kv *kv, int n);
 /* Feeds one token at the next position; returns the logits (V) for the next
  * token, or NULL (with andrea_error()) when the context is full. */
 const float *andrea_kv_step(const andrea_model *m, andrea_kv *kv, int32_t token);
@@ -361,9 +367,10 @@ typedef struct {
     int gate_patience;       /* consecutive failing samples that halt training (5) */
     const char *words_path;  /* English word list (NULL: the system's, wamerican) */
     const char *gate;        /* "honest" (default) or "course": the gate's formula */
-    int gate_arm;            /* failing samples count from this step on; -1 = auto: after the
-                              * LR warmup and a quarter of max_steps, by step 10000 at the
-                              * latest (docs/coherence-gate.md) */
+    int gate_arm;            /* collapsed samples count from this step on; -1 = auto: after
+                              * the LR warmup (docs/coherence-gate.md) */
+    const char *gate_reference; /* real text for the honest gate's word model, a file or a
+                              * folder (NULL: $ANDREA_REFERENCE, else Debian's fortunes) */
     const char *out_dir;
     const char *resume_path; /* NULL: fresh start */
     int force;               /* 1: out_dir may hold another run's files (they are replaced);
@@ -434,6 +441,9 @@ typedef struct {
     float dict, repeat, charset; /* the honest gate's factors, 0..1 */
     int armed;                   /* failures count toward a halt (after --gate-arm) */
     int fails, patience;         /* consecutive counted failures, and how many halt */
+    float common, order;         /* the honest gate's reference factors, 0..1 */
+    const char *strike;          /* NULL: not counted toward a halt; else the collapse seen:
+                                  * "loops", "garbage", "validation loss rising" */
 } andrea_train_sample;
 typedef struct {
     int step;                    /* 1-based: the step whose update was skipped */

@@ -175,6 +175,10 @@ const char *andrea_lang_text(const char *code, const char *key);
 /* The k-th key of code's table (k = 0, 1, ...), NULL past the end: to list them all. */
 const char *andrea_lang_key(const char *code, int k);
 
+/* v in lang's style: digits in groups of three split by "," (English: 1,048,576) or " "
+ * (Indonesian: 1 048 576), into buf (n >= 32); returns buf. */
+char *andrea_lang_group(const char *lang, long long v, char *buf, size_t n);
+
 /* ---- size of an export, and its guard (src/inspect/attn_size.c) ---------------------
  * Maps grow as L NH T^2: andrea-120m (12 x 12 heads) at T = 1024 is 151 M scores per view,
  * 604 MB of floats, some 2.4 GB of JSON per view. Front ends ask before they inspect. */
@@ -196,6 +200,7 @@ typedef struct {
     unsigned views;    /* the views of the JSON export (0: no JSON) */
     int html;          /* 1: an HTML page too */
     int64_t limit;     /* the largest document allowed, bytes; 0 = 64 MB (64e6) */
+    const char *lang;  /* the note's and the error's language: NULL = "en", "id" */
     /* out */
     andrea_attn_size asked, chosen; /* sizes of the selection asked for and the one chosen */
     int limited;       /* 1 if layer or head was narrowed */
@@ -265,7 +270,8 @@ typedef enum {
     ANDREA_EXPLAIN_COUNT,        /* T x T scores per head */
     ANDREA_EXPLAIN_GRADIENT,     /* softmax gradient with and without the scale */
     ANDREA_EXPLAIN_SHORTCUT,     /* training without the mask */
-    ANDREA_EXPLAIN_HEAD_KINDS    /* heads named from measurements */
+    ANDREA_EXPLAIN_HEAD_KINDS,   /* heads named from measurements */
+    ANDREA_EXPLAIN_CONTEXT       /* the kernel at the model's own context: its shapes */
 } andrea_explain_part;
 
 typedef struct {
@@ -311,6 +317,12 @@ typedef struct {
     double shortcut_train, shortcut_gen, causal_train, causal_gen;
     /* every head of the model, named from measurements: (L, NH) andrea_head_kind */
     int *head_kind;
+    /* the shapes at the model's own context: the engine's attention kernel run once on
+     * ctx positions of random unit-variance q, k, v (andrea-120m: 12 heads of (1024, 64),
+     * 1024 x 1024 scores each, outputs concatenated to (1024, 768)) */
+    int ctx_T;                          /* = ctx */
+    int64_t ctx_scores, ctx_nonzero;    /* per head: T^2 scores; probabilities > 0 (max) */
+    double ctx_row_error, ctx_av_error; /* max |row sum - 1|; last row's A V vs double */
     const char *lang;
     andrea_explain_check checks[ANDREA_EXPLAIN_CHECK_MAX];
     int n_checks, n_failed;
@@ -335,6 +347,51 @@ int andrea_explain_run(andrea_model *m, const int32_t *tokens, int T, int layer,
 int andrea_explain_run_opts(andrea_model *m, const int32_t *tokens, int T,
                             const andrea_explain_options *o, andrea_explain *out);
 void andrea_explain_free(andrea_explain *e);
+
+/* ---- the scale experiment (src/inspect/scale_exp.c) -----------------------------------
+ * The lesson's "without the scale, training stalls", shown by training: one attention-only
+ * model (character embeddings + positions, one head of d_k, no residual) trained twice on
+ * the same text from the same weights on the same batches, its scores divided by 1 and by
+ * sqrt(d_k). q and k start with unit-variance entries, as the lesson assumes. */
+typedef struct {
+    int d_model, d_k, T, batch, steps, every; /* every: a measurement every N steps */
+    double lr;                                /* Adam's learning rate */
+    uint64_t seed;                            /* initial weights and batches */
+} andrea_scale_exp_options;
+
+typedef struct {
+    andrea_scale_exp_options options;
+    int vocab;           /* the text's distinct bytes */
+    double divisor[2];   /* run 0: 1 (no scale); run 1: sqrt(d_k) */
+    int n_points;        /* measurements per run, at steps step[0..n_points-1] */
+    int *step;
+    /* per run r and point: the batch's loss (nats), the mean entropy and max p of the rows
+     * 1..T-1 of A, ||dL/dz|| at the softmax's input z = scores / divisor (what the
+     * softmax's Jacobian lets through), and ||dL/dWq, dL/dWk|| (what reaches the queries
+     * and keys: the divisor multiplies it by sqrt(d_k) / divisor again) */
+    double *loss[2], *entropy[2], *max_p[2], *grad_z[2], *grad_qk[2];
+    double eval_loss[2]; /* after the last step, on the held-out last 10% of the text */
+    double grad_z_late[2]; /* mean ||dL/dz|| over the second half of the points */
+    /* the claim's checks: held-out loss worse by >= ANDREA_SCALE_EXP_MARGIN nats without
+     * the scale; entropy at step 1 below half the scaled run's; grad_z_late below
+     * ANDREA_SCALE_EXP_GRAD_RATIO of the scaled run's */
+    int ok_loss, ok_sharp, ok_grad;
+} andrea_scale_exp;
+#define ANDREA_SCALE_EXP_MARGIN 0.1
+#define ANDREA_SCALE_EXP_GRAD_RATIO 0.6
+
+/* Runs the experiment on text (n bytes, >= 160 T); 0, or -1 with andrea_error() (bad
+ * options, a short text, out of memory). Free out with andrea_scale_exp_free. */
+int andrea_scale_experiment(const uint8_t *text, size_t n, const andrea_scale_exp_options *o,
+                            andrea_scale_exp *out);
+void andrea_scale_exp_free(andrea_scale_exp *e);
+/* Its pictures, in lang: which 0 the loss curves, 1 the entropy of A, 2 ||dL/dz||, 3
+ * ||dL/dWq, dL/dWk|| (PNG; -1 without libpng); and one offline HTML page with all four
+ * (SVG), the numbers and the checks. 0 or -1 with andrea_error(). */
+int andrea_scale_exp_render_png(andrea_writer *w, const andrea_scale_exp *e, const char *lang,
+                                int which);
+int andrea_scale_exp_render_html(andrea_writer *w, const andrea_scale_exp *e, const char *lang,
+                                 const char *data_name);
 
 #ifdef __cplusplus
 }

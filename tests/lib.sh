@@ -49,6 +49,17 @@ need_text() {
     exit 77
 }
 
+# need_gate: the honest gate's word list (wamerican) and reference text (fortunes), or the
+# test skips (77) with one line.
+need_gate() {
+    if [ ! -r /usr/share/dict/american-english ] && [ -z "${ANDREA_WORDS:-}" ]; then
+        echo "skip: no word list (apt-get install wamerican)" >&2; exit 77
+    fi
+    if [ ! -d /usr/share/games/fortunes ] && [ -z "${ANDREA_REFERENCE:-}" ]; then
+        echo "skip: no reference text (apt-get install fortunes)" >&2; exit 77
+    fi
+}
+
 # expect_error NAME PATTERN CMD... : non-zero exit, exactly one stderr line matching PATTERN
 expect_error() {
     local name=$1 pattern=$2; shift 2

@@ -66,7 +66,7 @@ expect_error "unwritable html" "cannot create '$T/no/such/dir/a.html'" "$A" atte
 out=$("$A" explain) && pass "explain (toy model) exits 0" || fail "explain (toy) failed: $out"
 echo "$out" | grep -q 'FAIL' && fail "explain printed FAIL"
 n=$(echo "$out" | grep -c ': PASS$'); [ "$n" -ge 15 ] && pass "explain: $n checks passed" || fail "explain: only $n PASS lines"
-for step in '^1\. Q = x W_Q' '^2\. scores S = Q K\^T' '^3\. divide by sqrt(d_k)' '^4\. causal mask' '^5\. softmax' '^6\. output_i' '^7\. all 2 heads'; do
+for step in '^1\. Query, key and value: Q = x W_Q' '^2\. The score matrix: S = Q K\^T' '^3\. Why divide by sqrt(d_k)' '^4\. The causal mask' '^5\. Softmax' '^6\. The weighted sum of V: output_i' '^7\. Per-head output: all 2 heads'; do
     echo "$out" | grep -q "$step" || fail "explain lacks step '$step'"
 done
 echo "$out" | grep -qE '^ +4096 +6[0-9]\.[0-9]+ +64\.000' && pass "explain measures d_k = 4096 -> ~64" || fail "d_k 4096 row"
@@ -76,13 +76,13 @@ expect_error "explain: bad layer" "--layer 7 --head 0 is outside the model" "$A"
 # issue 15: the walked head's own columns of the concatenation, the new claims, --lang id
 out=$("$A" explain -m "$ck" -p 'To be' --layer 1 --head 1)
 echo "$out" | grep -q 'concatenated heads, columns 16\.\.23 (head 1' && pass "explain shows head 1's columns 16..23 of the concatenation (d_k 16)" || fail "concat columns: $(echo "$out" | grep concatenated)"
-echo "$out" | grep -qE '^explain: 28 checks, 28 passed, 0 failed$' && pass "explain -m: 28 checks" || fail "explain -m summary: $(echo "$out" | tail -1)"
+echo "$out" | grep -qE '^explain: 30 checks, 30 passed, 0 failed$' && pass "explain -m: 30 checks" || fail "explain -m summary: $(echo "$out" | tail -1)"
 for claim in 'without the mask the training loss falls' 'same bits (0 differ)' '1024 x 1024 = 1,048,576' 'gradient through the softmax' 'layer 1 head 1: '; do
     echo "$out" | grep -q "$claim" || fail "explain lacks '$claim'"
 done
 out=$("$A" explain --lang id) && pass "explain --lang id exits 0" || fail "explain --lang id failed"
-echo "$out" | grep -qE '^explain: 28 pemeriksaan, 28 lulus, 0 gagal$' && echo "$out" | grep -q 'mask kausal' \
-    && echo "$out" | grep -q 'jalan pintas' && pass "explain --lang id: the lesson's words, 28 checks" || fail "explain --lang id: $(echo "$out" | tail -2)"
+echo "$out" | grep -qE '^explain: 30 pemeriksaan, 30 lulus, 0 gagal$' && echo "$out" | grep -qi 'mask kausal' \
+    && echo "$out" | grep -q 'jalan pintas' && pass "explain --lang id: the lesson's words, 30 checks" || fail "explain --lang id: $(echo "$out" | tail -2)"
 expect_error "explain: unknown language" "unknown language 'fr'" "$A" explain --lang fr
 expect_error "attention: unknown language" "unknown language 'fr'" "$A" attention -m "$ck" -p x --lang fr
 finish

@@ -391,15 +391,19 @@ static void test_explain(andrea_model *m, const andrea_tokenizer *tok) {
     CHECK(andrea_attn_tokens_encode(tok, "To be or", 0, ANDREA_EXPLAIN_MAX_T, &tk) == 0);
     andrea_explain e;
     CHECK(andrea_explain_run(m, tk.ids, tk.T, 1, 1, 1337, &e) == 0);
-    /* 19 checks of the walk-through and the first claims, 9 of issue 15's claims */
-    CHECK(e.n_checks == 28 && e.n_failed == 0);
-    int parts[ANDREA_EXPLAIN_HEAD_KINDS + 1] = {0};
+    /* 19 checks of the walk-through and the first claims, 9 of issue 15's claims, 2 of the
+     * shapes at the model's context (issue 26) */
+    CHECK(e.n_checks == 30 && e.n_failed == 0);
+    int parts[ANDREA_EXPLAIN_CONTEXT + 1] = {0};
     for (int k = 0; k < e.n_checks; k++) {
         if (!e.checks[k].ok) fprintf(stderr, "explain check failed: %s\n", e.checks[k].what);
-        if (e.checks[k].part >= 0 && e.checks[k].part <= ANDREA_EXPLAIN_HEAD_KINDS)
+        if (e.checks[k].part >= 0 && e.checks[k].part <= ANDREA_EXPLAIN_CONTEXT)
             parts[e.checks[k].part]++;
     }
-    for (int p = ANDREA_EXPLAIN_SCORES; p <= ANDREA_EXPLAIN_HEAD_KINDS; p++) CHECK(parts[p] >= 1);
+    for (int p = ANDREA_EXPLAIN_SCORES; p <= ANDREA_EXPLAIN_CONTEXT; p++) CHECK(parts[p] >= 1);
+    int ctx = andrea_model_config(m)->ctx;
+    CHECK(e.ctx_T == ctx && e.ctx_scores == (int64_t)ctx * ctx);
+    CHECK(e.ctx_nonzero == (int64_t)ctx * (ctx + 1) / 2 && e.ctx_av_error < 1e-5);
     /* issue 15's measurements: -1e9 = -inf, the score count, the gradient, the shortcut */
     int T = tk.T;
     CHECK(e.mask_value == -1e9 && e.mask_value_differ == 0);
@@ -414,7 +418,7 @@ static void test_explain(andrea_model *m, const andrea_tokenizer *tok) {
     andrea_explain_options o = {1, 1, 1337, "id", 1};
     andrea_explain ei;
     CHECK(andrea_explain_run_opts(m, tk.ids, tk.T, &o, &ei) == 0);
-    CHECK(ei.n_checks == 28 - 3 && ei.n_failed == 0 && !ei.shortcut_run);
+    CHECK(ei.n_checks == 30 - 3 && ei.n_failed == 0 && !ei.shortcut_run);
     CHECK(strstr(ei.checks[0].what, "dihitung ulang dalam double") != NULL);
     CHECK(strcmp(ei.checks[0].what, e.checks[0].what) != 0);
     andrea_explain_free(&ei);

@@ -26,8 +26,8 @@ dump() { # URL -> DOM on stdout
 }
 
 # one page load: head view of query 6, cell views above and below the diagonal need two
-dump "file://$T/a.html#head=1,1,6&cell=1,1,6,2" > "$T/dom1.html"
-dump "file://$T/a.html#cell=0,1,3,8" > "$T/dom2.html"
+dump "file://$T/a.html#head=1,1,6&cell=1,1,6,2&select=1,1,6,2,softmax&scale=row" > "$T/dom1.html"
+dump "file://$T/a.html#cell=0,1,3,8&head=1,1,6&overlay=1" > "$T/dom2.html"
 [ -s "$T/dom1.html" ] && [ -s "$T/dom2.html" ] || fail "chromium printed no DOM: $(tail -3 "$T/chromium.err")"
 
 python3 - "$T/a.json" "$T/dom1.html" "$T/dom2.html" <<'PY' || fail "the views' numbers differ from the JSON export (above)"
@@ -73,6 +73,28 @@ ref = [sum(A[6][j] * v[j][dd] for j in range(7)) for dd in range(HS)]
 want(len(out) == HS and all(abs(float(out[dd]) - ref[dd]) <= 1e-12 * (1 + abs(ref[dd])) for dd in range(HS)),
      "cell view output_6 = sum_j A[6][j] v_j from the JSON")
 want(dom1.count('class="cv-wv"') == 7 * HS, "cell view shows the 7 weighted rows of V")
+# issue 26: the row's softmax arithmetic, v_j, the shaded prompt, the sorted weights
+import math
+srow = [f32(h["raw"][6][j] * f32(d["scale"])) for j in range(7)]
+mx = max(srow); ex = [math.exp(x - mx) for x in srow]; Z = sum(ex)
+by_j = lambda cls: {int(attr(t, 'data-d')): float(attr(t, 'data-value')) for t in re.findall(r'<td class="%s"[^>]*>' % cls, dom1)}
+want(abs(float(by_id(dom1, 'cv-z')) - Z) <= 1e-12 * Z, "cell view: the row's sum of exp(s - max) = %.6f" % Z)
+ca = by_j('cv-a')
+want(sorted(ca) == list(range(7)) and all(abs(ca[j] - A[6][j]) <= 1e-6 * A[6][j] + 1e-12 for j in range(7)),
+     "cell view: each exp / sum equals the engine's A[6][j] (float softmax, within 1e-6)")
+cv = by_j('cv-v')
+want(len(cv) == HS and all(cv[dd] == v[2][dd] for dd in range(HS)), "cell view shows v_2 itself")
+sh = {int(attr(t, 'data-j')): float(attr(t, 'data-w')) for t in re.findall(r'<span[^>]*data-j="[0-9]+"[^>]*data-w="[^"]*"[^>]*>', dom1)}
+want(len(sh) == d["T"] and all(sh[j] == A[6][j] for j in range(7)) and all(sh[j] == 0 for j in range(7, d["T"])),
+     "the prompt shaded by query 6's weights (%d tokens)" % len(sh))
+order = [int(attr(sp, 'data-j')) for sp in spans if attr(sp, 'data-i') == '6']
+want([A[6][j] for j in order] == sorted([A[6][j] for j in range(7)], reverse=True), "head view lists the weights largest first")
+want('each row on its own scale' in dom1, "per-row colour scale chosen from the URL")
+svg2 = re.search(r'<svg id="hv".*?</svg>', dom2, re.S)
+heads1 = sorted(e["head"] for e in d["heads"] if e["layer"] == 1)
+lines = re.findall(r'<line data-head="([0-9]+)"', svg2.group(0)) if svg2 else []
+want(sorted(set(map(int, lines))) == heads1 and len(lines) == 7 * len(heads1),
+     "overlay: query 6's lines for every head of layer 1 (%d lines, heads %s)" % (len(lines), sorted(set(lines))))
 # above the diagonal: masked to -inf, weight exactly 0
 h0 = head(0, 1)
 want(by_id(dom2, 'cv-masked') == '-inf' and h0["masked"][3][8] is None, "cell (3, 8): masked is -inf")

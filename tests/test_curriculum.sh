@@ -62,6 +62,15 @@ awk -F'"val_loss":' '/eval_source","step":24/ { split($2, a, ","); s += a[1]; n+
 [ -f "$T/prep/science.tokens" ] && [ "$(step_losses "$L")" = "$(step_losses "$T/fromtok/log.jsonl")" ] &&
    cmp -s <(batches "$L") <(batches "$T/fromtok/log.jsonl") \
     && pass "prepare --manifest: token files train exactly like the text" || fail "prepared run differs"
+# a trailing slash on -o gives no '//' in what is written, floats are written short
+# (0.05, not 0.050000000000000003), and -q (no sgemm peak measured) logs mfu as null
+"$A" prepare --manifest "$T/m.json" -o "$T/prep2/" 2> "$T/prep2.err" || fail "prepare -o DIR/"
+grep -q "'$T/prep2/science.tokens'" "$T/prep2.err" && ! grep -q '//' "$T/prep2.err" \
+    && pass "prepare -o DIR/: paths without //" || fail "prepare paths: $(grep -m1 // "$T/prep2.err")"
+grep -q '"val_fraction": 0.05,' "$T/prep2/manifest.json" && grep -q '"weight": 0.5' "$T/prep2/manifest.json" \
+    && pass "prepared manifest: floats written short" || fail "prepared floats: $(grep -m1 val_fraction "$T/prep2/manifest.json")"
+grep '"type":"step"' "$L" | head -1 | grep -q '"mfu":null' && pass "-q: mfu logged as null" \
+    || fail "-q mfu: $(grep -m1 '"type":"step"' "$L")"
 
 # stopped at 10 and resumed: the same batches and losses, bit for bit
 rc=0; "$A" train --manifest "$T/m.json" $small --stop-at 10 -o "$T/part" || rc=$?

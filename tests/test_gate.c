@@ -226,9 +226,69 @@ static void test_honest(void) {
     andrea_gate_free(g);
 }
 
+/* Appends n sentences "the N V on the M ." (or, shuffled, their words in a random order)
+ * drawn with rng to buf; returns the new length. */
+static size_t sentences(char *buf, size_t len, size_t cap, int n, andrea_rng *rng, int shuffled) {
+    static const char *const N[] = {"cat", "dog", "king", "man"}, *const V[] = {"sat", "ran", "slept"},
+                             *const M[] = {"mat", "rug", "hill", "road"};
+    const char *w[6 * 64];
+    int k = 0;
+    for (int i = 0; i < n && k + 6 <= 6 * 64; i++) {
+        w[k++] = "the";
+        w[k++] = N[andrea_rng_u64(rng) % 4];
+        w[k++] = V[andrea_rng_u64(rng) % 3];
+        w[k++] = "on";
+        w[k++] = "the";
+        w[k++] = M[andrea_rng_u64(rng) % 4];
+    }
+    for (int i = k; shuffled && i > 1; i--) {
+        int j = (int)(andrea_rng_u64(rng) % (uint64_t)i);
+        const char *t = w[i - 1];
+        w[i - 1] = w[j];
+        w[j] = t;
+    }
+    for (int i = 0; i < k; i++)
+        len += (size_t)snprintf(buf + len, cap - len, "%s%s", w[i], i % 6 == 5 ? ". " : " ");
+    return len;
+}
+
+/* The reference factors on a reference made in memory: a toy grammar of 60,000 words. Its
+ * sentences keep their word order (order 1), the same words shuffled lose it (order 0);
+ * words the reference never uses are not common (common 0). */
+static void test_reference(void) {
+    static const char *const words[] = {"the", "cat", "dog", "king", "man", "sat", "ran", "slept", "on",
+                                        "mat", "rug", "hill", "road", "zygote", "quark", "fjord"};
+    andrea_gate *g = andrea_gate_from_words(words, sizeof words / sizeof words[0]);
+    size_t cap = 1 << 20, len = 0;
+    char *ref = malloc(cap), sample[4096];
+    CHECK(g && ref);
+    if (!g || !ref) return;
+    andrea_rng rng;
+    andrea_rng_seed(&rng, 28);
+    for (int i = 0; i < 10000; i++) len = sentences(ref, len, cap, 1, &rng, 0);
+    CHECK(andrea_gate_set_reference(g, ref, 100) == -1 && strstr(andrea_error(), "needs 50000"));
+    CHECK(andrea_gate_set_reference(g, ref, len) == 0);
+    CHECK(andrea_gate_reference_words(g) == 60000 && strcmp(andrea_gate_reference_path(g), "") == 0);
+    andrea_gate_result r;
+    size_t n = sentences(sample, 0, sizeof sample, 20, &rng, 0);
+    CHECK(andrea_gate_evaluate(sample, n, g, ANDREA_GATE_HONEST, &r) == 0);
+    CHECK(r.has_reference && r.listed_words == 120 && r.listed_pairs == 119);
+    CHECK(r.order == 1.0 && r.common == 1.0 && r.order_gain > 0.8);
+    n = sentences(sample, 0, sizeof sample, 20, &rng, 1);
+    CHECK(andrea_gate_evaluate(sample, n, g, ANDREA_GATE_HONEST, &r) == 0);
+    CHECK(r.order == 0.0 && r.common == 1.0 && r.total == 0.0);
+    n = (size_t)snprintf(sample, sizeof sample, "zygote quark fjord quark zygote fjord fjord quark "
+                         "zygote quark fjord zygote");
+    CHECK(andrea_gate_evaluate(sample, n, g, ANDREA_GATE_HONEST, &r) == 0);
+    CHECK(r.common == 0.0 && r.total == 0.0);
+    free(ref);
+    andrea_gate_free(g);
+}
+
 int main(void) {
     test_formulas();
     test_honest();
+    test_reference();
     test_system_words();
     return tu_finish("test_gate");
 }

@@ -40,8 +40,15 @@ done
 "$A" score --fail-below 30 "$T/para.txt" > /dev/null && pass "--fail-below 30: exit 0 for prose" || fail "--fail-below exit code (prose)"
 "$A" score "$T/region.txt" > /dev/null && pass "without --fail-below: exit 0 even when failing" || fail "exit code without --fail-below"
 
+# several files: one JSON line each, in order; --fail-below fails when any is under
+[ "$("$A" score --json "$T/para.txt" "$T/region.txt" | sed 's/.*"file":"\([^"]*\)".*"pass":\([a-z]*\).*/\1 \2/' | tr '\n' ' ')" = \
+  "$T/para.txt true $T/region.txt false " ] && pass "two files: one JSON line each" || fail "two files"
+"$A" score --fail-below 30 "$T/para.txt" "$T/region.txt" > /dev/null; [ $? -eq 1 ] && pass "--fail-below: exit 1 when one of two is under" || fail "--fail-below with two files"
+printf 'the the cat\n' > "$T/tiny_ref.txt"
+expect_error "reference too small" "reference text has 3 words; it needs 50000" "$A" score --reference "$T/tiny_ref.txt" "$T/para.txt"
+expect_error "missing reference" "cannot read the reference text '$T/noref'" "$A" score --reference "$T/noref" "$T/para.txt"
 expect_error "missing file" "cannot open '$T/none.txt'" "$A" score "$T/none.txt"
-expect_error "no file" "give one text file" "$A" score
+expect_error "no file" "give the text files" "$A" score
 expect_error "missing word list" "cannot read the word list '$T/nowords'" "$A" score --words "$T/nowords" "$T/para.txt"
 expect_error "bad threshold" "--fail-below must be between 0 and 100" "$A" score --fail-below 300 "$T/para.txt"
 finish

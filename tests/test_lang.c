@@ -68,9 +68,9 @@ int main(void) {
     CHECK(andrea_lang_check("fr") == -1);
     CHECK(strstr(andrea_error(), "known: en") != NULL);
     /* the lesson's own terms are there (seed-attention.md, "The lesson's own words") */
-    const char *terms[] = {"explain.step4", "mask kausal", "explain.claim_shortcut", "jalan pintas",
+    const char *terms[] = {"explain.step4", "Mask kausal", "explain.claim_shortcut", "jalan pintas",
                            "explain.claim_grad", "gradien hilang", "explain.claim_dist",
-                           "segitiga bawah", "explain.step6", "Dari Skor ke Output"};
+                           "segitiga bawah", "explain.step6", "Jumlah V Tertimbang"};
     for (int t = 0; t < 10; t += 2) {
         if (!strstr(andrea_lang_text("id", terms[t]), terms[t + 1])) {
             fprintf(stderr, "'%s' lacks the lesson's term '%s'\n", terms[t], terms[t + 1]);

@@ -31,6 +31,20 @@ awk '/"type":"step"/ { n++; s = (n % 3 == 0) ? "books" : (n % 3 == 1) ? "chat" :
 for p in loss_by_source sources; do
     [ -s "$T/cur/plots/$p.png" ] && pass "curriculum log: $p.png" || fail "no $p.png"
 done
+# sources.png is a strip, one 16-pixel row per source (3 drawn + 3 evaluated): 34 + 6 x 16 + 40
+h=$(od -An -tu1 -j20 -N4 "$T/cur/plots/sources.png" | awk '{ print $1 * 16777216 + $2 * 65536 + $3 * 256 + $4 }')
+[ "$h" -eq 170 ] && pass "sources.png: a strip of 6 rows ($h px high)" || fail "sources.png height $h"
+grep -q 'wrote .*loss.png .*source switches' "$T/cur.out" && pass "loss.png marks the source switches" || fail "loss.png title: $(grep loss.png "$T/cur.out")"
+grep -q 'gate.png .*armed from step\|gate.png .*never armed' "$T/cur.out" && pass "gate.png says when the gate is armed" || fail "gate.png title"
+# the curriculum's "sources" record: settings and per-source table in the report
+sed -i '1a {"type":"sources","step":0,"policy":"ucb1","manifest":"m.json","warmup_steps":6,"sources":[{"name":"books","format":"text","docs":12,"tokens":3400,"floor":0,"cap":1,"weight":0.5,"warmup":true}]}' "$T/cur/log.jsonl"
+"$A" report "$T/cur" > /dev/null || fail "report of a curriculum log"
+rows=$(sed -n '/id="sources"/,/<\/table>/p' "$T/cur/report.html" | grep -c '<tr><td>')
+[ "$rows" -eq 6 ] && pass "report: a row per source ($rows)" || fail "report source rows: $rows"
+grep -q '<tr><td>books</td><td>text</td><td>12</td><td>3400</td><td>0</td><td>1</td><td>0.5</td><td>yes</td><td>20</td><td>' "$T/cur/report.html" \
+    && pass "report: books' manifest entry and its 20 steps" || fail "books row: $(grep -o '<tr><td>books[^\n]*' "$T/cur/report.html" | head -c 300)"
+grep -q '<th>policy</th><td>ucb1</td>' "$T/cur/report.html" && pass "report: the curriculum's settings" || fail "report: no policy"
+grep -q '<th>toward a halt</th>' "$T/cur/report.html" && pass "report: samples say whether they counted" || fail "report: no counted column"
 expect_error "no run" "cannot open the run's log" "$A" plot "$T/none"
 
 # progress: one updating line on a terminal (script(1) gives a pty), every line when piped

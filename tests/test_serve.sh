@@ -18,42 +18,18 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 NODE_DIR=${ANDREA_NODE_DIR:-$HERE/../build-node}
 if "$A" serve --help 2>&1 | grep -q "has no server"; then echo "skip: built without libmicrohttpd" >&2; exit 77; fi
 command -v curl > /dev/null || { echo "skip: curl not found" >&2; exit 77; }
-PIDS=()
-cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2> /dev/null; done; wait 2> /dev/null; }
-trap cleanup EXIT
-
-# start_server LOG ARGS...: starts andrea serve on a free port; sets PORT and SPID
-start_server() {
-    local log=$1; shift
-    "$A" serve --port 0 -t 1 "$@" 2> "$log" &
-    SPID=$!; PIDS+=("$SPID")
-    for _ in $(seq 1 100); do
-        PORT=$(sed -n 's/.*listening on http:\/\/127.0.0.1:\([0-9]*\)\/.*/\1/p' "$log")
-        [ -n "$PORT" ] && return 0
-        kill -0 "$SPID" 2> /dev/null || break
-        sleep 0.1
-    done
-    fail "server did not start: $(cat "$log")"; finish; exit 1
-}
+. "$(dirname "$0")/serve_lib.sh"
 rss_kb() { awk '/VmRSS/ {print $2}' "/proc/$1/status"; }
 
-printf 'To be, or not to be, that is the question:\nWhether tis nobler in the mind to suffer\n%.0s' $(seq 1 200) > "$T/small.txt"
-"$A" train --data "$T/small.txt" --preset tiny --ctx 96 --seq 32 --batch 8 --max-steps 60 --lr 3e-3 --warmup 10 \
-    --eval-every 0 --eval-batches 1 --sample-every 0 -q -t 2 -o "$T/m" > /dev/null 2>&1 || { fail "train"; finish; }
+serve_tiny_model "$T/m"
 start_server "$T/serve.log" -m "$T/m/ckpt.bin" --name tiny --api-key sekret --parallel 4 --queue 32 \
     --max-tokens 64 --header-timeout 5 --conn-timeout 10
 B="http://127.0.0.1:$PORT"
 K=(-H "Authorization: Bearer sekret")
-# req METHOD PATH [curl args]: prints "STATUS BODY"
-req() { local m=$1 p=$2; shift 2; curl -s -m 30 -X "$m" -w ' %{http_code}' "$@" "$B$p"; }
-expect() { # NAME "STATUS" PATTERN -- curl output
-    local name=$1 status=$2 pat=$3 out=$4
-    if [[ "$out" == *" $status" ]] && grep -q -- "$pat" <<< "$out"; then pass "$name: $status ${out:0:140}"
-    else fail "$name: want $status and '$pat', got: ${out:0:300}"; fi
-}
 expect "health" 200 '"status":"ok","slots":4' "$(req GET /health)"
 expect "models" 200 '"id":"tiny"' "$(req GET /v1/models "${K[@]}")"
 expect "models without key" 401 '"type":"authentication_error"' "$(req GET /v1/models)"
+expect "lowercase scheme" 200 '"id":"tiny"' "$(req GET /v1/models -H 'Authorization: bearer sekret')"
 expect "wrong key" 401 '"code":"invalid_api_key"' "$(req GET /v1/models -H 'Authorization: Bearer nope')"
 expect "unknown route" 404 '"error":{"message":"no such route' "$(req GET /v2/nothing)"
 expect "GET on a POST route" 405 'use POST' "$(req GET /v1/completions "${K[@]}")"
@@ -64,7 +40,7 @@ expect "temperature a string" 400 '"param":"temperature"' "$(req POST /v1/comple
 expect "max_tokens a float" 400 '"param":"max_tokens"' "$(req POST /v1/completions "${J[@]}" -d '{"prompt":"a","max_tokens":1.5}')"
 expect "max_tokens over the limit" 400 'between 1 and 64' "$(req POST /v1/completions "${J[@]}" -d '{"prompt":"a","max_tokens":65}')"
 expect "stop a number" 400 '"param":"stop"' "$(req POST /v1/completions "${J[@]}" -d '{"prompt":"a","stop":5}')"
-expect "messages missing" 400 '"param":"messages"' "$(req POST /v1/chat/completions "${J[@]}" -d '{"model":"x"}')"
+expect "messages missing" 400 '"param":"messages"' "$(req POST /v1/chat/completions "${J[@]}" -d '{"model":"tiny"}')"
 expect "content an object" 400 'content must be a string' "$(req POST /v1/chat/completions "${J[@]}" -d '{"messages":[{"role":"user","content":{}}]}')"
 expect "n too large" 400 '"param":"n"' "$(req POST /v1/completions "${J[@]}" -d '{"prompt":"a","n":99}')"
 long=$(head -c 200 /dev/zero | tr '\0' 'x')
@@ -88,7 +64,10 @@ expect "attention of nothing" 400 '"param":"text"' "$(req GET '/attention?text='
 if command -v node > /dev/null && [ -d "$NODE_DIR/node_modules/openai" ]; then
     ln -sfn "$NODE_DIR/node_modules" "$T/node_modules"
     cp "$HERE/test_serve_openai.mjs" "$HERE/test_serve_abuse.mjs" "$T/"
-    if out=$(timeout 60 node "$T/test_serve_openai.mjs" "$B" sekret 2>&1); then pass "openai client: $(grep -c '^ok' <<< "$out") checks"; echo "$out"
+    etext='Whether tis nobler in the mind to suffer the slings and arr'
+    printf '%s' "$etext" > "$T/eval.txt"
+    eloss=$("$A" eval -m "$T/m/ckpt.bin" -d "$T/eval.txt" --seq $((${#etext} - 1)) --batch 1 -t 1 | sed -n 's/.*| loss \([0-9.]*\) |.*/\1/p')
+    if out=$(timeout 60 node "$T/test_serve_openai.mjs" "$B" sekret "$etext" "$eloss" 2>&1); then pass "openai client: $(grep -c '^ok' <<< "$out") checks"; echo "$out"
     else fail "openai client: $out"; fi
     m=$(req GET /metrics)
     steps=$(sed -n 's/^andrea_batch_steps_total \([0-9]*\)/\1/p' <<< "$m"); seqs=$(sed -n 's/^andrea_batch_sequences_total \([0-9]*\)/\1/p' <<< "$m")
@@ -117,12 +96,12 @@ kill "$SPID"; wait "$SPID" 2> /dev/null
 start_server "$T/serve2.log" -m "$T/big/best.bin" --parallel 1 --queue 1 --max-tokens 2000 --timeout 3
 B="http://127.0.0.1:$PORT"
 body='{"prompt":"To be","max_tokens":2000,"logit_bias":{"256":-100}}' # never BOS: never ends early
-curl -sN -m 30 "$B/v1/completions" -d "${body%\}},\"stream\":true}" > "$T/a.out" & CA=$!
+curl -sN -m 30 -H "Content-Type: application/json" "$B/v1/completions" -d "${body%\}},\"stream\":true}" > "$T/a.out" & CA=$!
 wait_health() { for _ in $(seq 1 50); do curl -s "$B/health" | grep -q "$1" && return 0; sleep 0.1; done; return 1; }
 wait_health '"active":1' || fail "the first request did not start"
-curl -s -m 30 -w ' %{http_code}' "$B/v1/completions" -d "$body" > "$T/b.out" & CB=$!
+curl -s -m 30 -H "Content-Type: application/json" -w ' %{http_code}' "$B/v1/completions" -d "$body" > "$T/b.out" & CB=$!
 wait_health '"queued":1' || fail "the second request was not queued"
-hdr=$(curl -s -m 10 -D - -o "$T/c.out" "$B/v1/completions" -d "$body")
+hdr=$(curl -s -m 10 -H "Content-Type: application/json" -D - -o "$T/c.out" "$B/v1/completions" -d "$body")
 grep -q "^HTTP/1.1 429" <<< "$hdr" && grep -qi "^Retry-After: 1" <<< "$hdr" && grep -q '"code":"queue_full"' "$T/c.out" &&
     pass "one slot, queue of one: the third request gets 429 with Retry-After" || fail "429: $hdr $(cat "$T/c.out")"
 kill "$CA"; wait "$CA" 2> /dev/null
@@ -133,4 +112,28 @@ m=$(curl -s "$B/metrics")
 grep -q '^andrea_cancelled_total 1' <<< "$m" && grep -q '^andrea_timeouts_total 1' <<< "$m" && grep -q '^andrea_rejected_queue_full_total 1' <<< "$m" &&
     pass "metrics: 1 cancelled, 1 timed out, 1 rejected" || fail "metrics: $(grep -E 'cancelled|timeouts|rejected' <<< "$m")"
 expect "health after" 200 '"active":0' "$(curl -s -w ' %{http_code}' "$B/health")"
+kill "$SPID"; wait "$SPID" 2> /dev/null
+
+# --parallel 1 --queue 2: a burst of six admits exactly three (one runs, two wait); a
+# client that half-closes still gets its answer; /attention work is bounded by --queue
+# and withdrawn when its client goes away
+start_server "$T/serve3.log" -m "$T/big/best.bin" --parallel 1 --queue 2 --max-tokens 2000 --attn-max-tokens 192
+B="http://127.0.0.1:$PORT"
+long='{"prompt":"To be","max_tokens":400,"logit_bias":{"256":-100}}'
+out=$(timeout 60 python3 "$HERE/serve_raw.py" halfclose "$PORT" "$long") && pass "$out" || fail "$out"
+BURST=()
+for i in 1 2 3 4 5 6; do curl -s -m 120 -o /dev/null -w '%{http_code}\n' -H "Content-Type: application/json" "$B/v1/completions" -d "$long" > "$T/burst$i" & BURST+=($!); done
+wait "${BURST[@]}"
+ok=$(cat "$T"/burst* | grep -c '^200$'); busy=$(cat "$T"/burst* | grep -c '^429$')
+[ "$ok" = 3 ] && [ "$busy" = 3 ] && pass "--parallel 1 --queue 2: a burst of six: 3 answered, 3 got 429" || fail "burst: $ok answered, $busy 429"
+text=$(printf 'To be, or not to be, that is the question. %.0s' $(seq 1 8))
+ATT=()
+for i in 1 2 3 4 5 6; do curl -s -m 0.4 -o /dev/null -w '%{http_code}\n' -H "Content-Type: application/json" "$B/attention" -d "{\"text\":\"$text\"}" > "$T/attn$i" & ATT+=($!); done
+wait "${ATT[@]}"
+busy=$(cat "$T"/attn* | grep -c '^429$')
+for _ in $(seq 1 100); do curl -s "$B/health" | grep -q '"worker_queued":0,"worker_running":0' && break; sleep 0.1; done
+h=$(curl -s "$B/health")
+[ "$busy" = 3 ] && grep -q '"worker_queued":0,"worker_running":0,"worker_withdrawn":[12]}' <<< "$h" &&
+    pass "/attention: 6 clients that give up after 0.4 s: 3 got 429 (queue 2), the queued ones were withdrawn: $h" ||
+    fail "/attention bounds: $busy 429s, $h"
 finish

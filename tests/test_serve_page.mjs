@@ -5,7 +5,10 @@
 // stream (several deltas, each shown as it came), then opens the answer's attention view:
 // the explorer of `andrea attention` in the side frame, picks the last layer and head,
 // hovers one cell and checks that the value the lesson's view shows is the one in the
-// page's own data for that cell. Also: the page loads nothing but the server.
+// page's own data for that cell, its cells at a readable size (zoom 12 px). Then: while an
+// answer streams Send is disabled and Stop shown, and Stop ends it; a chat longer than the
+// model's context leaves out its earliest turns and says so (no error); the favicon is
+// served. Also: the page loads nothing but the server.
 import puppeteer from "puppeteer-core";
 
 const [base, key, chromium] = process.argv.slice(2);
@@ -17,7 +20,8 @@ const browser = await puppeteer.launch({executablePath: chromium, headless: true
 try {
     const page = await browser.newPage();
     const foreign = [];
-    page.on("request", (r) => { if (!r.url().startsWith(base) && !r.url().startsWith("about:")) foreign.push(r.url()); });
+    const own = (u) => u.startsWith(base) || u.startsWith("about:") || u.startsWith("blob:" + base);
+    page.on("request", (r) => { if (!own(r.url())) foreign.push(r.url()); });
     page.on("pageerror", (e) => failures.push("page error: " + e.message));
     await page.goto(base + "/", {waitUntil: "load"});
     await page.type("#key", key);
@@ -72,10 +76,49 @@ try {
             const v = h && h[c.view] && h[c.view][+c.i] ? h[c.view][+c.i][+c.j] : undefined;
             return v === null ? "-inf" : String(v);
         }, cell);
+        const zoom = await frame.$eval("#zoom", (el) => Number(el.value));
+        check(zoom === 12, `the explorer's cells at a readable size: ${zoom} px`);
         check(cell.layer === layers[layers.length - 1] && cell.head === heads2[heads2.length - 1] && cell.value !== undefined &&
               Number(cell.value) === Number(want),
               `one cell: ${pair} = ${cell.value} (the page's data: ${want})`);
     }
+    // while an answer streams: Send disabled, Stop shown; Stop ends the answer (the server
+    // holds each chat request 0.8 s here, through request interception)
+    let holding = true;
+    await page.setRequestInterception(true);
+    page.on("request", (r) => {
+        if (!holding) return;
+        const go = () => { if (holding) r.continue().catch(() => {}); };
+        if (r.url().endsWith("/v1/chat/completions")) setTimeout(go, 800);
+        else go();
+    });
+    await page.type("#msg", "Whether tis nobler");
+    await page.click("#send");
+    await new Promise((r) => setTimeout(r, 200));
+    const during = await page.evaluate(() => ({send: document.getElementById("send").disabled, stop: !document.getElementById("stop").hidden}));
+    check(during.send && during.stop, `while streaming: Send disabled ${during.send}, Stop shown ${during.stop}`);
+    await page.click("#stop");
+    await page.waitForFunction(() => !document.getElementById("send").disabled, {timeout: 10000});
+    const metas = await page.$$eval(".meta", (els) => els.map((e) => e.textContent));
+    check(/finish: stopped/.test(metas[metas.length - 1]) && await page.$eval("#stop", (el) => el.hidden),
+          `Stop ended the answer (${metas[metas.length - 1]}), Send is back`);
+    await new Promise((r) => setTimeout(r, 900)); // the held request lets go (aborted)
+    holding = false;
+    await page.setRequestInterception(false);
+    // more turns than the context (96 tokens) holds: the earliest are left out, said so
+    for (let k = 0; k < 4; k++) {
+        const n = await page.$$eval(".assistant", (els) => els.length);
+        await page.type("#msg", "To be, or not to be, turn " + k);
+        await page.click("#send");
+        await page.waitForFunction((n) => { const a = document.querySelectorAll(".assistant"); return a.length > n && (a[n].dataset.done === "1" || a[n].classList.contains("error")); },
+                                   {timeout: 30000}, n);
+    }
+    const notes = await page.$$eval(".note", (els) => els.map((e) => e.textContent));
+    const errors = await page.$$eval(".assistant.error", (els) => els.map((e) => e.textContent));
+    check(notes.length >= 1 && /left out/.test(notes[0]) && errors.length === 0,
+          `a long chat: ${notes.length} note(s) '${notes[0]}', ${errors.length} errors`);
+    const icon = await page.evaluate(async () => { const r = await fetch(document.querySelector("link[rel=icon]").href); return r.status + " " + r.headers.get("content-type"); });
+    check(icon === "200 image/svg+xml", `favicon: ${icon}`);
     check(foreign.length === 0, `no request leaves the server (${foreign.length} did: ${foreign.slice(0, 3).join(" ")})`);
 } finally {
     await browser.close();

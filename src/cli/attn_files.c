@@ -14,12 +14,13 @@
  * and renamed (an interrupted export never leaves a torn file nor destroys the old one).
  * 0 or -1 (message printed). */
 static int write_file(const char *path, const char *flag, int (*render)(andrea_writer *, const void *),
-                      const void *ctx) {
+                      const void *ctx, const char *lang) {
     andrea_atomic_file af;
     FILE *f = andrea_atomic_open(&af, path);
     if (!f) {
-        fprintf(stderr, "andrea attention: cannot create '%s' for %s (%s)\n", path, flag,
-                andrea_error());
+        fprintf(stderr, "andrea attention: ");
+        fprintf(stderr, andrea_lang_text(lang, "err.create"), path, flag, andrea_error());
+        fputc('\n', stderr);
         return -1;
     }
     andrea_writer w = andrea_writer_file(f);
@@ -47,15 +48,15 @@ static int render_json(andrea_writer *w, const void *ctx) {
 int attn_write_json_file(const char *path, const andrea_attn_export *x, unsigned views) {
     json_job job = {x, views};
     if (strcmp(path, "-") != 0) {
-        if (write_file(path, "--json", render_json, &job)) return -1;
-        fprintf(stderr, "attention: wrote '%s'\n", path);
+        if (write_file(path, "--json", render_json, &job, x->lang)) return -1;
+        fprintf(stderr, andrea_lang_text(x->lang, "attn.wrote"), path);
         return 0;
     }
     andrea_writer w = andrea_writer_file(stdout);
     int rc = render_json(&w, &job);
     if (rc) fprintf(stderr, "andrea attention: %s\n", andrea_error());
     if (!rc && fflush(stdout) != 0) {
-        fprintf(stderr, "andrea attention: write error on the JSON output\n");
+        fprintf(stderr, "andrea attention: %s\n", andrea_lang_text(x->lang, "err.json_write"));
         rc = -1;
     }
     return rc;
@@ -64,8 +65,8 @@ int attn_write_json_file(const char *path, const andrea_attn_export *x, unsigned
 static int render_html(andrea_writer *w, const void *x) { return andrea_attention_render_html(w, x); }
 
 int attn_write_html_file(const char *path, const andrea_attn_export *x) {
-    if (write_file(path, "--html", render_html, x)) return -1;
-    fprintf(stderr, "attention: wrote '%s' (open it in a browser; works offline)\n", path);
+    if (write_file(path, "--html", render_html, x, x->lang)) return -1;
+    fprintf(stderr, andrea_lang_text(x->lang, "attn.wrote_html"), path);
     return 0;
 }
 
@@ -85,7 +86,9 @@ int attn_write_png_dir(const char *dir, const andrea_attn_export *x, unsigned vi
     if (mkdir(dir, 0777) != 0) {
         struct stat st;
         if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-            fprintf(stderr, "andrea attention: cannot create the PNG folder '%s'\n", dir);
+            fprintf(stderr, "andrea attention: ");
+            fprintf(stderr, andrea_lang_text(x->lang, "err.png_dir"), dir);
+            fputc('\n', stderr);
             return -1;
         }
     }
@@ -99,18 +102,17 @@ int attn_write_png_dir(const char *dir, const andrea_attn_export *x, unsigned vi
             for (int hi = 0; hi < x->n_heads && !rc; hi++) {
                 png_job j = {x, x->layers[li], x->heads[hi], v};
                 snprintf(path, n, "%s/L%d_H%d_%s.png", dir, j.layer, j.head, andrea_attn_view_name(v));
-                rc = write_file(path, "--png", render_png, &j);
+                rc = write_file(path, "--png", render_png, &j, x->lang);
                 count++;
             }
         if (rc) break;
         png_job j = {x, -1, -1, v};
         snprintf(path, n, "%s/grid_%s.png", dir, andrea_attn_view_name(v));
-        rc = write_file(path, "--png", render_png, &j);
+        rc = write_file(path, "--png", render_png, &j, x->lang);
         count++;
     }
     if (!rc)
-        fprintf(stderr, "attention: wrote %d PNG files to '%s' (L<l>_H<h>_<view>.png, "
-                        "grid_<view>.png)\n", count, dir);
+        fprintf(stderr, andrea_lang_text(x->lang, "attn.wrote_png"), count, dir);
     free(path);
     return rc;
 }

@@ -1,6 +1,7 @@
 /* attn_text.c - terminal text of the attention commands (attn_text.h). */
 #include "attn_text.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -42,4 +43,26 @@ void attn_print_score(FILE *f, double x, double maxabs, int width) {
     int dec = maxabs < 100 ? 3 : maxabs < 1000 ? 2 : maxabs < 10000 ? 1 : 0;
     if (maxabs >= 100000) fprintf(f, "%*.1e", width, x);
     else fprintf(f, "%*.*f", width, dec, x);
+}
+
+int attn_prompt_tokens(const char *cmd, const char *lang, const andrea_tokenizer *tok,
+                       const char *prompt, int bos, int max_T, andrea_attn_tokens *tk) {
+    memset(tk, 0, sizeof *tk);
+    if (!*prompt && !bos) {
+        fprintf(stderr, "andrea %s: %s\n", cmd, andrea_lang_text(lang, "err.empty"));
+        return -1;
+    }
+    /* no limit here, so that the count is ours to say in lang */
+    if (andrea_attn_tokens_encode(tok, prompt, bos, INT_MAX, tk)) {
+        fprintf(stderr, "andrea %s: %s\n", cmd, andrea_error());
+        return -1;
+    }
+    if (tk->T > max_T) {
+        fprintf(stderr, "andrea %s: ", cmd);
+        fprintf(stderr, andrea_lang_text(lang, "err.long"), tk->T, max_T);
+        fputc('\n', stderr);
+        andrea_attn_tokens_free(tk);
+        return -1;
+    }
+    return 0;
 }

@@ -23,11 +23,14 @@
 
 enum { TEXT_MAX_T = 24, CELL_W = 8 };
 
+static const char *lang; /* --lang: the report, the notices and the errors */
+#define TR(key) andrea_lang_text(lang, key)
+
 /* One view of one head as a labelled matrix; softmax rows end with their sum. */
 static void print_matrix(const andrea_attn_tokens *tk, const float *M, int T, int view, int lw) {
     printf("%*s", lw, "");
     for (int j = 0; j < T; j++) attn_print_cell(stdout, tk->labels[j], CELL_W, 1);
-    if (view == ANDREA_VIEW_SOFTMAX) printf("  | row sum");
+    if (view == ANDREA_VIEW_SOFTMAX) printf("  | %s", TR("attn.row_sum"));
     printf("\n");
     double maxabs = 0;
     for (size_t k = 0; k < (size_t)T * T; k++)
@@ -48,13 +51,14 @@ static void print_matrix(const andrea_attn_tokens *tk, const float *M, int T, in
     }
 }
 
-static const char *pass(int ok) { return ok ? "PASS" : "FAIL"; }
+static const char *pass(int ok) { return TR(ok ? "explain.pass" : "explain.fail"); }
 
 /* Parses --layer/--head: -1 = all, else one index in [0, n). Fills idx, returns the count. */
 static int select_range(const char *what, int v, int n, int *idx) {
     if (v < -1 || v >= n) {
-        fprintf(stderr, "andrea attention: --%s %d is out of range (the model has %d; use 0..%d, "
-                        "or -1 for all)\n", what, v, n, n - 1);
+        fprintf(stderr, "andrea attention: ");
+        fprintf(stderr, TR("err.range"), what, v, n, n - 1);
+        fputc('\n', stderr);
         return -1;
     }
     if (v >= 0) {
@@ -67,7 +71,7 @@ static int select_range(const char *what, int v, int n, int *idx) {
 
 int cmd_attention(int argc, char **argv) {
     const char *model_path = NULL, *prompt = NULL, *views_s = "softmax", *png_dir = NULL,
-               *html_path = NULL, *json_path = NULL, *lang = NULL;
+               *html_path = NULL, *json_path = NULL;
     int layer = -1, head = -1, bos = 0, threads = 0, matrices = 1;
     float max_mb = 64;
     arg_spec specs[] = {
@@ -86,7 +90,7 @@ int cmd_attention(int argc, char **argv) {
                                             "statistics and checks (1)", 0},
         {"max-mb", 0, ARG_FLOAT, &max_mb, "largest JSON/HTML file to write, MB; more heads are "
                                           "narrowed to one layer, then one head (64)", 0},
-        {"lang", 0, ARG_STR, &lang, "language of the page and PNG labels: en (default) | id", 0},
+        {"lang", 0, ARG_STR, &lang, "language of the report, the page and the PNG labels: en (default) | id", 0},
         {"threads", 't', ARG_INT, &threads, "OpenMP threads, 0 = all cores (0)", 0},
     };
     int n_specs = (int)(sizeof specs / sizeof specs[0]);
@@ -97,16 +101,18 @@ int cmd_attention(int argc, char **argv) {
         return 0;
     }
     if (r) return 2;
-    if (!model_path || !prompt) {
-        fprintf(stderr, "andrea attention: need a model and a prompt (use -m CKPT -p TEXT)\n");
-        return 2;
-    }
     if (andrea_lang_check(lang)) {
         fprintf(stderr, "andrea attention: --lang: %s\n", andrea_error());
         return 2;
     }
+    if (!model_path || !prompt) {
+        fprintf(stderr, "andrea attention: %s\n", TR("err.need"));
+        return 2;
+    }
     if (!(max_mb > 0)) {
-        fprintf(stderr, "andrea attention: --max-mb must be > 0 (got %g)\n", (double)max_mb);
+        fprintf(stderr, "andrea attention: ");
+        fprintf(stderr, TR("err.max_mb"), (double)max_mb);
+        fputc('\n', stderr);
         return 2;
     }
     unsigned views = 0;
@@ -116,8 +122,7 @@ int cmd_attention(int argc, char **argv) {
     }
 #ifndef ANDREA_HAVE_PNG
     if (png_dir) {
-        fprintf(stderr, "andrea attention: --png: this build has no PNG support (libpng was not "
-                        "found; apt install libpng-dev and re-run cmake)\n");
+        fprintf(stderr, "andrea attention: %s\n", TR("err.no_png"));
         return 2;
     }
 #endif
@@ -137,7 +142,7 @@ int cmd_attention(int argc, char **argv) {
     int *layers = malloc(sizeof(int) * (size_t)c->n_layer);
     int *heads = malloc(sizeof(int) * (size_t)c->n_head);
     if (!layers || !heads) {
-        fprintf(stderr, "andrea attention: out of memory\n");
+        fprintf(stderr, "andrea attention: %s\n", TR("err.memory"));
         goto done;
     }
     if (select_range("layer", layer, c->n_layer, layers) < 0 ||
@@ -145,14 +150,7 @@ int cmd_attention(int argc, char **argv) {
         rc = 2;
         goto done;
     }
-    if (!*prompt && !bos) {
-        fprintf(stderr, "andrea attention: the prompt is empty; give some text with -p\n");
-        goto done;
-    }
-    if (andrea_attn_tokens_encode(tok, prompt, bos, c->ctx, &tk)) {
-        fprintf(stderr, "andrea attention: %s\n", andrea_error());
-        goto done;
-    }
+    if (attn_prompt_tokens("attention", lang, tok, prompt, bos, c->ctx, &tk)) goto done;
     int T = tk.T;
     /* the size guard, before any inspection: andrea-120m at T = 1024 would be gigabytes */
     andrea_attn_guard g = {0};
@@ -161,12 +159,17 @@ int cmd_attention(int argc, char **argv) {
     g.views = json_path ? views : 0;
     g.html = html_path != NULL;
     g.limit = (int64_t)((double)max_mb * 1e6);
+    g.lang = lang;
     if ((json_path || html_path) && andrea_attention_guard(c, T, &g)) {
         fprintf(stderr, "andrea attention: %s (--max-mb)\n", andrea_error());
         rc = 2;
         goto done;
     }
-    if (g.limited) fprintf(stderr, "andrea attention: note: %s\n", g.note);
+    if (g.limited) {
+        fprintf(stderr, "andrea attention: ");
+        fprintf(stderr, TR("attn.note"), g.note);
+        fputc('\n', stderr);
+    }
     int n_layers = select_range("layer", g.layer, c->n_layer, layers);
     int n_heads = select_range("head", g.head, c->n_head, heads);
     /* the HTML page needs the raw scores and the probabilities (it derives the rest) */
@@ -177,17 +180,14 @@ int cmd_attention(int argc, char **argv) {
         goto done;
     }
     FILE *out = json_stdout ? stderr : stdout; /* keep stdout clean for JSON */
-    fprintf(out, "attention: model '%s' (L=%d NH=%d C=%d d_k=%d ctx=%d, %s tokenizer) | T=%d tokens "
-                 "| scale 1/sqrt(%d) = %.9g\n",
-            model_path, c->n_layer, c->n_head, c->d_model, maps.head_size, c->ctx,
+    fprintf(out, TR("attn.header"), model_path, c->n_layer, c->n_head, c->d_model, maps.head_size, c->ctx,
             andrea_tokenizer_kind_name(andrea_tokenizer_kind(tok)), T, maps.head_size,
             (double)maps.scale);
 
     /* matrices, for the selected heads and views */
     if (!json_stdout && matrices) {
         if (T > TEXT_MAX_T) {
-            printf("(matrices as text are shown for T <= %d; this prompt has %d tokens: use --png, "
-                   "--html or --json)\n", TEXT_MAX_T, T);
+            printf(TR("attn.too_long"), TEXT_MAX_T, T);
         } else {
             int lw = 2;
             for (int i = 0; i < T; i++) {
@@ -201,14 +201,14 @@ int cmd_attention(int argc, char **argv) {
                         if (!(views & ANDREA_VIEW_BIT(v))) continue;
                         int l = layers[li], h = heads[hi];
                         const float *M = andrea_attn_map(&maps, v, l, h);
-                        printf("\n== layer %d head %d | %s ==\n", l, h, andrea_attn_view_name(v));
+                        char vk[32];
+                        snprintf(vk, sizeof vk, "view.%s", andrea_attn_view_name(v));
+                        printf(TR("attn.matrix"), l, h, TR(vk));
                         print_matrix(&tk, M, T, v, lw);
                         if (v == ANDREA_VIEW_SOFTMAX) {
                             andrea_attn_check ck;
                             andrea_attention_check(M, T, &ck);
-                            printf("check: rows sum to 1 (max |sum - 1| = %.3g, tolerance %.3g): "
-                                   "%s | above the diagonal exactly 0 (%lld entries, %lld not 0): "
-                                   "%s\n", ck.max_row_error, ck.tolerance,
+                            printf(TR("attn.check_rows"), ck.max_row_error, ck.tolerance,
                                    pass(ck.max_row_error <= ck.tolerance && !ck.negative),
                                    (long long)T * (T - 1) / 2, (long long)ck.upper_nonzero,
                                    pass(ck.upper_nonzero == 0));
@@ -221,10 +221,8 @@ int cmd_attention(int argc, char **argv) {
     if (!json_stdout) {
         andrea_attn_stats ref;
         andrea_attention_stats(andrea_attn_map(&maps, ANDREA_VIEW_SOFTMAX, 0, 0), T, &ref);
-        printf("\nper-head statistics over query rows 1..T-1 (entropy in nats; a uniform causal "
-               "head would have %.4f)\n", ref.entropy_uniform);
-        printf("%5s %4s %9s %10s %12s %11s  %s\n", "layer", "head", "entropy", "mean_dist",
-               "first_token", "prev_token", "kind (measured)");
+        printf(TR("attn.stats"), ref.entropy_uniform);
+        printf("%s\n", TR("attn.stats_cols"));
     }
     int ok_all = 1;
     double worst_row = 0;
@@ -243,20 +241,16 @@ int cmd_attention(int argc, char **argv) {
             andrea_attn_stats st;
             andrea_attention_stats(andrea_attn_map(&maps, ANDREA_VIEW_SOFTMAX, layers[li], heads[hi]),
                                    T, &st);
+            char kk[48];
+            snprintf(kk, sizeof kk, "kind.%s", andrea_head_kind_name(andrea_attention_head_kind(&st, T)));
             printf("%5d %4d %9.4f %10.3f %12.4f %11.4f  %s\n", layers[li], heads[hi], st.entropy,
-                   st.mean_distance, st.first_weight, st.prev_weight,
-                   andrea_head_kind_name(andrea_attention_head_kind(&st, T)));
+                   st.mean_distance, st.first_weight, st.prev_weight, TR(kk));
         }
     int same = maps.prob_mismatches == 0 && maps.out_mismatches == 0 && maps.raw_mismatches == 0;
-    fprintf(out, "\nchecks over all %d layers x %d heads:\n", c->n_layer, c->n_head);
-    fprintf(out, "  rows of A sum to 1 (max |sum - 1| = %.3g, tolerance (T+2) 2^-23 = %.3g): %s\n",
-            worst_row, (T + 2) * ldexp(1.0, -23), pass(worst_row <= (T + 2) * ldexp(1.0, -23)));
-    fprintf(out, "  A is exactly 0 above the diagonal and >= 0 everywhere (%lld bad entries): %s\n",
-            upper_bad, pass(upper_bad == 0));
-    fprintf(out, "  exported numbers are the engine's: andrea_attention_forward re-run on the stored q,k,v "
-                 "gives bit-identical A (%lld differ) and A.V (%lld differ); fl(raw * scale) equals "
-                 "the engine's scores (%lld differ): %s\n",
-            (long long)maps.prob_mismatches, (long long)maps.out_mismatches,
+    fprintf(out, TR("attn.checks_all"), c->n_layer, c->n_head);
+    fprintf(out, TR("attn.check_sum"), worst_row, (T + 2) * ldexp(1.0, -23), pass(worst_row <= (T + 2) * ldexp(1.0, -23)));
+    fprintf(out, TR("attn.check_upper"), upper_bad, pass(upper_bad == 0));
+    fprintf(out, TR("attn.check_engine"), (long long)maps.prob_mismatches, (long long)maps.out_mismatches,
             (long long)maps.raw_mismatches, pass(same));
     ok_all = ok_all && same;
 
@@ -266,7 +260,7 @@ int cmd_attention(int argc, char **argv) {
     if (wrote_ok && html_path && attn_write_html_file(html_path, &x)) wrote_ok = 0;
     if (wrote_ok && png_dir && attn_write_png_dir(png_dir, &x, views)) wrote_ok = 0;
     rc = !wrote_ok ? 1 : ok_all ? 0 : 3;
-    if (rc == 3) fprintf(stderr, "andrea attention: a check FAILED (see above)\n");
+    if (rc == 3) fprintf(stderr, "andrea attention: %s\n", TR("err.failed"));
 done:
     free(layers);
     free(heads);

@@ -32,7 +32,26 @@ static const char *lang; /* --lang: the texts of the walk-through */
 static void print_checks(const andrea_explain *e, int part) {
     for (int k = 0; k < e->n_checks; k++)
         if (e->checks[k].part == part)
-            printf(TR("explain.check"), e->checks[k].what, e->checks[k].ok ? "PASS" : "FAIL");
+            printf(TR("explain.check"), e->checks[k].what,
+                   TR(e->checks[k].ok ? "explain.pass" : "explain.fail"));
+}
+
+/* A note on one of the lesson's own slips (the page shows the same notes), wrapped at 96
+ * columns under "  note on the lesson: ". */
+static void print_note(const char *key) {
+    const char *s = TR(key);
+    int col = printf("  %s:", TR("page.notes_lead"));
+    while (*s) {
+        size_t word = strcspn(s, " ");
+        if (col + 1 + (int)word > 96) {
+            printf("\n   ");
+            col = 3;
+        }
+        col += printf(" %.*s", (int)word, s);
+        s += word;
+        s += strspn(s, " ");
+    }
+    printf("\n");
 }
 
 /* A (rows x cols) matrix with token labels on the rows; get(i, j) gives element (i, j). */
@@ -101,6 +120,23 @@ static double get_dmat(const void *p, int i, int j) {
     return c->m[(size_t)i * c->cols + c->col0 + j];
 }
 
+/* "all n heads" in lang: a word of explain.all_words where the language has one for n
+ * (Indonesian "keempat head"), else explain.all_heads with the number. */
+static const char *all_heads(char *buf, size_t size, int n) {
+    const char *w = TR("explain.all_words");
+    for (int k = 2; *w && k < n; k++) {
+        w = strchr(w, '|');
+        w = w ? w + 1 : "";
+    }
+    if (n >= 2 && *w) {
+        size_t len = strcspn(w, "|");
+        snprintf(buf, size, "%.*s", (int)len, w);
+    } else {
+        snprintf(buf, size, TR("explain.all_heads"), n);
+    }
+    return buf;
+}
+
 /* ---- the walk-through ------------------------------------------------------------------ */
 
 static void print_steps(const andrea_explain *e, const andrea_attn_tokens *tk) {
@@ -145,7 +181,8 @@ static void print_steps(const andrea_explain *e, const andrea_attn_tokens *tk) {
     print_checks(e, ANDREA_EXPLAIN_AV);
 
     /* the walked head's own columns of the concatenation: they equal step 6 */
-    printf(TR("explain.step7"), NH, NH, HS, C);
+    char all[64];
+    printf(TR("explain.step7"), all_heads(all, sizeof all, NH), NH, HS, C);
     int c0 = head * HS;
     printf(TR("explain.concat"), c0, c0 + cols - 1, head, TR("explain.concat_same"));
     fmat_ctx cat = {mp->atty + (size_t)layer * T * C, C, c0};
@@ -167,12 +204,13 @@ static void print_claims(const andrea_explain *e, const andrea_attn_tokens *tk,
                sd / want);
     }
     print_checks(e, ANDREA_EXPLAIN_MAGNITUDE);
+    print_note("page.note_unit");
 
     printf(TR("explain.claim_sharp"), e->sharp_rows, e->sharp_keys, e->sharp_dk,
            1.0 / e->sharp_keys, log((double)e->sharp_keys));
-    printf("  %-22s %12s %14s\n", "", TR("explain.col_maxp"), TR("explain.col_entropy"));
-    printf("  %-22s %12.4f %14.4f\n", "softmax(QK^T)", e->unscaled_max, e->unscaled_entropy);
-    printf("  %-22s %12.4f %14.4f\n", "softmax(QK^T/sqrt(dk))", e->scaled_max, e->scaled_entropy);
+    printf("  %-22s %18s %18s\n", "", TR("explain.col_maxp"), TR("explain.col_entropy"));
+    printf("  %-22s %18.4f %18.4f\n", "softmax(QK^T)", e->unscaled_max, e->unscaled_entropy);
+    printf("  %-22s %18.4f %18.4f\n", "softmax(QK^T/sqrt(dk))", e->scaled_max, e->scaled_entropy);
     print_checks(e, ANDREA_EXPLAIN_SHARPNESS);
     if (e->model_rows)
         printf(TR("explain.sharp_model"), e->model_entropy_scaled, e->model_entropy_unscaled);
@@ -188,6 +226,7 @@ static void print_claims(const andrea_explain *e, const andrea_attn_tokens *tk,
 
     fputs(TR("explain.claim_dist"), stdout);
     print_checks(e, ANDREA_EXPLAIN_DISTRIBUTION);
+    print_note("page.note_strict");
 
     int T = e->T;
     if (T >= 2) {
@@ -201,9 +240,12 @@ static void print_claims(const andrea_explain *e, const andrea_attn_tokens *tk,
 
     fputs(TR("explain.claim_mask_value"), stdout);
     print_checks(e, ANDREA_EXPLAIN_MASK_VALUE);
+    print_note("page.note_mask");
 
-    printf(TR("explain.claim_count"), T, T, (long long)e->scores_prompt, e->ctx, e->ctx,
-           (long long)e->scores_ctx);
+    char n1[32], n2[32], n3[32];
+    printf(TR("explain.claim_count"), T, T, andrea_lang_group(lang, e->scores_prompt, n1, sizeof n1),
+           e->ctx, e->ctx, andrea_lang_group(lang, e->scores_ctx, n2, sizeof n2),
+           andrea_lang_group(lang, 1024LL * 1024, n3, sizeof n3));
     print_checks(e, ANDREA_EXPLAIN_COUNT);
 
     if (e->shortcut_run) {
@@ -228,16 +270,35 @@ static void print_claims(const andrea_explain *e, const andrea_attn_tokens *tk,
                    st.self_weight, st.entropy, st.entropy_uniform);
         }
     print_checks(e, ANDREA_EXPLAIN_HEAD_KINDS);
+
+    char all[64], nsc[32];
+    int CT = e->ctx_T;
+    printf(TR("explain.claim_context"), CT, CT, e->HS, CT, CT,
+           andrea_lang_group(lang, e->ctx_scores, nsc, sizeof nsc), CT, e->HS,
+           all_heads(all, sizeof all, e->NH), CT, e->C);
+    print_checks(e, ANDREA_EXPLAIN_CONTEXT);
+    print_note("page.note_dmodel");
 }
 
 /* ---- the command ---------------------------------------------------------------------- */
 
 int cmd_explain(int argc, char **argv) {
-    const char *model_path = NULL, *prompt = "To be or";
+    /* --experiment NAME: a run of its own (attn_scale_exp.c), with its own flags */
+    for (int k = 1; k < argc; k++)
+        if (strcmp(argv[k], "--experiment") == 0 || strncmp(argv[k], "--experiment=", 13) == 0) {
+            int eq = argv[k][12] == '=';
+            const char *name = eq ? argv[k] + 13 : k + 1 < argc ? argv[k + 1] : "";
+            int drop = eq ? 1 : k + 1 < argc ? 2 : 1;
+            for (int j = k; j + drop < argc; j++) argv[j] = argv[j + drop];
+            return cmd_explain_experiment(argc - drop, argv, name);
+        }
+    const char *model_path = NULL, *preset = NULL, *prompt = "To be or";
     int layer = 0, head = 0;
     uint64_t seed = 1337;
     arg_spec specs[] = {
         {"model", 'm', ARG_STR, &model_path, "checkpoint (default: a seeded toy model)", 0},
+        {"preset", 0, ARG_STR, &preset, "a preset's shapes with random weights (andrea-120m: the "
+                                        "lesson's model; not trained)", 0},
         {"prompt", 'p', ARG_STR, &prompt, "text of at most 8 tokens (\"To be or\")", 0},
         {"layer", 0, ARG_INT, &layer, "layer to walk through (0)", 0},
         {"head", 0, ARG_INT, &head, "head to walk through (0)", 0},
@@ -247,7 +308,9 @@ int cmd_explain(int argc, char **argv) {
     int n_specs = (int)(sizeof specs / sizeof specs[0]);
     int r = args_parse("explain", argc, argv, specs, n_specs, NULL, 0, NULL);
     if (r == 1) {
-        args_usage("explain", "[-m CKPT] [-p TEXT] [--layer L] [--head H]", specs, n_specs);
+        args_usage("explain", "[-m CKPT | --preset NAME] [-p TEXT] [--layer L] [--head H]   |   "
+                   "andrea explain --experiment scale --data FILE (its flags: --experiment scale "
+                   "--help)", specs, n_specs);
         return 0;
     }
     if (r) return 2;
@@ -258,11 +321,19 @@ int cmd_explain(int argc, char **argv) {
 
     andrea_model *m = NULL;
     andrea_tokenizer *tok = NULL;
+    if (model_path && preset) {
+        fprintf(stderr, "andrea explain: %s\n", TR("err.model_preset"));
+        return 2;
+    }
+    andrea_config cfg;
     if (model_path) {
         m = cli_model_open(model_path, NULL, &tok); /* any format, probed */
+    } else if (preset) {
+        /* the preset's shapes and init; byte ids fit every preset's vocabulary */
+        m = andrea_config_preset(preset, &cfg) ? NULL : andrea_model_create(&cfg, seed);
+        tok = m ? andrea_tokenizer_byte() : NULL;
     } else {
         /* toy: 2 layers, 2 heads of d_k = 8, weights large enough for visible attention */
-        andrea_config cfg;
         andrea_config_preset("tiny", &cfg);
         cfg.n_head = 2;
         cfg.d_model = 16;
@@ -283,25 +354,25 @@ int cmd_explain(int argc, char **argv) {
     andrea_explain e = {0};
     int rc = 1;
     if (layer < 0 || layer >= c->n_layer || head < 0 || head >= NH) {
-        fprintf(stderr, "andrea explain: --layer %d --head %d is outside the model (layers 0..%d, "
-                        "heads 0..%d)\n", layer, head, c->n_layer - 1, NH - 1);
+        fprintf(stderr, "andrea explain: ");
+        fprintf(stderr, TR("err.layer_head"), layer, head, c->n_layer - 1, NH - 1);
+        fputc('\n', stderr);
         rc = 2;
         goto done;
     }
     andrea_explain_options opts = {layer, head, seed, lang, 0};
     int max_T = c->ctx < ANDREA_EXPLAIN_MAX_T ? c->ctx : ANDREA_EXPLAIN_MAX_T;
-    if (!*prompt) {
-        fprintf(stderr, "andrea explain: the prompt is empty; give some text with -p\n");
-        goto done;
-    }
-    if (andrea_attn_tokens_encode(tok, prompt, 0, max_T, &tk) ||
-        andrea_explain_run_opts(m, tk.ids, tk.T, &opts, &e)) {
+    if (attn_prompt_tokens("explain", lang, tok, prompt, 0, max_T, &tk)) goto done;
+    if (andrea_explain_run_opts(m, tk.ids, tk.T, &opts, &e)) {
         fprintf(stderr, "andrea explain: %s\n", andrea_error());
         goto done;
     }
 
     if (model_path)
         printf(TR("explain.model_ckpt"), model_path, c->n_layer, NH, C, HS);
+    else if (preset)
+        printf(TR("explain.model_preset"), preset, (unsigned long long)seed, c->n_layer, NH, C, HS,
+               c->ctx);
     else
         printf(TR("explain.model_toy"), (unsigned long long)seed, c->n_layer, NH, C, HS);
     printf(TR("explain.prompt"), prompt, tk.T);

@@ -25,9 +25,9 @@ int cmd_serve(int argc, char **argv) {
     return 2;
 #else
     const char *model_path = NULL, *host = "127.0.0.1", *api_key = NULL, *name = NULL,
-               *quant = "f32", *backend = NULL;
+               *quant = "f32", *backend = NULL, *cors = NULL;
     int port = 8080, parallel = 8, queue = 64, max_tokens = 256, max_prompt = 0, threads = 0,
-        conn_timeout = 30, header_timeout = 10, max_conns = 512, attn_max = 128, max_body = 1 << 20;
+        conn_timeout = 30, header_timeout = 10, max_conns = 512, per_client = 128, attn_max = 128, max_body = 1 << 20;
     float timeout = 120;
     andrea_sampler s;
     andrea_sampler_default(&s);
@@ -47,6 +47,10 @@ int cmd_serve(int argc, char **argv) {
         {"conn-timeout", 0, ARG_INT, &conn_timeout, "seconds an idle connection stays open (30)", 0},
         {"header-timeout", 0, ARG_INT, &header_timeout, "seconds to send a whole request (10)", 0},
         {"max-conns", 0, ARG_INT, &max_conns, "open connections at most (512)", 0},
+        {"max-conns-per-client", 0, ARG_INT, &per_client, "open connections from one IP address "
+                                                         "at most (128)", 0},
+        {"cors", 0, ARG_STR, &cors, "let web pages of this origin call the API "
+                                    "(https://app.example); off by default", 0},
         {"attn-max-tokens", 0, ARG_INT, &attn_max, "tokens an /attention page shows, the last "
                                                    "ones (128)", 0},
         SAMPLER_FLAG_SPECS(s),
@@ -68,11 +72,11 @@ int cmd_serve(int argc, char **argv) {
     if (gen_flags_check("serve", model_path, max_tokens, 1, &s, NULL, quant, &qkind, 1, &seed))
         return 2;
     if (port < 0 || port > 65535 || parallel < 1 || parallel > 1024 || queue < 1 || max_prompt < 0 ||
-        !(timeout > 0) || conn_timeout < 1 || header_timeout < 1 || max_conns < 4 || attn_max < 1 ||
+        !(timeout > 0) || conn_timeout < 1 || header_timeout < 1 || max_conns < 4 || per_client < 1 || attn_max < 1 ||
         max_body < 1024) {
         fprintf(stderr, "andrea serve: need 0 <= --port <= 65535, 1 <= --parallel <= 1024, --queue >= 1, "
                         "--max-prompt >= 0, --timeout > 0, --conn-timeout and --header-timeout >= 1, "
-                        "--max-conns >= 4, --attn-max-tokens >= 1, --max-body >= 1024\n");
+                        "--max-conns >= 4, --max-conns-per-client >= 1, --attn-max-tokens >= 1, --max-body >= 1024\n");
         return 2;
     }
     cli_set_threads(threads);
@@ -85,7 +89,7 @@ int cmd_serve(int argc, char **argv) {
     }
     serve_config cfg = {host, port, api_key, name, parallel, queue, (size_t)max_body, max_tokens,
                         max_prompt ? max_prompt : c->ctx - 1, timeout, conn_timeout, header_timeout,
-                        max_conns, attn_max, s, gs.m, gs.tok};
+                        max_conns, per_client, cors, attn_max, s, gs.m, gs.tok};
     char desc[256];
     andrea_sampler_describe(&s, desc, sizeof desc);
     fprintf(stderr, "serve: model '%s' as '%s' (L=%d C=%d ctx=%d V=%d, %s weights) | default sampler: %s\n",

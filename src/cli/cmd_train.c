@@ -142,8 +142,9 @@ static void print_text(const char *s, size_t n) {
     }
 }
 
-/* A failing sample is printed whole: the text is the evidence for the verdict, and for
- * the halt it may lead to. */
+/* A sample counted toward a halt is printed whole: the text is the evidence for the
+ * verdict, and for the halt it may lead to. A failing sample that shows no collapse (a
+ * young model's letter soup, validation still falling) is only marked. */
 static void on_sample(void *user, const andrea_train_sample *s) {
     end_progress_line();
     if (strcmp(s->gate, "course") == 0)
@@ -151,12 +152,15 @@ static void on_sample(void *user, const andrea_train_sample *s) {
                "chars %.1f)", s->step, s->max_steps, s->score, s->bigram, s->trigram,
                s->english, s->chardiv);
     else
-        printf("step %5d/%d | sample score %.1f (honest: dict %.2f repeat %.2f charset %.2f)",
-               s->step, s->max_steps, s->score, s->dict, s->repeat, s->charset);
+        printf("step %5d/%d | sample score %.1f (honest: dict %.2f repeat %.2f charset %.2f "
+               "common %.2f order %.2f)", s->step, s->max_steps, s->score, s->dict, s->repeat,
+               s->charset, s->common, s->order);
     if (s->pass) printf("\n");
     else if (!s->armed) printf(" FAIL (gate not armed yet)\n");
-    else printf(" FAIL (%d of %d in a row halt the run)\n", s->fails, s->patience);
-    if (!s->pass) {
+    else if (!s->strike) printf(" FAIL (not a collapse: not counted)\n");
+    else printf(" FAIL, collapse: %s (%d of %d in a row halt the run)\n", s->strike, s->fails,
+                s->patience);
+    if (s->strike) {
         printf("---- sample at step %d (%d tokens, score %.1f < %g) ----\n", s->step, s->tokens,
                s->score, s->threshold);
         print_text(s->text, s->len);

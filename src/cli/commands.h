@@ -14,6 +14,8 @@ int cmd_prepare(int argc, char **argv);
 int prepare_manifest(const char *manifest, const char *spec, const char *dir, int quiet);
 int cmd_attention(int argc, char **argv);
 int cmd_explain(int argc, char **argv);
+/* attn_scale_exp.c: `explain --experiment NAME` (argv without those two words). */
+int cmd_explain_experiment(int argc, char **argv, const char *name);
 int cmd_score(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 int cmd_report(int argc, char **argv);

@@ -49,6 +49,38 @@ static int write_source(const andrea_manifest_source *s, const andrea_tokenizer 
     return rc;
 }
 
+/* The fewest significant digits (1..17) that read back as v exactly. */
+static int shortest_digits(double v) {
+    char buf[40];
+    for (int p = 1; p < 17; p++) {
+        snprintf(buf, sizeof buf, "%.*g", p, v);
+        if (strtod(buf, NULL) == v) return p;
+    }
+    return 17;
+}
+
+/* The digits every real in j needs to read back exactly: jansson writes all reals with
+ * one precision (17 by default: 0.05 as 0.050000000000000003), and %.Ng with N <= 15
+ * writes a value whose shortest form has <= N digits in that shortest form. */
+static int real_digits(json_t *j) {
+    int p = 1;
+    if (json_is_real(j)) return shortest_digits(json_real_value(j));
+    if (json_is_array(j))
+        for (size_t i = 0; i < json_array_size(j); i++) {
+            int q = real_digits(json_array_get(j, i));
+            if (q > p) p = q;
+        }
+    if (json_is_object(j)) {
+        const char *k;
+        json_t *v;
+        json_object_foreach(j, k, v) {
+            int q = real_digits(v);
+            if (q > p) p = q;
+        }
+    }
+    return p;
+}
+
 /* The manifest with each source's path, format and cutting replaced by its token file. */
 static int write_manifest(const andrea_manifest *m, const char *dir, const char *spec, int quiet) {
     json_error_t e;
@@ -69,13 +101,23 @@ static int write_manifest(const andrea_manifest *m, const char *dir, const char 
     json_object_set_new(root, "tokenizer", json_string(spec));
     char path[4200];
     snprintf(path, sizeof path, "%s/manifest.json", dir);
-    int rc = json_dump_file(root, path, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
+    int rc = json_dump_file(root, path, JSON_INDENT(1) | JSON_PRESERVE_ORDER |
+                                            JSON_REAL_PRECISION(real_digits(root)));
     json_decref(root);
     if (rc == 0 && !quiet) fprintf(stderr, "prepare: wrote '%s'\n", path);
     return rc;
 }
 
-int prepare_manifest(const char *manifest, const char *spec, const char *dir, int quiet) {
+/* dir without its trailing slashes ("prepared/" -> "prepared", "/" stays), so joined
+ * paths read prepared/x.tokens, never prepared//x.tokens */
+static void trim_dir(const char *dir, char *out, size_t cap) {
+    snprintf(out, cap, "%s", dir);
+    for (size_t n = strlen(out); n > 1 && out[n - 1] == '/'; n--) out[n - 1] = 0;
+}
+
+int prepare_manifest(const char *manifest, const char *spec, const char *dir_arg, int quiet) {
+    char dir[4096];
+    trim_dir(dir_arg, dir, sizeof dir);
     andrea_manifest m;
     if (andrea_manifest_read(manifest, &m)) {
         fprintf(stderr, "andrea prepare: %s\n", andrea_error());

@@ -55,15 +55,20 @@ int andrea_attention_render_html(andrea_writer *w, const andrea_attn_export *x) 
     if (andrea_lang_check(x->lang)) return -1;
     andrea_writef(w, "<!DOCTYPE html>\n<html lang=\"%s\"><head><meta charset=\"utf-8\">\n",
                   x->lang && *x->lang ? x->lang : "en");
-    andrea_write_str(w, "<title>andrea attention</title>\n");
+    const char *title = andrea_lang_text(x->lang, "page.title");
+    andrea_write_str(w, "<title>");
+    andrea_html_text(w, title);
+    andrea_write_str(w, "</title>\n");
     for (int i = 0; andrea_attn_page_body[i]; i++) andrea_write_str(w, andrea_attn_page_body[i]);
     andrea_write_str(w, "<script type=\"application/json\" id=\"andrea-text\">\n");
     write_texts(w, x->lang);
     andrea_write_str(w, "</script>\n<script type=\"application/json\" id=\"andrea-data\">\n");
     if (andrea_attention_render_json(w, x, views)) return -1;
     andrea_write_str(w, "</script>\n<script>\n");
-    for (int i = 0; andrea_attn_page_script[i]; i++)
-        andrea_write_str(w, andrea_attn_page_script[i]);
+    const char *const *parts[4] = {andrea_attn_page_script, andrea_attn_page_cell,
+                                   andrea_attn_page_live, andrea_attn_page_end};
+    for (int p = 0; p < 4; p++)
+        for (int i = 0; parts[p][i]; i++) andrea_write_str(w, parts[p][i]);
     andrea_write_str(w, "</script>\n</body></html>\n");
     return andrea_writer_status(w, "attention HTML");
 }

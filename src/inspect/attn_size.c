@@ -57,20 +57,16 @@ int andrea_attention_guard(const andrea_config *c, int T, andrea_attn_guard *g) 
     if (largest(g, &g->chosen) > limit) {
         g->layer = layer0;
         g->head = head0;
-        return andrea_set_error("one head at T = %d is %s of export, over the limit of %s (the "
-                                "%d x %d heads asked for: %s); use a shorter prompt or raise the "
-                                "limit", T, mb(b1, largest(g, &g->chosen)), mb(b2, limit),
+        return andrea_set_error(andrea_lang_text(g->lang, "attn.guard_over"), T, mb(b1, largest(g, &g->chosen)), mb(b2, limit),
                                 layer0 < 0 ? c->n_layer : 1, head0 < 0 ? c->n_head : 1,
                                 mb(b3, largest(g, &g->asked)));
     }
     if (g->layer != layer0 || g->head != head0) {
         g->limited = 1;
-        snprintf(g->note, sizeof g->note,
-                 "the %d x %d heads at T = %d would be %s of export (limit %s): showing layer "
-                 "%d%s only (%s); choose with --layer/--head, or raise --max-mb",
+        snprintf(g->note, sizeof g->note, andrea_lang_text(g->lang, "attn.guard_note"),
                  layer0 < 0 ? c->n_layer : 1, head0 < 0 ? c->n_head : 1, T,
                  mb(b1, largest(g, &g->asked)), mb(b2, limit), g->layer,
-                 g->head != head0 ? " head 0" : "", mb(b3, largest(g, &g->chosen)));
+                 g->head != head0 ? andrea_lang_text(g->lang, "attn.guard_head0") : "", mb(b3, largest(g, &g->chosen)));
     }
     return 0;
 }

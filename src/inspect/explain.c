@@ -384,7 +384,8 @@ int andrea_explain_run_opts(andrea_model *m, const int32_t *tokens, int T,
     if (T >= 2 && claim_causal(e, m, tokens)) return -1;
     if (andrea_explain_claims(e, c, &rng)) return -1;
     if (!o->skip_shortcut) andrea_explain_shortcut(e, &rng);
-    return 0;
+    andrea_rng_seed(&rng, o->seed + 1); /* its own stream: the claims above keep their numbers */
+    return andrea_explain_context(e, c, &rng);
 }
 
 int andrea_explain_run(andrea_model *m, const int32_t *tokens, int T, int layer, int head,

@@ -13,6 +13,9 @@ void andrea_explain_add_check(andrea_explain *e, int part, int ok, const char *k
  * softmax's gradient with and without the scale, and every head named from its
  * measurements. 0, or -1 with andrea_error() (out of memory). */
 int andrea_explain_claims(andrea_explain *e, const andrea_config *c, andrea_rng *rng);
+/* The shapes at the model's own context, from the attention kernel (explain_context.c).
+ * 0, or -1 with andrea_error() (out of memory). */
+int andrea_explain_context(andrea_explain *e, const andrea_config *c, andrea_rng *rng);
 /* The shortcut a model takes without the mask (shortcut.c). */
 void andrea_explain_shortcut(andrea_explain *e, andrea_rng *rng);
 

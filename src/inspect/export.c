@@ -28,3 +28,10 @@ int andrea_attn_export_validate(const andrea_attn_export *x, unsigned views, con
                                     export_head(x, k), mp->n_head - 1);
     return 0;
 }
+
+void andrea_html_text(andrea_writer *w, const char *s) {
+    for (; *s; s++) {
+        char c[2] = {*s, 0};
+        andrea_write_str(w, *s == '<' ? "&lt;" : *s == '>' ? "&gt;" : *s == '&' ? "&amp;" : c);
+    }
+}

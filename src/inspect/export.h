@@ -22,6 +22,9 @@ static inline int export_head(const andrea_attn_export *x, int k) {
 /* 0 if x can be rendered with `views` (the maps hold them and softmax, the tokens
  * match, every selected layer and head exists); else -1 with andrea_error()
  * starting with what. */
+/* s as HTML text (<, >, & escaped) into w: the pages' titles and sentences. */
+void andrea_html_text(andrea_writer *w, const char *s);
+
 int andrea_attn_export_validate(const andrea_attn_export *x, unsigned views, const char *what);
 
 #endif

@@ -3,6 +3,7 @@
  * from English comes back as the key itself, which a test catches. */
 #include "inspect/lang.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "andrea_inspect.h"
@@ -43,4 +44,19 @@ const char *andrea_lang_key(const char *code, int k) {
     for (int i = 0; t->entries[i].key; i++)
         if (i == k) return t->entries[i].key;
     return NULL;
+}
+
+char *andrea_lang_group(const char *lang, long long v, char *buf, size_t n) {
+    const char *sep = andrea_lang_text(lang, "num.group");
+    char d[24];
+    int len = snprintf(d, sizeof d, "%llu", v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v);
+    size_t k = 0, sl = strlen(sep);
+    if (v < 0 && k + 1 < n) buf[k++] = '-';
+    for (int i = 0; i < len && k + 1 < n; i++) {
+        if (i > 0 && (len - i) % 3 == 0)
+            for (size_t s = 0; s < sl && k + 1 < n; s++) buf[k++] = sep[s];
+        buf[k++] = d[i];
+    }
+    if (n) buf[k] = '\0';
+    return buf;
 }

@@ -19,6 +19,7 @@ static const andrea_rgb PALETTE[10] = {{31, 119, 180}, {255, 127, 14}, {44, 160,
                                        {214, 39, 40},  {148, 103, 189}, {140, 86, 75},
                                        {227, 119, 194}, {127, 127, 127}, {188, 189, 34},
                                        {23, 190, 207}};
+andrea_rgb andrea_plot_color(int i) { return PALETTE[(i % 10 + 10) % 10]; }
 static const andrea_rgb GRID = {232, 232, 232}, AXIS = {90, 90, 90}, REF = {200, 30, 30};
 
 /* A round tick step (1, 2 or 5 x 10^k) giving about n ticks over span. */
@@ -111,12 +112,12 @@ static void draw_axes(andrea_image *im, const frame *f, const andrea_plot *p) {
 
 static void draw_series(andrea_image *im, const frame *f, const andrea_plot_series *s) {
     andrea_rgb c = PALETTE[s->color % 10];
-    int width = s->width > 0 ? s->width : 1;
+    int width = s->width;
     for (int i = 0; i < s->n; i++) {
         double x = fx(f, s->x[i]), y = fy(f, s->y[i]);
         if (!isfinite(s->y[i])) continue;
         if (s->markers && inside(f, x, y)) andrea_img_rect(im, (int)lround(x) - 2, (int)lround(y) - 2, 5, 5, c);
-        if (i == 0 || !isfinite(s->y[i - 1])) continue;
+        if (width <= 0 || i == 0 || !isfinite(s->y[i - 1])) continue;
         double px = fx(f, s->x[i - 1]), py = fy(f, s->y[i - 1]);
         /* a segment leaving the frame (a fixed y range) is left out */
         if (!inside(f, x, y) || !inside(f, px, py)) continue;
@@ -178,6 +179,13 @@ int andrea_plot_png(const andrea_plot *p, andrea_writer *w) {
     andrea_image im;
     if (andrea_img_init(&im, W, H)) return andrea_set_error("plot: out of memory");
     draw_axes(&im, &f, p);
+    for (int k = 0; k < p->n_vx; k++) { /* a 40% tint: behind the data, never hiding it */
+        andrea_rgb c = PALETTE[(p->vx_color ? p->vx_color[k] : 7) % 10];
+        c = (andrea_rgb){(uint8_t)(153 + c.r * 2 / 5), (uint8_t)(153 + c.g * 2 / 5),
+                         (uint8_t)(153 + c.b * 2 / 5)};
+        double x = fx(&f, p->vx[k]);
+        if (x >= f.px0 && x <= f.px1) andrea_img_rect(&im, (int)lround(x), f.py0 + 1, 1, f.py1 - f.py0 - 1, c);
+    }
     if (p->has_ref) {
         int y = (int)lround(fy(&f, p->ref));
         for (int x = f.px0; x < f.px1; x += 10) andrea_img_rect(&im, x, y, 6, 2, REF);

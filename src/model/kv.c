@@ -53,6 +53,11 @@ void andrea_kv_free(andrea_kv *kv) {
 
 void andrea_kv_reset(andrea_kv *kv) { kv->pos = 0; }
 int andrea_kv_pos(const andrea_kv *kv) { return kv->pos; }
+int andrea_kv_truncate(andrea_kv *kv, int n) {
+    if (n < 0 || n > kv->pos) return andrea_set_error("kv truncate: %d is outside [0, %d]", n, kv->pos);
+    kv->pos = n; /* later positions are overwritten as tokens are fed again */
+    return 0;
+}
 
 /* The logits after the last step as host memory (the buffer itself on a host backend). */
 static const float *host_logits(const andrea_kv *kv) {

@@ -234,6 +234,7 @@ void andrea_context_free(andrea_context *c) {
     free(c->targets);
     free(c->host_logits);
     free(c->host_att);
+    free(c->host_hidden);
     free(c);
 }
 
@@ -376,6 +377,12 @@ const float *andrea_context_logits(const andrea_context *c) {
     if (!c->act_mem) return NULL;
     return andrea_tio_view(c->be, c->a.logits, (size_t)c->B * c->T * c->cfg.vocab,
                            &w->host_logits, &w->host_logits_n);
+}
+const float *andrea_context_hidden(const andrea_context *c) {
+    andrea_context *w = (andrea_context *)c;
+    if (!c->act_mem) return NULL;
+    return andrea_tio_view(c->be, c->a.lnf, (size_t)c->B * c->T * c->cfg.d_model, &w->host_hidden,
+                           &w->host_hidden_n);
 }
 const float *andrea_model_logits(const andrea_model *m) { return andrea_context_logits(m->ctx); }
 

@@ -82,8 +82,9 @@ struct andrea_context {
     int act_B, act_T, act_flash;
     int flash;           /* 1: fused attention (training); 0: explicit matrix (inspection) */
     int32_t *inputs, *targets; /* (B, T) copies */
-    float *host_logits, *host_att; /* host copies handed out by the accessors (non-host be) */
-    size_t host_logits_n, host_att_n;
+    float *host_logits, *host_att, *host_hidden; /* host copies handed out by the accessors
+                                                  * (a backend with its own memory) */
+    size_t host_logits_n, host_att_n, host_hidden_n;
     int B, T;            /* shape of the last forward */
     int has_targets;
     int n_valid;         /* valid targets in the last forward */

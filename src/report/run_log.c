@@ -1,11 +1,14 @@
 /*
  * run_log.c - log.jsonl into series (run_log.h), with jansson. What is read:
+ *   start  batch, seq, grad-accum: tokens per step
  *   step   step, loss, loss_smooth, lr, grad_norm; source (curriculum runs): per-source
- *          loss EMA and the share of steps per source over windows of the run
+ *          loss EMA and steps, and the source each step drew
+ *   sources the curriculum's description: policy, manifest, warmup, each source's format,
+ *          documents, tokens, floor, cap, weight
  *   batch  (the curriculum's) step, source, loss: as a step's source
  *   eval, eval_source   step, val_loss; with "source": that source's validation loss; an object
  *          of numbers (e.g. "sources": {"books": 2.1, ...}): one validation loss each
- *   sample step, score, pass, gate, threshold, armed, tokens, text
+ *   sample step, score, pass, gate, threshold, armed, strike, tokens, text
  *   any record with an object of per-source objects holding "weight": the weights
  */
 #include <math.h>
@@ -17,8 +20,8 @@
 #include "util/error.h"
 #include "util/file.h"
 
-#define SHARE_WINDOWS 50 /* the share plot's resolution: windows over the run */
-#define SHARE_MIN_WINDOW 20 /* steps: fewer make a share of 0 or 1 */
+#define GAP_FRACTION 50 /* a source's loss line breaks after 1/50 of the run without it */
+#define GAP_MIN 10
 
 static void xy_free(andrea_xy *s) {
     free(s->x);
@@ -28,12 +31,12 @@ static void xy_free(andrea_xy *s) {
 
 void andrea_run_log_free(andrea_run_log *log) {
     xy_free(&log->loss), xy_free(&log->smooth), xy_free(&log->lr), xy_free(&log->gnorm);
-    xy_free(&log->val), xy_free(&log->gate);
+    xy_free(&log->val), xy_free(&log->gate), xy_free(&log->choice);
     for (int i = 0; i < log->n_samples; i++) free(log->samples[i].text);
     free(log->samples);
     for (int i = 0; i < log->n_src; i++) {
         andrea_log_source *s = &log->src[i];
-        xy_free(&s->train), xy_free(&s->val), xy_free(&s->share), xy_free(&s->weight);
+        xy_free(&s->train), xy_free(&s->val), xy_free(&s->weight);
     }
     free(log->src);
     memset(log, 0, sizeof *log);
@@ -79,46 +82,64 @@ static andrea_log_source *source(andrea_run_log *log, const char *name) {
     return s;
 }
 
-typedef struct {
-    int64_t window, in_window, last_step;
-} share_state;
-
-/* Closes a window of steps: each source's share of it. */
-static int close_window(andrea_run_log *log, share_state *sh) {
-    if (!sh->in_window) return 0;
-    for (int i = 0; i < log->n_src; i++) {
-        andrea_log_source *s = &log->src[i];
-        if (xy_add(&s->share, (double)sh->last_step, (double)s->in_window / (double)sh->in_window)) return -1;
-        s->in_window = 0;
-    }
-    sh->in_window = 0;
-    return 0;
-}
-
 /* A step's source and loss: "source" on a step record, or the curriculum's own "batch"
  * record (step, source, doc, loss). */
-static int on_step_source(andrea_run_log *log, json_t *o, share_state *sh) {
+static int on_step_source(andrea_run_log *log, json_t *o) {
     double step = num(o, "step");
     const char *name = json_string_value(json_object_get(o, "source"));
     if (!name) return 0;
     andrea_log_source *s = source(log, name);
     if (!s) return -1;
     double loss = num(o, "loss");
+    /* not drawn for a while: the line breaks rather than suggest a plateau */
+    if (s->steps && (int64_t)step - s->last_step > log->gap && xy_add(&s->train, step, NAN))
+        return -1;
     if (isfinite(loss)) {
         s->ema = isnan(s->ema) ? loss : 0.9 * s->ema + 0.1 * loss;
         if (xy_add(&s->train, step, s->ema)) return -1;
     }
-    s->in_window++;
-    sh->in_window++;
-    sh->last_step = (int64_t)step;
-    return sh->in_window >= sh->window ? close_window(log, sh) : 0;
+    s->steps++;
+    s->last_step = (int64_t)step;
+    return xy_add(&log->choice, step, (double)(s - log->src));
 }
 
-static int on_step(andrea_run_log *log, json_t *o, share_state *sh) {
+/* The curriculum's "sources" record: the settings and each source's description. */
+static int on_sources(andrea_run_log *log, json_t *o) {
+    const char *p = json_string_value(json_object_get(o, "policy"));
+    const char *m = json_string_value(json_object_get(o, "manifest"));
+    snprintf(log->policy, sizeof log->policy, "%s", p ? p : "");
+    snprintf(log->manifest, sizeof log->manifest, "%s", m ? m : "");
+    log->warmup_steps = num(o, "warmup_steps");
+    size_t i;
+    json_t *v;
+    json_array_foreach(json_object_get(o, "sources"), i, v) {
+        const char *name = json_string_value(json_object_get(v, "name"));
+        andrea_log_source *s = name ? source(log, name) : NULL;
+        if (!name) continue;
+        if (!s) return -1;
+        const char *f = json_string_value(json_object_get(v, "format"));
+        snprintf(s->format, sizeof s->format, "%s", f ? f : "");
+        s->has_meta = 1;
+        s->docs = num(v, "docs"), s->tokens = num(v, "tokens"), s->floor = num(v, "floor");
+        s->cap = num(v, "cap"), s->weight0 = num(v, "weight");
+        s->warmup = json_is_true(json_object_get(v, "warmup"));
+    }
+    return 0;
+}
+
+/* The start record's batch shape: tokens per step. */
+static void on_start(andrea_run_log *log, json_t *o) {
+    json_t *opts = json_object_get(o, "options");
+    if (!json_is_object(opts)) opts = o;
+    double b = num(opts, "batch"), t = num(opts, "seq"), g = num(opts, "grad-accum");
+    if (isfinite(b) && isfinite(t)) log->tokens_per_step = b * t * (isfinite(g) ? g : 1);
+}
+
+static int on_step(andrea_run_log *log, json_t *o) {
     double step = num(o, "step");
     int rc = xy_add(&log->loss, step, num(o, "loss")) | xy_add(&log->smooth, step, num(o, "loss_smooth")) |
              xy_add(&log->lr, step, num(o, "lr")) | xy_add(&log->gnorm, step, num(o, "grad_norm"));
-    return rc ? rc : on_step_source(log, o, sh);
+    return rc ? rc : on_step_source(log, o);
 }
 
 static int on_eval(andrea_run_log *log, json_t *o) {
@@ -165,6 +186,9 @@ static int on_sample(andrea_run_log *log, json_t *o) {
     s->armed = armed ? json_is_true(armed) : 1; /* older logs: armed from the start */
     const char *gate = json_string_value(json_object_get(o, "gate"));
     snprintf(s->gate, sizeof s->gate, "%s", gate ? gate : "course");
+    const char *strike = json_string_value(json_object_get(o, "strike"));
+    snprintf(s->strike, sizeof s->strike, "%s", strike ? strike : "");
+    if (s->armed && log->arm_step < 0) log->arm_step = s->step;
     json_t *t = json_object_get(o, "text");
     size_t n = json_is_string(t) ? json_string_length(t) : 0;
     s->text = malloc(n + 1);
@@ -202,7 +226,7 @@ static int on_weights(andrea_run_log *log, json_t *o) {
     return 0;
 }
 
-/* Step records in the log (a first pass), for the share windows; any JSON spacing. */
+/* Step records in the log (a first pass), for the loss lines' gap; any JSON spacing. */
 static int64_t count_steps(FILE *f) {
     char *line = NULL;
     size_t cap = 0;
@@ -219,11 +243,9 @@ int andrea_run_log_read(const char *path, andrea_run_log *log) {
     log->threshold = 30.0;
     FILE *f = andrea_file_fopen_regular(path, "the run's log", 0, NULL);
     if (!f) return -1;
-    share_state sh = {0, 0, 0};
-    int64_t steps = count_steps(f);
-    sh.window = steps / SHARE_WINDOWS;
-    if (sh.window < SHARE_MIN_WINDOW) sh.window = steps < SHARE_MIN_WINDOW ? steps : SHARE_MIN_WINDOW;
-    if (sh.window < 1) sh.window = 1;
+    log->arm_step = -1;
+    log->gap = count_steps(f) / GAP_FRACTION;
+    if (log->gap < GAP_MIN) log->gap = GAP_MIN;
     char *line = NULL;
     size_t cap = 0;
     ssize_t len;
@@ -239,14 +261,15 @@ int andrea_run_log_read(const char *path, andrea_run_log *log) {
         }
         const char *type = json_string_value(json_object_get(o, "type"));
         if (!type) type = "";
-        if (strcmp(type, "step") == 0) rc = on_step(log, o, &sh);
-        else if (strcmp(type, "batch") == 0) rc = on_step_source(log, o, &sh);
+        if (strcmp(type, "step") == 0) rc = on_step(log, o);
+        else if (strcmp(type, "batch") == 0) rc = on_step_source(log, o);
+        else if (strcmp(type, "sources") == 0) rc = on_sources(log, o);
+        else if (strcmp(type, "start") == 0) on_start(log, o);
         else if (strcmp(type, "eval") == 0 || strcmp(type, "eval_source") == 0) rc = on_eval(log, o);
         else if (strcmp(type, "sample") == 0) rc = on_sample(log, o);
         if (rc == 0 && strcmp(type, "sample") != 0) rc = on_weights(log, o);
         json_decref(o);
     }
-    if (rc == 0) rc = close_window(log, &sh);
     free(line);
     fclose(f);
     if (rc) {

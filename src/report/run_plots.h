@@ -14,4 +14,8 @@ int andrea_run_plots_render(const andrea_run_log *log,
                                         size_t len, void *user),
                             void *user);
 
+/* sources.png (run_strip.c): the source each step drew, a row per source. 0 or -1. */
+#include "andrea_writer.h"
+int andrea_run_strip_png(const andrea_run_log *log, andrea_writer *w);
+
 #endif

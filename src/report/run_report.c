@@ -1,8 +1,8 @@
 /*
  * run_report.c - `andrea_run_report`: one offline HTML page about a run: the plots
  * (PNG bytes as base64 data: URIs, so the file needs no network and no other files),
- * the configuration from ckpt.bin, and every coherence-gate sample with its score and
- * verdict. Text is HTML-escaped; nothing is fetched.
+ * the configuration from ckpt.bin, a curriculum's settings and sources with what each
+ * got, and every coherence-gate sample with its score, verdict and whether it counted. Text is HTML-escaped; nothing is fetched.
  */
 #include <math.h>
 #include <stdio.h>
@@ -15,6 +15,7 @@
 #include "report/run_plots.h"
 #include "train/checkpoint.h"
 #include "util/atomic_file.h"
+#include "util/base64.h"
 #include "util/error.h"
 
 static void html_text(andrea_writer *w, const char *s, size_t n) {
@@ -31,26 +32,12 @@ static void html_text(andrea_writer *w, const char *s, size_t n) {
 }
 static void html_str(andrea_writer *w, const char *s) { html_text(w, s, strlen(s)); }
 
-static void base64(andrea_writer *w, const unsigned char *p, size_t n) {
-    static const char A[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    char out[4];
-    for (size_t i = 0; i < n; i += 3) {
-        uint32_t v = (uint32_t)p[i] << 16 | (i + 1 < n ? (uint32_t)p[i + 1] << 8 : 0) |
-                     (i + 2 < n ? p[i + 2] : 0);
-        out[0] = A[v >> 18 & 63];
-        out[1] = A[v >> 12 & 63];
-        out[2] = i + 1 < n ? A[v >> 6 & 63] : '=';
-        out[3] = i + 2 < n ? A[v & 63] : '=';
-        andrea_write(w, out, 4);
-    }
-}
-
 static int plot_img(const char *name, const char *title, const void *png, size_t len, void *user) {
     andrea_writer *w = user;
     andrea_writef(w, "<figure id=\"%s\"><img alt=\"", name);
     html_str(w, title);
     andrea_write_str(w, "\" src=\"data:image/png;base64,");
-    base64(w, png, len);
+    andrea_base64_write(w, png, len);
     andrea_write_str(w, "\"><figcaption>");
     html_str(w, title);
     andrea_write_str(w, "</figcaption></figure>\n");
@@ -93,13 +80,62 @@ static void config_table(andrea_writer *w, const char *run_dir) {
     row(w, "data", st->data_path[0] ? st->data_path : "(not recorded)");
     andrea_train_options_describe(&o, buf, sizeof buf);
     row(w, "training", buf);
-    snprintf(buf, sizeof buf, "a sample of %d tokens every %d steps; threshold %g, %d failures "
-             "in a row halt", o.sample_tokens, o.sample_every, o.gate_threshold, o.gate_patience);
+    snprintf(buf, sizeof buf, "a sample of %d tokens every %d steps; threshold %g, %d collapsed "
+             "samples in a row halt", o.sample_tokens, o.sample_every, o.gate_threshold,
+             o.gate_patience);
     row(w, "coherence gate", buf);
     snprintf(buf, sizeof buf, "%.4f", st->best_val_loss);
     row(w, "best validation loss", isfinite(st->best_val_loss) ? buf : "none yet");
     andrea_write_str(w, "</table>\n");
     free(st);
+}
+
+static void num_cell(andrea_writer *w, double v, const char *fmt) {
+    andrea_write_str(w, "<td>");
+    if (isfinite(v)) andrea_writef(w, fmt, v);
+    else andrea_write_str(w, "&ndash;");
+    andrea_write_str(w, "</td>");
+}
+
+/* A curriculum run: its settings, its sources as the manifest gave them, and what each
+ * source got: steps, tokens, share, the last training EMA, validation at start and end. */
+static void sources_tables(andrea_writer *w, const andrea_run_log *log) {
+    if (!log->n_src) return;
+    andrea_write_str(w, "<h2>Curriculum</h2>\n<table class=\"cfg\">\n");
+    if (log->manifest[0]) row(w, "manifest", log->manifest);
+    if (log->policy[0]) row(w, "policy", log->policy);
+    char buf[64];
+    snprintf(buf, sizeof buf, "%.0f steps", log->warmup_steps);
+    if (isfinite(log->warmup_steps)) row(w, "curriculum warmup", buf);
+    andrea_write_str(w, "</table>\n<table id=\"sources\" class=\"sources\"><tr><th>source</th>"
+                        "<th>format</th><th>documents</th><th>tokens</th><th>floor</th><th>cap</th>"
+                        "<th>weight</th><th>warmup</th><th>steps</th><th>tokens trained</th>"
+                        "<th>share of steps</th><th>last train EMA</th><th>val loss, first</th>"
+                        "<th>val loss, last</th></tr>\n");
+    double total = log->choice.n;
+    for (int i = 0; i < log->n_src; i++) {
+        const andrea_log_source *src = &log->src[i];
+        andrea_write_str(w, "<tr><td>");
+        html_str(w, src->name);
+        andrea_write_str(w, "</td><td>");
+        html_str(w, src->has_meta ? src->format : "");
+        andrea_write_str(w, "</td>");
+        double nan = NAN, m = src->has_meta;
+        num_cell(w, m ? src->docs : nan, "%.0f");
+        num_cell(w, m ? src->tokens : nan, "%.0f");
+        num_cell(w, m ? src->floor : nan, "%g");
+        num_cell(w, m ? src->cap : nan, "%g");
+        num_cell(w, m ? src->weight0 : nan, "%g");
+        andrea_writef(w, "<td>%s</td>", !m ? "" : src->warmup ? "yes" : "no");
+        num_cell(w, (double)src->steps, "%.0f");
+        num_cell(w, log->tokens_per_step > 0 ? (double)src->steps * log->tokens_per_step : nan, "%.0f");
+        num_cell(w, total > 0 ? 100.0 * (double)src->steps / total : nan, "%.1f%%");
+        num_cell(w, src->ema, "%.4f");
+        num_cell(w, src->val.n ? src->val.y[0] : nan, "%.4f");
+        num_cell(w, src->val.n ? src->val.y[src->val.n - 1] : nan, "%.4f");
+        andrea_write_str(w, "</tr>\n");
+    }
+    andrea_write_str(w, "</table>\n");
 }
 
 static void samples_table(andrea_writer *w, const andrea_run_log *log) {
@@ -109,15 +145,18 @@ static void samples_table(andrea_writer *w, const andrea_run_log *log) {
         return;
     }
     andrea_write_str(w, "<table id=\"samples\" class=\"samples\"><tr><th>step</th><th>gate</th>"
-                        "<th>score</th><th>verdict</th><th>text</th></tr>\n");
+                        "<th>score</th><th>verdict</th><th>text</th><th>toward a halt</th></tr>\n");
     for (int i = 0; i < log->n_samples; i++) {
         const andrea_log_sample *s = &log->samples[i];
-        const char *verdict = s->pass ? "pass" : s->armed ? "FAIL" : "fail (not armed)";
+        const char *verdict = s->pass ? "pass" : !s->armed ? "fail (not armed)"
+                              : s->strike[0] ? "FAIL" : "fail (not a collapse)";
         andrea_writef(w, "<tr class=\"%s\"><td>%d</td><td>%s</td><td>%.1f / %g</td><td>%s</td>"
                       "<td><pre>", s->pass ? "pass" : "fail", s->step, s->gate, s->score,
                       s->threshold, verdict);
         html_str(w, s->text);
-        andrea_write_str(w, "</pre></td></tr>\n");
+        andrea_write_str(w, "</pre></td><td>");
+        html_str(w, s->strike[0] ? s->strike : "no");
+        andrea_write_str(w, "</td></tr>\n");
     }
     andrea_write_str(w, "</table>\n");
 }
@@ -153,6 +192,7 @@ int andrea_run_report(const char *run_dir, const char *html_path) {
     int rc = andrea_run_plots_render(&log, plot_img, &w);
     if (rc == 0) {
         config_table(&w, run_dir);
+        sources_tables(&w, &log);
         samples_table(&w, &log);
         andrea_write_str(&w, "</body></html>\n");
         rc = andrea_writer_status(&w, "report");

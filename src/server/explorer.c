@@ -5,31 +5,24 @@
  * server adds nothing to the page; a better explorer in the library is a better one here.
  * A long text keeps its last tokens (the answer, rather than the start of the chat).
  *
- * Inspections run one at a time on one long-lived worker thread: each holds 4 L NH T^2
- * floats and uses every core, and the matmul kernels keep per-thread panels that a thread
- * leaves behind when it exits (a connection's thread would leak them on every page).
+ * Inspections run on the server's worker thread (worker.c): one at a time, queued up to
+ * --queue, withdrawn when their client gives up.
  */
 #include "explorer.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "andrea_inspect.h"
+#include "worker.h"
 
 typedef struct {
+    serve_task task;
     const serve_config *cfg;
     const char *tail;    /* NUL-terminated */
     andrea_buffer *out;
     serve_error *e;
-    int rc, done;
 } explorer_task;
-
-static pthread_mutex_t explorer_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t explorer_cv = PTHREAD_COND_INITIALIZER;
-static explorer_task *explorer_next; /* the one task handed to the worker, or NULL */
-static pthread_once_t explorer_once = PTHREAD_ONCE_INIT;
-static int explorer_started;
 
 /* The bytes of the last max_T tokens of text, NUL-terminated, into tail. */
 static int last_tokens(const serve_config *cfg, const char *text, size_t n, int max_T,
@@ -73,32 +66,13 @@ static int render(const serve_config *cfg, const char *tail, andrea_buffer *out,
     return rc;
 }
 
-static void *worker(void *arg) {
-    (void)arg;
-    pthread_mutex_lock(&explorer_mu);
-    for (;;) {
-        while (!explorer_next || explorer_next->done) pthread_cond_wait(&explorer_cv, &explorer_mu);
-        explorer_task *t = explorer_next;
-        pthread_mutex_unlock(&explorer_mu);
-        int rc = render(t->cfg, t->tail, t->out, t->e);
-        pthread_mutex_lock(&explorer_mu);
-        t->rc = rc;
-        t->done = 1;
-        pthread_cond_broadcast(&explorer_cv);
-    }
-    return NULL;
-}
-
-static void start_worker(void) {
-    pthread_t th;
-    if (pthread_create(&th, NULL, worker, NULL) == 0) {
-        pthread_detach(th); /* it lives as long as the server */
-        explorer_started = 1;
-    }
+static int run_task(serve_task *t) {
+    explorer_task *x = (explorer_task *)t;
+    return render(x->cfg, x->tail, x->out, x->e);
 }
 
 int serve_explorer(const serve_config *cfg, const char *text, size_t n, andrea_buffer *out,
-                   serve_error *e) {
+                   serve_error *e, int (*give_up)(void *user), void *user) {
     const andrea_config *c = andrea_model_config((andrea_model *)cfg->m);
     if (n == 0) return serve_fail(e, 400, "invalid_request_error", "text", NULL, "'text' is empty");
     if (memchr(text, 0, n))
@@ -109,20 +83,8 @@ int serve_explorer(const serve_config *cfg, const char *text, size_t n, andrea_b
         andrea_bytes_free(&tail);
         return -1;
     }
-    pthread_once(&explorer_once, start_worker);
-    if (!explorer_started) {
-        andrea_bytes_free(&tail);
-        return serve_fail(e, 500, "server_error", NULL, NULL, "cannot start the explorer thread");
-    }
-    explorer_task t = {cfg, (const char *)tail.data, out, e, 0, 0};
-    pthread_mutex_lock(&explorer_mu);
-    while (explorer_next && !explorer_next->done) pthread_cond_wait(&explorer_cv, &explorer_mu);
-    explorer_next = &t; /* one at a time: the worker takes it */
-    pthread_cond_broadcast(&explorer_cv);
-    while (!t.done) pthread_cond_wait(&explorer_cv, &explorer_mu);
-    explorer_next = NULL;
-    pthread_cond_broadcast(&explorer_cv);
-    pthread_mutex_unlock(&explorer_mu);
+    explorer_task t = {{run_task, NULL, 0, 0, NULL}, cfg, (const char *)tail.data, out, e};
+    int rc = serve_task_run(&t.task, cfg->queue, "an attention page", e, give_up, user);
     andrea_bytes_free(&tail);
-    return t.rc;
+    return rc;
 }

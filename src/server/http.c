@@ -11,266 +11,66 @@
  *     from firing): the header watchdog shuts a connection down when a whole request has
  *     not arrived --header-timeout seconds after the connection opened or its last
  *     request ended;
- *   - idle connections: MHD's --conn-timeout; open connections: --max-conns;
- *   - a client that goes away mid-answer: its failed write (streams) or the peer's EOF,
- *     checked while waiting, cancels the job, which leaves the batch at the next step.
+ *   - idle connections: MHD's --conn-timeout; open connections: --max-conns, and
+ *     --max-conns-per-client from one address (slow clients at one address cannot take
+ *     them all);
+ *   - web pages of other sites: POST bodies must be application/json (415), which a page
+ *     cannot send without a CORS preflight, and CORS headers only with --cors ORIGIN;
+ *   - a client that goes away mid-answer: routes.c (a reset, a failed write, the worker's
+ *     EOF) cancels its job, which leaves the batch at the next step.
+ * GETs are answered on MHD's last call for the request, so the connection stays open
+ * (keep-alive) and pipelined requests are answered in order.
  */
 #include <errno.h>
-#include <jansson.h>
 #include <microhttpd.h>
 #include <netdb.h>
-#include <poll.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <time.h>
 
-#include "explorer.h"
-#include "metrics.h"
-#include "request.h"
-#include "scheduler.h"
-#include "server.h"
-#include "sse.h"
-#include "util/json.h"
+#include "respond.h"
 #include "util/perf.h"
 
-enum { R_COMPLETIONS, R_CHAT, R_MODELS, R_HEALTH, R_METRICS, R_PAGE, R_ATTENTION, R_NONE };
-static const char *const ROUTE[] = {"/v1/completions", "/v1/chat/completions", "/v1/models",
-                                    "/health", "/metrics", "/", "/attention", "other"};
-
-typedef struct conn_track { /* one open connection, for the header watchdog */
-    int fd;
-    double since;           /* opened, or its last request ended */
-    int busy, killed;       /* busy: a whole request arrived and is being answered */
-    struct conn_track *prev, *next;
-} conn_track;
-
-typedef struct {
-    const serve_config *cfg;
-    serve_sched *sched;
-    serve_metrics mx;
-    pthread_mutex_t track_mu;
-    conn_track *tracked;
-} server;
-
-typedef struct { /* one request (MHD's con_cls) */
-    int route;
-    andrea_buffer body;
-    int too_big;
-    conn_track *ct;
-    serve_job *job; /* the connection's reference */
-} request;
-
-/* set by SIGINT/SIGTERM: waiting connections give up, then the daemon stops */
-static volatile sig_atomic_t stop_signal;
-static void on_signal(int sig) { stop_signal = sig; }
-
-/* ---- responses ------------------------------------------------------------------------ */
-
-static enum MHD_Result respond(server *sv, struct MHD_Connection *c, int route, int status,
-                               const char *type, const void *data, size_t n) {
-    struct MHD_Response *r = MHD_create_response_from_buffer(n, (void *)data, MHD_RESPMEM_MUST_COPY);
-    if (!r) return MHD_NO;
-    MHD_add_response_header(r, "Content-Type", type);
-    if (status == 429) MHD_add_response_header(r, "Retry-After", "1");
-    if (status == 401) MHD_add_response_header(r, "WWW-Authenticate", "Bearer");
-    enum MHD_Result ok = MHD_queue_response(c, (unsigned)status, r);
-    MHD_destroy_response(r);
-    serve_metrics_request(&sv->mx, ROUTE[route], status);
-    return ok;
-}
-
-static enum MHD_Result respond_buf(server *sv, struct MHD_Connection *c, int route, int status,
-                                   const char *type, andrea_buffer *b) {
-    enum MHD_Result ok = respond(sv, c, route, status, type, b->data ? b->data : "", b->len);
-    andrea_buffer_free(b);
-    return ok;
-}
-
-static enum MHD_Result respond_error(server *sv, struct MHD_Connection *c, int route,
-                                     const serve_error *e) {
-    andrea_buffer b = {0};
-    andrea_writer w = andrea_writer_buffer(&b);
-    serve_error_json(&w, e);
-    return respond_buf(sv, c, route, e->status, "application/json", &b);
-}
-
-static enum MHD_Result fail(server *sv, struct MHD_Connection *c, int route, int status,
-                            const char *type, const char *code, const char *msg) {
-    serve_error e;
-    serve_fail(&e, status, type, NULL, code, "%s", msg);
-    return respond_error(sv, c, route, &e);
-}
-
-/* Has the client closed its side? (poll + a peeked read of 0 bytes: EOF) */
-static int peer_closed(struct MHD_Connection *c) {
-    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-    if (!ci) return 1;
-    struct pollfd p = {ci->connect_fd, POLLIN, 0};
-    if (poll(&p, 1, 0) <= 0) return 0;
-    if (p.revents & (POLLERR | POLLHUP | POLLNVAL)) return 1;
-    char ch;
-    ssize_t k = recv(ci->connect_fd, &ch, 1, MSG_PEEK);
-    return k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR);
-}
-
-/* ---- streams -------------------------------------------------------------------------- */
-
-typedef struct {
-    server *sv;
-    serve_job *job;
-    struct MHD_Connection *conn;
-} stream;
-
-static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max) {
-    stream *st = cls;
-    for (;;) {
-        size_t n = 0;
-        int finished = serve_job_take(st->sv->sched, st->job, buf, max, &n, 0.25);
-        if (n) return (ssize_t)n;
-        if (finished) return MHD_CONTENT_READER_END_OF_STREAM;
-        if (peer_closed(st->conn) || stop_signal) {
-            serve_job_cancel(st->sv->sched, st->job);
-            return MHD_CONTENT_READER_END_WITH_ERROR;
-        }
-    }
-}
-
-static void stream_free(void *cls) {
-    stream *st = cls;
-    serve_job_release(st->sv->sched, st->job);
-    free(st);
-}
-
-/* ---- the routes ------------------------------------------------------------------------- */
-
-static enum MHD_Result completion(server *sv, struct MHD_Connection *c, request *r) {
-    serve_params p;
-    serve_error e;
-    int kind = r->route == R_CHAT ? SERVE_CHAT : SERVE_COMPLETION;
-    if (serve_parse_request(sv->cfg, kind, r->body.data ? r->body.data : "", r->body.len, &p, &e)) {
-        serve_params_free(&p);
-        return respond_error(sv, c, r->route, &e);
-    }
-    serve_job *j = serve_job_new(&p, sv->cfg->model_name);
-    if (!j) {
-        serve_params_free(&p);
-        return fail(sv, c, r->route, 500, "server_error", NULL, "out of memory");
-    }
-    r->job = j;
-    if (serve_sched_submit(sv->sched, j))
-        return fail(sv, c, r->route, 429, "rate_limit_error", "queue_full",
-                    "the server is busy: every batch slot is taken and the queue is full; retry later");
-    if (j->p.stream) {
-        stream *st = malloc(sizeof *st);
-        struct MHD_Response *resp = NULL;
-        if (st) {
-            *st = (stream){sv, j, c};
-            serve_job_retain(sv->sched, j);
-            resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, stream_read, st, stream_free);
-            if (!resp) stream_free(st);
-        }
-        if (!resp) {
-            serve_job_cancel(sv->sched, j);
-            return fail(sv, c, r->route, 500, "server_error", NULL, "out of memory");
-        }
-        MHD_add_response_header(resp, "Content-Type", "text/event-stream");
-        MHD_add_response_header(resp, "Cache-Control", "no-cache");
-        enum MHD_Result ok = MHD_queue_response(c, 200, resp);
-        MHD_destroy_response(resp);
-        serve_metrics_request(&sv->mx, ROUTE[r->route], 200);
-        return ok;
-    }
-    while (!serve_job_wait_done(sv->sched, j, 0.25))
-        if (peer_closed(c) || stop_signal) {
-            serve_job_cancel(sv->sched, j);
-            return MHD_NO; /* nobody to answer */
-        }
-    if (j->failed) return respond_error(sv, c, r->route, &j->err);
-    andrea_buffer b = {0};
-    andrea_writer w = andrea_writer_buffer(&b);
-    if (serve_response_json(&w, j, sv->cfg->tok)) {
-        andrea_buffer_free(&b);
-        return fail(sv, c, r->route, 500, "server_error", NULL, "out of memory");
-    }
-    return respond_buf(sv, c, r->route, 200, "application/json", &b);
-}
-
-static enum MHD_Result attention(server *sv, struct MHD_Connection *c, request *r, int post) {
-    const char *text = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "text");
-    size_t n = text ? strlen(text) : 0;
-    json_t *o = NULL;
-    if (post) { /* {"text": "..."} */
-        json_error_t je;
-        o = json_loadb(r->body.data ? r->body.data : "", r->body.len, 0, &je);
-        json_t *t = o ? json_object_get(o, "text") : NULL;
-        if (!json_is_string(t)) {
-            json_decref(o);
-            return fail(sv, c, R_ATTENTION, 400, "invalid_request_error", NULL,
-                        "POST /attention takes a JSON object with a string 'text'");
-        }
-        text = json_string_value(t);
-        n = json_string_length(t);
-    }
-    if (!text) return fail(sv, c, R_ATTENTION, 400, "invalid_request_error", NULL,
-                           "GET /attention?text=... (URL-encoded), or POST {\"text\": ...}");
-    andrea_buffer page = {0};
-    serve_error e;
-    int rc = serve_explorer(sv->cfg, text, n, &page, &e);
-    json_decref(o);
-    if (rc) {
-        andrea_buffer_free(&page);
-        return respond_error(sv, c, R_ATTENTION, &e);
-    }
-    return respond_buf(sv, c, R_ATTENTION, 200, "text/html; charset=utf-8", &page);
-}
-
-static enum MHD_Result get_route(server *sv, struct MHD_Connection *c, request *r) {
-    andrea_buffer b = {0};
-    andrea_writer w = andrea_writer_buffer(&b);
-    int queued, active;
-    serve_sched_load(sv->sched, &queued, &active);
-    switch (r->route) {
-    case R_PAGE:
-        return respond(sv, c, R_PAGE, 200, "text/html; charset=utf-8", serve_page_html, serve_page_html_len);
-    case R_HEALTH:
-        andrea_writef(&w, "{\"status\":\"ok\",\"slots\":%d,\"active\":%d,\"queued\":%d}",
-                      sv->cfg->parallel, active, queued);
-        return respond_buf(sv, c, R_HEALTH, 200, "application/json", &b);
-    case R_MODELS: {
-        const andrea_config *mc = andrea_model_config((andrea_model *)sv->cfg->m);
-        andrea_write_str(&w, "{\"object\":\"list\",\"data\":[{\"id\":");
-        andrea_json_string(&w, sv->cfg->model_name, strlen(sv->cfg->model_name), 0);
-        andrea_writef(&w, ",\"object\":\"model\",\"created\":0,\"owned_by\":\"andrea\","
-                      "\"context_length\":%d,\"vocab_size\":%d}]}", mc->ctx, mc->vocab);
-        return respond_buf(sv, c, R_MODELS, 200, "application/json", &b);
-    }
-    case R_METRICS:
-        serve_metrics_write(&sv->mx, &w, queued, active, sv->cfg->parallel);
-        return respond_buf(sv, c, R_METRICS, 200, "text/plain; version=0.0.4", &b);
-    default:
-        return attention(sv, c, r, 0);
-    }
-}
+static void on_signal(int sig) { serve_stop_signal = sig; }
 
 /* ---- the access handler ------------------------------------------------------------------ */
 
 static int route_of(const char *url) {
     for (int i = 0; i < R_NONE; i++)
-        if (strcmp(url, ROUTE[i]) == 0) return i;
+        if (strcmp(url, serve_route_path[i]) == 0) return i;
     if (strcmp(url, "/index.html") == 0) return R_PAGE;
+    if (strncmp(url, "/v1/models/", 11) == 0 && url[11]) return R_MODELS;
     return R_NONE;
 }
 
+static int is_post_route(int route) {
+    return route == R_COMPLETIONS || route == R_CHAT || route == R_EMBEDDINGS ||
+           route == R_TOKENIZE || route == R_DETOKENIZE;
+}
+
+/* The routes behind --api-key: everything that runs the model or describes it. */
+static int needs_key(int route) {
+    return is_post_route(route) || route == R_MODELS || route == R_ATTENTION || route == R_PROPS;
+}
+
 static int authorized(const server *sv, struct MHD_Connection *c, int route) {
-    if (!sv->cfg->api_key || (route != R_COMPLETIONS && route != R_CHAT && route != R_MODELS &&
-                              route != R_ATTENTION))
-        return 1;
+    if (!sv->cfg->api_key || !needs_key(route)) return 1;
     const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
-    return h && strncmp(h, "Bearer ", 7) == 0 && strcmp(h + 7, sv->cfg->api_key) == 0;
+    if (!h || strncasecmp(h, "Bearer ", 7) != 0) return 0; /* the scheme is case-insensitive */
+    h += 7;
+    while (*h == ' ') h++;
+    return strcmp(h, sv->cfg->api_key) == 0;
+}
+
+/* A POST body must say it is JSON: a web page can send text/plain, form or untyped
+ * bodies to any server without asking first (a CORS "simple request"), JSON it cannot. */
+static int json_body(struct MHD_Connection *c) {
+    const char *t = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
+    if (!t || strncasecmp(t, "application/json", 16) != 0) return 0;
+    return t[16] == '\0' || t[16] == ';' || t[16] == ' ';
 }
 
 static void set_busy(server *sv, conn_track *t) {
@@ -279,31 +79,54 @@ static void set_busy(server *sv, conn_track *t) {
     pthread_mutex_unlock(&sv->track_mu);
 }
 
-/* The first call, headers in: everything that needs no body is decided here. */
+static enum MHD_Result too_big(server *sv, struct MHD_Connection *c, int route) {
+    char msg[128];
+    snprintf(msg, sizeof msg, "the body is larger than the server's limit of %zu bytes", sv->cfg->max_body);
+    return serve_respond_fail(sv, c, route, 413, "invalid_request_error", "body_too_large", msg);
+}
+
+/* --cors: the preflight of a cross-origin request. */
+static enum MHD_Result preflight(server *sv, struct MHD_Connection *c, int route) {
+    struct MHD_Response *r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+    if (!r) return MHD_NO;
+    serve_cors_headers(sv, r);
+    MHD_add_response_header(r, "Access-Control-Allow-Methods", "GET, POST, OPTIONS");
+    MHD_add_response_header(r, "Access-Control-Allow-Headers", "Authorization, Content-Type");
+    MHD_add_response_header(r, "Access-Control-Max-Age", "600");
+    enum MHD_Result ok = MHD_queue_response(c, 204, r);
+    MHD_destroy_response(r);
+    serve_metrics_request(&sv->mx, route, 204);
+    return ok;
+}
+
+/* The first call, headers in: every refusal that needs no body is decided here. */
 static enum MHD_Result on_headers(server *sv, struct MHD_Connection *c, request *r, const char *method) {
     int post = strcmp(method, "POST") == 0, get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
-    int post_route = r->route == R_COMPLETIONS || r->route == R_CHAT;
+    int post_route = is_post_route(r->route);
+    r->post = post;
     if (r->route == R_NONE)
-        return fail(sv, c, R_NONE, 404, "invalid_request_error", "not_found",
-                    "no such route: the server answers /v1/completions, /v1/chat/completions, "
-                    "/v1/models, /health, /metrics, /attention and /");
+        return serve_respond_fail(sv, c, R_NONE, 404, "invalid_request_error", "not_found",
+                                  "no such route: docs/server.md lists them (/v1/completions, "
+                                  "/v1/chat/completions, /v1/embeddings, /v1/models, /tokenize, "
+                                  "/detokenize, /props, /health, /metrics, /attention, /)");
+    if (strcmp(method, "OPTIONS") == 0 && sv->cfg->cors) return preflight(sv, c, r->route);
     if ((post_route && !post) || (!post_route && !get && !(post && r->route == R_ATTENTION)))
-        return fail(sv, c, r->route, 405, "invalid_request_error", "method_not_allowed",
-                    post_route ? "use POST" : "use GET");
+        return serve_respond_fail(sv, c, r->route, 405, "invalid_request_error", "method_not_allowed",
+                                  post_route ? "use POST" : "use GET");
     if (!authorized(sv, c, r->route))
-        return fail(sv, c, r->route, 401, "authentication_error", "invalid_api_key",
-                    "missing or wrong API key: send 'Authorization: Bearer KEY'");
+        return serve_respond_fail(sv, c, r->route, 401, "authentication_error", "invalid_api_key",
+                                  "missing or wrong API key: send 'Authorization: Bearer KEY'");
+    if (post && !json_body(c))
+        return serve_respond_fail(sv, c, r->route, 415, "invalid_request_error", "unsupported_media_type",
+                                  "POST bodies are JSON: send 'Content-Type: application/json'");
     const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
-    if (cl && strtoull(cl, NULL, 10) > sv->cfg->max_body) {
-        char msg[128];
-        snprintf(msg, sizeof msg, "the body is larger than the server's limit of %zu bytes", sv->cfg->max_body);
-        return fail(sv, c, r->route, 413, "invalid_request_error", "body_too_large", msg);
+    if (cl) {
+        char *end;
+        errno = 0;
+        unsigned long long n = strtoull(cl, &end, 10);
+        if (errno || end == cl || n > sv->cfg->max_body) return too_big(sv, c, r->route);
     }
-    if (get) {
-        set_busy(sv, r->ct);
-        return get_route(sv, c, r);
-    }
-    return MHD_YES; /* the body follows */
+    return MHD_YES; /* a body follows, or the last call (a GET) answers */
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
@@ -311,6 +134,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                                   size_t *upload_size, void **con_cls) {
     server *sv = cls;
     request *r = *con_cls;
+    (void)version;
     if (!r) {
         const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
         if (!(r = calloc(1, sizeof *r)) || !ci || !ci->socket_context) {
@@ -319,7 +143,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         }
         *con_cls = r;
         r->route = route_of(url);
+        r->url = url;
         r->ct = ci->socket_context;
+        r->t0 = andrea_now();
         return on_headers(sv, c, r, method);
     }
     if (*upload_size) { /* a piece of the body */
@@ -333,15 +159,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     }
     set_busy(sv, r->ct); /* a whole request arrived: the watchdog lets it be */
     /* and MHD's idle timeout too: while we decode, the connection is quiet by design (a
-     * first token may come after a long queue); --timeout and the peer's EOF bound it */
+     * first token may come after a long queue); --timeout and a reset peer bound it */
     MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, 0u);
-    if (r->too_big) {
-        char msg[128];
-        snprintf(msg, sizeof msg, "the body is larger than the server's limit of %zu bytes", sv->cfg->max_body);
-        return fail(sv, c, r->route, 413, "invalid_request_error", "body_too_large", msg);
-    }
-    if (r->route == R_ATTENTION) return attention(sv, c, r, 1);
-    return completion(sv, c, r);
+    if (r->too_big) return too_big(sv, c, r->route);
+    return r->post ? serve_route_post(sv, c, r) : serve_route_get(sv, c, r);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
@@ -428,6 +249,7 @@ static struct MHD_Daemon *start_daemon(server *sv, struct sockaddr_storage *sa) 
     return MHD_start_daemon(flags, (uint16_t)cfg->port, NULL, NULL, on_request, sv,
                             MHD_OPTION_SOCK_ADDR, (struct sockaddr *)sa,
                             MHD_OPTION_CONNECTION_LIMIT, (unsigned)cfg->max_conns,
+                            MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)cfg->max_conns_per_client,
                             MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->conn_timeout,
                             MHD_OPTION_NOTIFY_COMPLETED, on_completed, sv,
                             MHD_OPTION_NOTIFY_CONNECTION, on_connection, sv,
@@ -455,20 +277,22 @@ int serve_run(const serve_config *cfg) {
         return 1;
     }
     const union MHD_DaemonInfo *di = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
-    fprintf(stderr, "serve: listening on http://%s:%u/ | %d slots, queue %d, timeout %g s%s\n",
-            cfg->host, di ? di->port : (unsigned)cfg->port, cfg->parallel, cfg->queue, cfg->timeout,
-            cfg->api_key ? " | API key required" : "");
+    int v6 = strchr(cfg->host, ':') != NULL; /* a URL writes an IPv6 address in brackets */
+    fprintf(stderr, "serve: listening on http://%s%s%s:%u/ | %d slots, queue %d, timeout %g s%s%s%s\n",
+            v6 ? "[" : "", cfg->host, v6 ? "]" : "", di ? di->port : (unsigned)cfg->port,
+            cfg->parallel, cfg->queue, cfg->timeout, cfg->api_key ? " | API key required" : "",
+            cfg->cors ? " | CORS: " : "", cfg->cors ? cfg->cors : "");
     fflush(stderr);
     struct sigaction act = {0};
     act.sa_handler = on_signal;
     sigaction(SIGINT, &act, NULL);
     sigaction(SIGTERM, &act, NULL);
-    while (!stop_signal) {
+    while (!serve_stop_signal) {
         struct timespec ts = {0, 250 * 1000 * 1000};
         nanosleep(&ts, NULL);
         watchdog_pass(&sv);
     }
-    fprintf(stderr, "serve: signal %d, stopping\n", (int)stop_signal);
+    fprintf(stderr, "serve: signal %d, stopping\n", (int)serve_stop_signal);
     MHD_stop_daemon(d);
     serve_sched_stop(sv.sched);
     pthread_mutex_destroy(&sv.track_mu);

@@ -6,10 +6,10 @@
 
 #include <string.h>
 
-static const char *const ROUTES[MX_ROUTES] = {"/v1/completions", "/v1/chat/completions",
-                                              "/v1/models", "/health", "/metrics", "/",
-                                              "/attention", "other"};
-static const int CODES[MX_CODES] = {200, 400, 401, 404, 405, 408, 413, 429, 500, 503, 504, 0};
+const char *const serve_route_path[MX_ROUTES] = {
+    "/v1/completions", "/v1/chat/completions", "/v1/embeddings", "/v1/models", "/tokenize",
+    "/detokenize", "/props", "/health", "/metrics", "/", "/favicon.ico", "/attention", "other"};
+static const int CODES[MX_CODES] = {200, 204, 400, 401, 403, 404, 405, 408, 413, 415, 429, 500, 503, 0};
 /* seconds: from a fast token on a tiny model to a long answer of a big one */
 static const double BOUNDS[MX_BUCKETS] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
                                           0.25,  0.5,    1,     2.5,  5,     10,   30};
@@ -26,10 +26,8 @@ void serve_metrics_init(serve_metrics *mx) {
     pthread_mutex_init(&mx->mu, NULL);
 }
 
-void serve_metrics_request(serve_metrics *mx, const char *route, int status) {
-    int r = MX_ROUTES - 1, c = MX_CODES - 1; /* "other" route, code 0 = any other */
-    for (int i = 0; i < MX_ROUTES - 1; i++)
-        if (strcmp(route, ROUTES[i]) == 0) r = i;
+void serve_metrics_request(serve_metrics *mx, int route, int status) {
+    int r = route >= 0 && route < MX_ROUTES ? route : R_NONE, c = MX_CODES - 1; /* code 0: any other */
     for (int i = 0; i < MX_CODES - 1; i++)
         if (CODES[i] == status) c = i;
     pthread_mutex_lock(&mx->mu);
@@ -84,9 +82,10 @@ int serve_metrics_write(serve_metrics *mx, andrea_writer *w, int queued, int act
     for (int r = 0; r < MX_ROUTES; r++)
         for (int c = 0; c < MX_CODES; c++)
             if (m.requests[r][c])
-                andrea_writef(w, "andrea_requests_total{route=\"%s\",code=\"%d\"} %llu\n", ROUTES[r],
+                andrea_writef(w, "andrea_requests_total{route=\"%s\",code=\"%d\"} %llu\n", serve_route_path[r],
                               CODES[c], (unsigned long long)m.requests[r][c]);
-    counter(w, "andrea_prompt_tokens_total", "Prompt tokens prefilled.", m.prompt_tokens);
+    counter(w, "andrea_prompt_tokens_total", "Prompt tokens (those from a cache included).", m.prompt_tokens);
+    counter(w, "andrea_prompt_cached_tokens_total", "Prompt tokens taken from a slot's cache (not prefilled again).", m.cached_tokens);
     counter(w, "andrea_completion_tokens_total", "Tokens generated.", m.completion_tokens);
     counter(w, "andrea_batch_steps_total", "Batched decoding steps.", m.batch_steps);
     counter(w, "andrea_batch_sequences_total", "Sequences summed over batched steps (divide by "

@@ -2,9 +2,19 @@
  * server.h - `andrea serve`: an OpenAI-compatible HTTP front end (docs/server.md).
  * The server is a front end like the CLI: it prints, logs and owns threads; the library
  * only decodes. Its parts, one file each:
- *   http.c       libmicrohttpd: routes, auth, body limits, responses, the header watchdog
- *   request.c    one request's JSON, parsed and checked into serve_params
- *   scheduler.c  the thread that owns the batch: continuous batching, queue, timeouts
+ *   http.c       libmicrohttpd: the access handler (methods, auth, content types, body
+ *                limits, CORS), connection limits, the header watchdog
+ *   respond.c    answers: headers, OpenAI's error JSON, what a waiting connection knows
+ *   routes.c     what each route answers
+ *   request.c    one completion request's JSON, parsed and checked into serve_params
+ *   transcript.c chat messages in ANDREA's turn format
+ *   schema.c     JSON Schema and tools as GBNF (constrained decoding: src/infer/grammar.h)
+ *   info.c       /v1/models, /props, /tokenize, /detokenize
+ *   embeddings.c /v1/embeddings
+ *   worker.c     the thread of full forward passes (embeddings, attention pages)
+ *   scheduler.c  the thread that owns the batch: continuous batching, queue, timeouts,
+ *                the prompt cache
+ *   sequence.c   one sequence's next token and the text it may release
  *   sse.c        OpenAI's JSON: stream chunks (Server-Sent Events), whole responses, errors
  *   metrics.c    counters and histograms, written as Prometheus text
  *   explorer.c   GET/POST /attention: the library's attention explorer for a text
@@ -33,6 +43,8 @@ typedef struct {
     int conn_timeout;      /* seconds a connection may idle (MHD's timeout) */
     int header_timeout;    /* seconds to send a whole request (headers and body) */
     int max_conns;         /* open connections at most */
+    int max_conns_per_client; /* open connections from one IP address at most */
+    const char *cors;      /* NULL: no CORS headers; else the one origin allowed */
     int attn_max_tokens;   /* tokens of an /attention text (the last ones are kept) */
     andrea_sampler sampler;/* defaults for fields a request leaves out */
     const andrea_model *m;

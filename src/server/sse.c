@@ -11,7 +11,9 @@
  */
 #include "sse.h"
 
+#include <jansson.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "util/json.h"
@@ -25,9 +27,10 @@ static void cstr(andrea_writer *w, const char *s) {
     else andrea_write_str(w, "null");
 }
 
+/* NaN: no log-probability (an echoed text's first token) */
 static void number(andrea_writer *w, float x) {
-    if (isfinite(x)) andrea_writef(w, "%.6g", (double)x);
-    else andrea_write_str(w, "-9999"); /* OpenAI's stand-in for an impossible token */
+    if (isfinite(x)) andrea_writef(w, "%.9g", (double)x);
+    else andrea_write_str(w, isnan(x) ? "null" : "-9999"); /* OpenAI's stand-in for an impossible token */
 }
 
 static const uint8_t *token_text(const andrea_tokenizer *tok, int32_t id, size_t *n) {
@@ -82,6 +85,10 @@ static void completion_logprobs(andrea_writer *w, const andrea_tokenizer *tok, c
     }
     andrea_write_str(w, "],\"top_logprobs\":[");
     for (int i = 0; i < n; i++) {
+        if (isnan(lp[i].logprob)) { /* a text's first token: nothing to compare with */
+            andrea_write_str(w, i ? ",null" : "null");
+            continue;
+        }
         andrea_write_str(w, i ? ",{" : "{");
         for (int k = 0; k < lp[i].n_top; k++) { /* an object: token text -> logprob */
             const uint8_t *b = token_text(tok, lp[i].top_id[k], &len);
@@ -159,7 +166,7 @@ int serve_error_json(andrea_writer *w, const serve_error *e) {
     andrea_write_str(w, ",\"type\":");
     cstr(w, e->type);
     andrea_write_str(w, ",\"param\":");
-    cstr(w, e->param);
+    cstr(w, e->param[0] ? e->param : NULL);
     andrea_write_str(w, ",\"code\":");
     cstr(w, e->code);
     andrea_write_str(w, "}}");
@@ -173,6 +180,48 @@ int sse_error(andrea_writer *w, const serve_error *e) {
     return andrea_writer_status(w, "stream error");
 }
 
+/* A choice of a request with tools whose text is a whole call ({"name","arguments"}, the
+ * grammar's): null content and OpenAI's tool_calls, the arguments as a JSON string. 1 when
+ * written, 0 when the text is an ordinary answer. */
+static int tool_call(andrea_writer *w, const serve_job *j, int c, int streamed) {
+    const serve_choice *ch = &j->choices[c];
+    if (!j->p.tools || !ch->text.len || ch->text.data[0] != '{' || !ch->finish || strcmp(ch->finish, "stop"))
+        return 0;
+    json_error_t je;
+    json_t *o = json_loadb((const char *)ch->text.data, ch->text.len, 0, &je);
+    json_t *name = json_object_get(o, "name"), *args = json_object_get(o, "arguments");
+    char *a = json_is_string(name) && args ? json_dumps(args, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    if (a) {
+        andrea_writef(w, "null,\"tool_calls\":[{%s\"id\":\"call_%s_%d\",\"type\":\"function\","
+                      "\"function\":{\"name\":", streamed ? "\"index\":0," : "", j->id, c);
+        cstr(w, json_string_value(name));
+        andrea_write_str(w, ",\"arguments\":");
+        cstr(w, a);
+        andrea_write_str(w, "}}]");
+    }
+    free(a);
+    json_decref(o);
+    return a != NULL;
+}
+
+int sse_tool_answer(andrea_writer *w, const serve_job *j, const andrea_tokenizer *tok, int index) {
+    const serve_choice *ch = &j->choices[index];
+    andrea_buffer call = {0};
+    andrea_writer cw = andrea_writer_buffer(&call);
+    int is_call = tool_call(&cw, j, index, 1);
+    if (is_call) {
+        andrea_write_str(w, "data: ");
+        head(w, j, "chat.completion.chunk");
+        andrea_writef(w, ",\"choices\":[{\"index\":%d,\"delta\":{\"content\":", index);
+        andrea_write(w, call.data, call.len);
+        andrea_write_str(w, "},\"logprobs\":null,\"finish_reason\":null}]}\n\n");
+    } else if (ch->text.len) {
+        sse_chunk(w, j, tok, index, ch->text.data, ch->text.len, NULL, 0, NULL, 0);
+    }
+    andrea_buffer_free(&call);
+    return sse_chunk(w, j, tok, index, "", 0, NULL, 0, is_call ? "tool_calls" : ch->finish, 0);
+}
+
 int serve_response_json(andrea_writer *w, const serve_job *j, const andrea_tokenizer *tok) {
     int chat = j->p.kind == SERVE_CHAT;
     head(w, j, chat ? "chat.completion" : "text_completion");
@@ -180,9 +229,14 @@ int serve_response_json(andrea_writer *w, const serve_job *j, const andrea_token
     for (int c = 0; c < j->p.n; c++) {
         const serve_choice *ch = &j->choices[c];
         andrea_writef(w, "%s{\"index\":%d,", c ? "," : "", c);
+        const char *finish = ch->finish;
         if (chat) {
             andrea_write_str(w, "\"message\":{\"role\":\"assistant\",\"content\":");
-            str(w, ch->text.len ? (const void *)ch->text.data : "", ch->text.len);
+            if (tool_call(w, j, c, 0)) {
+                finish = "tool_calls";
+            } else {
+                str(w, ch->text.len ? (const void *)ch->text.data : "", ch->text.len);
+            }
             andrea_write_str(w, "},\"logprobs\":");
             if (j->p.logprobs) chat_logprobs(w, tok, ch->lp, ch->n_lp);
             else andrea_write_str(w, "null");
@@ -194,7 +248,7 @@ int serve_response_json(andrea_writer *w, const serve_job *j, const andrea_token
             else andrea_write_str(w, "null");
         }
         andrea_write_str(w, ",\"finish_reason\":");
-        cstr(w, ch->finish);
+        cstr(w, finish);
         andrea_write_str(w, "}");
     }
     andrea_write_str(w, "],");

@@ -11,6 +11,9 @@
 int sse_chunk(andrea_writer *w, const serve_job *j, const andrea_tokenizer *tok, int index,
               const void *text, size_t n, const serve_tokprob *lp, int n_lp, const char *finish,
               int first);
+/* A finished choice of a streamed request with tools (held back until it ended): its
+ * tool_calls delta, or its whole text as one delta, then the finish chunk. */
+int sse_tool_answer(andrea_writer *w, const serve_job *j, const andrea_tokenizer *tok, int index);
 /* The closing events: usage (when stream_options.include_usage) and "data: [DONE]". */
 int sse_end(andrea_writer *w, const serve_job *j);
 /* An error in the middle of a stream, then [DONE]. */

@@ -20,86 +20,7 @@
 #include "util/file.h"
 #include "util/hash.h"
 #include "util/utf8.h"
-
-/* ---- a set of byte strings (open addressing, FNV-1a) -------------------------------- */
-
-typedef struct {
-    uint32_t *slot;  /* 1 + index into off/len, 0 = empty */
-    size_t cap;      /* power of two */
-    size_t n;
-    size_t *off;     /* (n) offsets into arena */
-    uint32_t *len;   /* (n) */
-    char *arena;
-    size_t arena_len, arena_cap, items_cap;
-} strset;
-
-/* byte-wise FNV-1a: its low bits, which index the table, depend on every byte */
-static uint64_t fnv(const char *s, size_t n) { return andrea_fnv1a64(ANDREA_HASH_INIT, s, n); }
-
-static void strset_free(strset *s) {
-    free(s->slot);
-    free(s->off);
-    free(s->len);
-    free(s->arena);
-    memset(s, 0, sizeof *s);
-}
-
-/* Index of s[0..n) or -1. */
-static long strset_find(const strset *s, const char *w, size_t n) {
-    if (!s->cap) return -1;
-    for (size_t i = fnv(w, n) & (s->cap - 1);; i = (i + 1) & (s->cap - 1)) {
-        uint32_t v = s->slot[i];
-        if (!v) return -1;
-        if (s->len[v - 1] == n && memcmp(s->arena + s->off[v - 1], w, n) == 0) return v - 1;
-    }
-}
-
-static int strset_grow(strset *s) {
-    size_t cap = s->cap ? s->cap * 2 : 1024;
-    uint32_t *slot = calloc(cap, sizeof *slot);
-    if (!slot) return -1;
-    for (size_t k = 0; k < s->n; k++) {
-        size_t i = fnv(s->arena + s->off[k], s->len[k]) & (cap - 1);
-        while (slot[i]) i = (i + 1) & (cap - 1);
-        slot[i] = (uint32_t)(k + 1);
-    }
-    free(s->slot);
-    s->slot = slot;
-    s->cap = cap;
-    return 0;
-}
-
-/* Adds w (if new); returns its index, or -1 when out of memory. */
-static long strset_add(strset *s, const char *w, size_t n) {
-    long found = strset_find(s, w, n);
-    if (found >= 0) return found;
-    if ((s->n + 1) * 2 > s->cap && strset_grow(s)) return -1;
-    if (s->n == s->items_cap) {
-        size_t c = s->items_cap ? s->items_cap * 2 : 1024;
-        size_t *off = realloc(s->off, c * sizeof *off);
-        if (off) s->off = off;
-        uint32_t *len = realloc(s->len, c * sizeof *len);
-        if (len) s->len = len;
-        if (!off || !len) return -1;
-        s->items_cap = c;
-    }
-    if (s->arena_len + n > s->arena_cap) {
-        size_t c = s->arena_cap ? s->arena_cap * 2 : 65536;
-        while (c < s->arena_len + n) c *= 2;
-        char *a = realloc(s->arena, c);
-        if (!a) return -1;
-        s->arena = a;
-        s->arena_cap = c;
-    }
-    memcpy(s->arena + s->arena_len, w, n);
-    s->off[s->n] = s->arena_len;
-    s->len[s->n] = (uint32_t)n;
-    s->arena_len += n;
-    size_t i = fnv(w, n) & (s->cap - 1);
-    while (s->slot[i]) i = (i + 1) & (s->cap - 1);
-    s->slot[i] = (uint32_t)(s->n + 1);
-    return (long)s->n++;
-}
+#include "train/strset.h"
 
 /* ---- a set of word-id tuples (bigrams, trigrams) ------------------------------------ */
 
@@ -157,11 +78,6 @@ static void tupleset_free(tupleset *s) {
 
 /* ---- the gate object ---------------------------------------------------------------- */
 
-struct andrea_gate {
-    strset words; /* lower-cased */
-    char path[512];
-};
-
 static char lower(char c) { return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c; }
 
 static andrea_gate *gate_new(void) {
@@ -175,7 +91,7 @@ static int gate_add(andrea_gate *g, const char *w, size_t n) {
     char buf[256];
     if (n == 0 || n > sizeof buf) return 0; /* no real word is longer; skipping is harmless */
     for (size_t i = 0; i < n; i++) buf[i] = lower(w[i]);
-    return strset_add(&g->words, buf, n) < 0 ? -1 : 0;
+    return andrea_strset_add(&g->words, buf, n) < 0 ? -1 : 0;
 }
 
 andrea_gate *andrea_gate_from_words(const char *const *words, size_t n) {
@@ -242,7 +158,8 @@ andrea_gate *andrea_gate_load(const char *path) {
 
 void andrea_gate_free(andrea_gate *g) {
     if (!g) return;
-    strset_free(&g->words);
+    andrea_strset_free(&g->words);
+    andrea_gate_ref_free(g->ref);
     free(g);
 }
 
@@ -287,9 +204,23 @@ static size_t strip(const char **w, size_t n) {
     return n;
 }
 
+int andrea_gate_next_word(const char *text, size_t len, size_t *pos, const char **w, size_t *n,
+                          const char **core, size_t *cn) {
+    size_t i = *pos;
+    while (i < len && is_space((unsigned char)text[i])) i++;
+    if (i >= len) return *pos = len, 0;
+    size_t a = i;
+    while (i < len && !is_space((unsigned char)text[i])) i++;
+    *pos = i;
+    *w = *core = text + a;
+    *n = i - a;
+    *cn = strip(core, *n);
+    return 1;
+}
+
 /* Is the (stripped) word in the list? Tries the whole word lower-cased, with U+2019
  * read as an apostrophe, then - if it has hyphens or dashes - every part on its own. */
-static int is_english(const andrea_gate *g, const char *w, size_t n) {
+int andrea_gate_in_list(const andrea_gate *g, const char *w, size_t n) {
     char buf[256];
     size_t m = 0;
     int has_dash = 0;
@@ -308,14 +239,15 @@ static int is_english(const andrea_gate *g, const char *w, size_t n) {
             buf[m++] = lower(w[i]);
         }
     }
-    if (strset_find(&g->words, buf, m) >= 0) return 1;
+    if (m == 0) return 0;
+    if (andrea_strset_find(&g->words, buf, m) >= 0) return 1;
     if (!has_dash) return 0;
     int parts = 0;
     for (size_t a = 0; a < m;) {
         size_t b = a;
         while (b < m && buf[b] != '-') b++;
         if (b > a) {
-            if (strset_find(&g->words, buf + a, b - a) < 0) return 0;
+            if (andrea_strset_find(&g->words, buf + a, b - a) < 0) return 0;
             parts++;
         }
         a = b + 1;
@@ -326,7 +258,7 @@ static int is_english(const andrea_gate *g, const char *w, size_t n) {
 /* A word counts for the English part when its core has a letter: an ASCII one
  * or any non-ASCII byte (Cyrillic, CJK, ... must count, and fail). Numbers and
  * bare punctuation are neither English nor evidence against it. */
-static int is_candidate(const char *w, size_t n) {
+int andrea_gate_is_candidate(const char *w, size_t n) {
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)w[i];
         if (c >= 0x80 || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) return 1;
@@ -405,6 +337,41 @@ static int count_byte_ngrams(const unsigned char *s, size_t n, andrea_gate_resul
     return 0;
 }
 
+/* Bytes of the text (whitespace runs as one space) that lie in a window of REPEAT_SPAN
+ * bytes seen earlier in it: a paragraph said twice covers half the text, a phrase x 20
+ * nearly all, prose almost nothing (docs/coherence-gate.md). Windows are compared by a
+ * 64-bit FNV-1a of their bytes: a false match needs a 64-bit collision. */
+#define REPEAT_SPAN 32
+static int count_repeats(const unsigned char *s, size_t n, andrea_gate_result *out) {
+    unsigned char *b = malloc(n ? n : 1);
+    if (!b) return -1;
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = is_space(s[i]) ? ' ' : s[i];
+        if (c != ' ' || !m || b[m - 1] != ' ') b[m++] = c;
+    }
+    tupleset seen = {0};
+    int64_t covered = 0;
+    size_t end = 0; /* covered bytes so far end here */
+    int rc = 0;
+    for (size_t i = 0; i + REPEAT_SPAN <= m && !rc; i++) {
+        uint64_t h = andrea_fnv1a64(ANDREA_HASH_INIT, (const char *)b + i, REPEAT_SPAN);
+        int32_t key[3] = {(int32_t)(uint32_t)h, (int32_t)(uint32_t)(h >> 32), 2};
+        size_t before = seen.n;
+        rc = tupleset_add(&seen, key);
+        if (!rc && seen.n == before) { /* seen before: its bytes are a repeat */
+            size_t from = i > end ? i : end;
+            covered += (int64_t)(i + REPEAT_SPAN - from);
+            end = i + REPEAT_SPAN;
+        }
+    }
+    out->norm_bytes = (int64_t)m;
+    out->repeat_bytes = covered;
+    tupleset_free(&seen);
+    free(b);
+    return rc;
+}
+
 int andrea_gate_measure(const char *text, size_t len, const andrea_gate *g,
                         andrea_gate_result *out) {
     memset(out, 0, sizeof *out);
@@ -415,21 +382,16 @@ int andrea_gate_measure(const char *text, size_t len, const andrea_gate *g,
     size_t n_ids = 0, cap_ids = 0;
     char buf[256];
     int rc = -1;
-    for (size_t i = 0; i < len;) {
-        while (i < len && is_space((unsigned char)text[i])) i++;
-        if (i >= len) break;
-        size_t a = i;
-        while (i < len && !is_space((unsigned char)text[i])) i++;
-        const char *w = text + a;
-        size_t n = i - a;
+    size_t pos = 0;
+    const char *w, *core;
+    size_t n, cn;
+    while (andrea_gate_next_word(text, len, &pos, &w, &n, &core, &cn)) {
         /* the word for n-grams: stripped and lower-cased, or whole if only punctuation */
-        const char *core = w;
-        size_t cn = strip(&core, n);
         const char *key = cn ? core : w;
         size_t kn = cn ? cn : n;
         if (kn > sizeof buf) kn = sizeof buf; /* longer words are compared on their first 256 bytes */
         for (size_t k = 0; k < kn; k++) buf[k] = lower(key[k]);
-        long id = strset_add(&vocab, buf, kn);
+        long id = andrea_strset_add(&vocab, buf, kn);
         if (id < 0) goto oom;
         if (n_ids == cap_ids) {
             size_t c = cap_ids ? cap_ids * 2 : 256;
@@ -439,11 +401,11 @@ int andrea_gate_measure(const char *text, size_t len, const andrea_gate *g,
             cap_ids = c;
         }
         ids[n_ids++] = (int32_t)id;
-        if (cn && is_candidate(core, cn)) {
+        if (cn && andrea_gate_is_candidate(core, cn)) {
             int64_t letters = count_letters(core, cn);
             out->candidates++;
             out->letters += letters;
-            if (is_english(g, core, cn)) {
+            if (andrea_gate_in_list(g, core, cn)) {
                 out->english_words++;
                 out->english_letters += letters;
             }
@@ -464,6 +426,7 @@ int andrea_gate_measure(const char *text, size_t len, const andrea_gate *g,
     out->distinct_trigrams = (int64_t)tri.n;
     if (count_chars((const unsigned char *)text, len, out)) goto oom;
     if (count_byte_ngrams((const unsigned char *)text, len, out)) goto oom;
+    if (count_repeats((const unsigned char *)text, len, out)) goto oom;
 
     out->bigram = out->bigrams ? 35.0 * (double)out->distinct_bigrams / (double)out->bigrams : 0;
     out->trigram =
@@ -479,7 +442,7 @@ int andrea_gate_measure(const char *text, size_t len, const andrea_gate *g,
 oom:
     andrea_set_error("coherence gate: out of memory scoring %zu bytes", len);
 done:
-    strset_free(&vocab);
+    andrea_strset_free(&vocab);
     tupleset_free(&bi);
     tupleset_free(&tri);
     free(ids);

@@ -1,8 +1,9 @@
 /*
  * gate_honest.c - the honest coherence gate (andrea_gate.h, docs/coherence-gate.md):
- * three factors in [0, 1] from coherence.c's counts, multiplied, so a sample must be
- * made of dictionary words AND not loop AND be text, where the course's sum lets any
- * two of its parts carry a sample that fails the others.
+ * five factors in [0, 1] from coherence.c's counts and gate_reference.c's word model,
+ * multiplied, so a sample must be made of dictionary words AND not loop AND be text AND
+ * use the words real text uses AND put them in an order real text does, where the
+ * course's sum lets any two of its parts carry a sample that fails the others.
  */
 #include <string.h>
 
@@ -23,6 +24,25 @@
 #define REPEAT_LO 0.30
 #define REPEAT_HI 0.70
 #define GARBAGE_MAX 0.10
+/* The repeat coverage (bytes in a 32-byte window seen earlier): prose, chat and
+ * dictionary text 0-0.05 at 1500 bytes, fortunes' held-out pieces up to 0.17 (quoted
+ * refrains); a paragraph said twice 0.50, a phrase x 20 0.95. */
+#define COVER_OK 0.15
+#define COVER_BAD 0.40
+#define MIN_COVER_BYTES 64
+/* The reference factors, measured with fortunes as the reference (1500-byte pieces):
+ *   common: listed words' log p minus real text's: prose, chat, Shakespeare -0.9 to
+ *          +0.7, dictionary definitions -1.4 to -2.1; salads of random wamerican words
+ *          -5.6 to -5.8.
+ *   order: a sample's pair gain over its shuffles, over held-out fortunes': prose,
+ *          chat, Shakespeare 0.5-1.2, dictionary definitions 0.24-0.55; shuffled prose
+ *          and salads 0 +- 0.13 (tests/test_gate_table.sh, bench/gate_scores.sh). */
+#define COMMON_LO -4.0
+#define COMMON_HI -2.5
+#define ORDER_LO 0.10
+#define ORDER_HI 0.30
+#define MIN_LISTED 5
+#define MIN_PAIRS 10
 /* Below this many word trigrams (byte 8-grams) the ratio is no evidence of a loop. */
 #define MIN_TRIGRAMS 8
 #define MIN_BYTE_NGRAMS 32
@@ -46,10 +66,20 @@ static void honest_factors(andrea_gate_result *r) {
         double c = ramp(d8, REPEAT_LO, REPEAT_HI);
         if (c < rep) rep = c;
     }
+    if (r->norm_bytes >= MIN_COVER_BYTES) {
+        double cover = (double)r->repeat_bytes / (double)r->norm_bytes;
+        double c = 1.0 - ramp(cover, COVER_OK, COVER_BAD);
+        if (c < rep) rep = c;
+    }
     r->repeat = rep;
     double garbage = r->chars ? (double)r->bad_chars / (double)r->chars : 0.0;
     r->charset = 1.0 - garbage / GARBAGE_MAX;
     if (r->charset < 0) r->charset = 0;
+    /* too few words of evidence, or no reference: the other factors decide */
+    r->common = r->has_reference && r->listed_words >= MIN_LISTED
+                    ? ramp(r->word_logp, COMMON_LO, COMMON_HI) : 1.0;
+    r->order = r->has_reference && r->listed_pairs >= MIN_PAIRS
+                   ? ramp(r->order_gain, ORDER_LO, ORDER_HI) : 1.0;
 }
 
 int andrea_gate_evaluate(const char *text, size_t len, const andrea_gate *g, int kind,
@@ -58,11 +88,12 @@ int andrea_gate_evaluate(const char *text, size_t len, const andrea_gate *g, int
         memset(out, 0, sizeof *out);
         return andrea_set_error("coherence gate: unknown gate kind %d", kind);
     }
-    if (andrea_gate_measure(text, len, g, out)) return -1;
+    if (andrea_gate_measure(text, len, g, out) || andrea_gate_ref_measure(g, text, len, out))
+        return -1;
     honest_factors(out);
     if (kind == ANDREA_GATE_HONEST) {
         out->kind = kind;
-        out->total = 100.0 * out->dict * out->repeat * out->charset;
+        out->total = 100.0 * out->dict * out->repeat * out->charset * out->common * out->order;
         out->pass = out->total >= ANDREA_GATE_THRESHOLD;
     }
     return 0;

@@ -90,6 +90,7 @@ static void on_start(void *user, const andrea_train_start *s) {
     str(f, "data", s->data);
     fprintf(f, ",\"n_train\":%lld,\"n_val\":%lld", (long long)s->n_train, (long long)s->n_val);
     options(f, s->opts);
+    log->mfu_measured = s->peak_gflops > 0;
     end(log);
 }
 
@@ -105,7 +106,8 @@ static void on_step(void *user, const andrea_train_step *s) {
     num(f, "ms", s->ms, "%.3f");
     num(f, "tok_per_s", s->tok_per_s, "%.1f");
     num(f, "eta_s", s->eta_s, "%.1f");
-    num(f, "mfu", s->mfu, "%.4f");
+    if (log->mfu_measured) num(f, "mfu", s->mfu, "%.4f");
+    else fputs(",\"mfu\":null", f); /* -q: no sgemm peak was measured */
     num(f, "comm_ms", s->comm_ms, "%.3f");
     end(log);
 }
@@ -132,6 +134,9 @@ static void on_sample(void *user, const andrea_train_sample *s) {
     num(f, "dict", s->dict, "%.4f");
     num(f, "repeat", s->repeat, "%.4f");
     num(f, "charset", s->charset, "%.4f");
+    num(f, "common", s->common, "%.4f");
+    num(f, "order", s->order, "%.4f");
+    str(f, "strike", s->strike);
     fprintf(f, ",\"armed\":%s,\"fails\":%d,\"text\":", s->armed ? "true" : "false", s->fails);
     andrea_json_write_string(f, (const unsigned char *)s->text, s->len);
     end(log);

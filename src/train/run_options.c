@@ -86,8 +86,11 @@ static const andrea_train_option TABLE[] = {
     {"gate", 0, ANDREA_OPT_STR, OPT(gate), 0, "honest",
      "coherence gate: honest | course (the course's four-part sum); not saved", NOCK, NULL},
     {"gate-arm", 0, ANDREA_OPT_INT, OPT(gate_arm), -1, NULL,
-     "failing samples count from this step, -1 = auto (after the warmup and a quarter of "
-     "max-steps, by step 10000 at the latest); not saved", NOCK, NULL},
+     "collapsed samples count from this step, -1 = auto (after the warmup); not saved",
+     NOCK, NULL},
+    {"gate-reference", 0, ANDREA_OPT_STR, OPT(gate_reference), 0, NULL,
+     "real text for the honest gate's word model, a file or folder (default: "
+     "$ANDREA_REFERENCE, else /usr/share/games/fortunes); not saved", NOCK, NULL},
     {"words", 0, ANDREA_OPT_STR, OPT(words_path), 0, NULL,
      "English word list for the gate (default: wamerican's)", NOCK, NULL},
     {"out-dir", 'o', ANDREA_OPT_STR, OPT(out_dir), 0, "out",

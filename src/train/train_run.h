@@ -21,11 +21,14 @@
 #include "train/batch_source.h"
 #include "train/checkpoint.h"
 
-/* log.jsonl: err is the errno of the first failed write (0: none); the run stops on it. */
+/* log.jsonl: err is the errno of the first failed write (0: none); the run stops on it.
+ * mfu_measured: the start record's sgemm peak was measured (not -q), else steps write
+ * "mfu":null rather than a 0 that reads as measured. */
 typedef struct {
     FILE *f;
     char *path;
     int err;
+    int mfu_measured;
 } andrea_jsonl_log;
 
 typedef struct {
@@ -53,6 +56,10 @@ typedef struct {
     float *dist_stage;        /* host copy of the gradients the collectives sum, when the
                                * backend's memory is not the host's (NULL otherwise) */
     int64_t updates_applied;  /* AdamW updates this run (skipped steps do not count) */
+    double last_val_loss;     /* the latest validation (NAN: none yet), for the gate */
+    int gate_good_step;       /* the latest sample not counted toward a halt (-1: none) */
+    int gate_kept_step;       /* the step of pre-collapse.bin (-1: none kept) */
+    int gate_was_clean;       /* a sample of this process was clean text (charset >= 0.9) */
 } andrea_train_run;
 
 /* Reports to the JSONL sink, then to the caller's. */

@@ -169,6 +169,7 @@ static int after_good_step(andrea_train_run *r, int done) {
         double vl;
         if (andrea_run_validate(r, &vl)) return -1;
         int improved = vl < st->best_val_loss;
+        r->last_val_loss = vl; /* the gate asks whether validation is rising */
         ANDREA_REPORT(r, on_eval, done, o->max_steps, vl, improved);
         if (improved) {
             st->best_val_loss = (float)vl;
