@@ -7,8 +7,9 @@
 # main run; they share their model code with those below.
 . "$(dirname "$0")/lib.sh"
 dir="$(dirname "$0")"
-for t in train train_resume train_tokenizers chat serve formats_cli flat_cli attn_cli attn_views \
-         cli_errors run_folders divergence_cli curriculum gate_cli backend_cli demo mpi; do
+for t in train train_resume train_tokenizers chat serve serve_api serve_structured formats_cli \
+         flat_cli attn_cli attn_views cli_errors run_folders divergence_cli curriculum gate_cli \
+         backend_cli demo mpi; do
     [ -f "$dir/test_$t.sh" ] || { fail "test_$t.sh is missing"; continue; }
     rc=0
     ANDREA_BACKEND=cpu-guarded ANDREA_TMP="$ANDREA_TMP/$t" bash "$dir/test_$t.sh" \
