@@ -45,8 +45,11 @@ int main(int argc, char **argv) {
     int have[N_ENGINES];
     static const char *const backend_names[N_ENGINES] = {NULL, "cpu-bf16", "cpu-blas", "cpu"};
     static andrea_backend builtin; /* the default backend with the built-in kernels only */
+    static andrea_cpu_engine builtin_engine;
     builtin = andrea_backend_cpu;
-    builtin.cpu.engine = ANDREA_MATMUL_BUILTIN;
+    builtin_engine = *andrea_backend_cpu_engine(&andrea_backend_cpu);
+    builtin_engine.engine = ANDREA_MATMUL_BUILTIN;
+    builtin.state = &builtin_engine;
     g_be[BUILTIN] = &builtin;
     for (int e = 0; e < N_ENGINES; e++)
         have[e] = e == BUILTIN || (g_be[e] = andrea_backend_find(backend_names[e])) != NULL;

@@ -77,9 +77,12 @@ int andrea_act_parse(const char *s, int *out);
 /* Where a model's operations run (src/backend): "cpu" (the default: built-in kernels,
  * fp32, the best instruction set here) and its variants "cpu-avx512", "cpu-avx2",
  * "cpu-baseline" (tiles capped at that ISA), "cpu-blas" (large products through the
- * BLAS of the build) and "cpu-bf16" (bf16 operands, fp32 accumulation, AVX512-BF16).
- * Only those this machine and build can run are listed. The objects are static: never
- * freed. */
+ * BLAS of the build), "cpu-bf16" (bf16 operands, fp32 accumulation, AVX512-BF16) and
+ * "cpu-guarded" (cpu's kernels on memory the host cannot touch outside the backend: a test
+ * backend that behaves like a device). Only those this machine and build can run are
+ * listed. ANDREA_BACKEND in the environment names the default. The objects are static:
+ * never freed. Every pointer the API hands out (logits, attention maps, parameters) is host
+ * memory, whatever the backend. */
 typedef struct andrea_backend andrea_backend;
 int andrea_backend_count(void);
 const andrea_backend *andrea_backend_get(int i); /* 0 <= i < count, else NULL */
@@ -94,12 +97,19 @@ const char *andrea_backend_description(const andrea_backend *be);
 
 typedef struct andrea_model andrea_model;
 
-/* A model with freshly initialised weights (deterministic in seed). */
+/* A model with freshly initialised weights (deterministic in seed: the same bits on every
+ * backend), on the default backend, or directly on the named one (its tensors never
+ * exist elsewhere). */
 andrea_model *andrea_model_create(const andrea_config *cfg, uint64_t seed);
+andrea_model *andrea_model_create_on(const andrea_config *cfg, uint64_t seed,
+                                     const char *backend);
 void andrea_model_free(andrea_model *m);
 const andrea_config *andrea_model_config(const andrea_model *m);
-/* Runs m's operations on the backend of that name (NULL: the default), from the next
- * call on. 0, or -1 with andrea_error() (unknown, or not runnable here; m unchanged). */
+/* Moves m to the backend of that name (NULL: the default): its tensors are copied into the
+ * new backend's memory (weights, gradients, quantised copies, its own context) and every
+ * operation runs there from the next call on. Contexts and KV caches created before
+ * belong to the old backend: create new ones. 0, or -1 with andrea_error() (unknown, not
+ * runnable here, or out of memory; m unchanged). */
 int andrea_model_set_backend(andrea_model *m, const char *name);
 const andrea_backend *andrea_model_backend(const andrea_model *m);
 
@@ -125,8 +135,14 @@ typedef struct {
 int andrea_model_num_tensors(const andrea_model *m);
 const andrea_tensor_info *andrea_model_tensor(const andrea_model *m, int i);
 int64_t andrea_model_num_params(const andrea_model *m);
-float *andrea_model_params(andrea_model *m); /* flat, num_params floats */
-float *andrea_model_grads(andrea_model *m);  /* flat, same layout */
+/* The flat parameters and gradients (num_params floats each) as host pointers, when the
+ * backend keeps them in host memory (every cpu variant); NULL (andrea_error) on a backend
+ * with its own memory: use read/write_params, which work on every backend. */
+float *andrea_model_params(andrea_model *m);
+float *andrea_model_grads(andrea_model *m);
+/* Copies parameters [off, off + n) to / from host memory. 0, or -1 outside the model. */
+int andrea_model_read_params(const andrea_model *m, int64_t off, int64_t n, float *dst);
+int andrea_model_write_params(andrea_model *m, int64_t off, int64_t n, const float *src);
 
 /* Forward over a (B, T) batch of token ids. With targets (entries < 0 are
  * ignored) returns the mean cross-entropy, else returns 0 and fills logits.

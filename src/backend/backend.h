@@ -1,19 +1,28 @@
 /*
- * backend.h - where a model's operations run. A backend is a name, a table of
- * operations and its own settings; a model holds a pointer to one
- * (andrea_model_set_backend) and calls every kernel through it:
+ * backend.h - where a model's tensors live and its operations run. A backend instance
+ * is a name, a table of operations, its own state (be->state: the CPU's engine settings,
+ * a device's handles and streams) and the kind of memory its buffers are in. A model
+ * holds a pointer to one (andrea_model_create_on, andrea_model_set_backend) and calls
+ * every kernel through it:
  *
  *     m->be->ops.matmul_forward(m->be, out, inp, w, bias, M, K, N);
  *
- * Each operation has the contract of the kernel of the same name in
+ * Each compute operation has the contract of the kernel of the same name in
  * kernels/kernels.h (shapes, accumulate-or-overwrite, NULL = not needed), with the
- * backend instance as first argument. Pointers are the backend's memory: what
- * ops.alloc returned, filled by ops.upload (the CPU's are host memory and upload
- * is a copy; a GPU backend's are device memory).
+ * backend instance as first argument.
+ *
+ * The pointer contract. Every float/void pointer argument of an operation is backend
+ * memory (what ops.alloc returned, or an offset into it: pointer arithmetic on backend
+ * pointers is allowed, dereferencing them outside the backend is not), except those named
+ * host_* and these, which are host memory: token ids (embedding_*, gather_rows' ids),
+ * targets (crossentropy_*), the RNG state (fill) and scalars returned by value (the loss,
+ * n_valid, sum_squares, count_nonfinite, max_abs). A host backend (memory == ANDREA_MEM_HOST: the
+ * CPU variants) has buffers the host may read and write directly; code outside the
+ * backend still goes through model/tensor_io.h, which is zero-copy there.
  *
  * Adding a backend (a GPU, say): write src/backend/<name>.c that fills an
- * andrea_backend (NULL for what it lacks: test_backend_ops reports those as
- * skipped) and add it to the table in registry.c. Model code does not change.
+ * andrea_backend (every op andrea_backend_missing checks; test_backend_ops reports the
+ * others as skipped) and add it to the table in registry.c. Model code does not change.
  */
 #ifndef ANDREA_BACKEND_H
 #define ANDREA_BACKEND_H
@@ -26,13 +35,42 @@
 
 typedef const andrea_backend *be_t; /* the first argument of every operation */
 
+/* Where a backend's buffers are. */
+enum {
+    ANDREA_MEM_HOST = 0,  /* host-addressable: tensor_io.h hands out the pointers themselves */
+    ANDREA_MEM_DEVICE = 1 /* not host-addressable: reached only through upload/download */
+};
+
+
 typedef struct {
     /* ---- memory ---- */
-    void *(*alloc)(be_t be, size_t bytes); /* NULL when out of memory */
+    void *(*alloc)(be_t be, size_t bytes); /* NULL when out of memory; aligned to 64 */
     void (*free)(be_t be, void *p);
-    void (*upload)(be_t be, void *dst, const void *src, size_t bytes);   /* host -> backend */
-    void (*download)(be_t be, void *dst, const void *src, size_t bytes); /* backend -> host */
+    void (*upload)(be_t be, void *dst, const void *host_src, size_t bytes);
+    void (*download)(be_t be, void *host_dst, const void *src, size_t bytes);
     void (*zero)(be_t be, void *p, size_t bytes);
+    /* rows of n floats, backend to backend: dst[r * ld_dst + j] = src[r * ld_src + j] */
+    void (*copy_rows)(be_t be, float *dst, size_t ld_dst, const float *src, size_t ld_src,
+                      size_t n, size_t rows);
+    /* returns once every operation issued so far has finished (a no-op on the CPU, whose
+     * operations finish before they return; download synchronises by itself) */
+    void (*synchronize)(be_t be);
+
+    /* ---- whole-buffer passes ---- */
+    /* p[0..n) from the distribution kind (ANDREA_FILL_*); rng (host) advances as n draws */
+    void (*fill)(be_t be, float *p, size_t n, int kind, float a, float b, andrea_rng *rng);
+    /* how many of x[0..n) are NaN or infinite (or negative, with nonneg) */
+    uint64_t (*count_nonfinite)(be_t be, const float *x, size_t n, int nonneg);
+    /* the largest |x[i]| of x[0..n) (0 when n is 0), +inf when one is NaN */
+    float (*max_abs)(be_t be, const float *x, size_t n);
+    /* rows (rows, cols) of src into format fmt: bf16 (dst uint16) or int8 (dst int8,
+     * scale[r] = absmax of row r / 127, 1 for a zero row, values rounded to nearest) */
+    void (*quantize)(be_t be, void *dst, float *scale, const float *src, int fmt, size_t rows,
+                     size_t cols);
+    /* out(n, K) = rows of w (K each, format fmt, scale per row for int8) dequantised: row
+     * ids[i] (host) or, with ids NULL, row i. Decoding's (quantised) embeddings. */
+    void (*gather_rows)(be_t be, float *out, const void *w, int fmt, const float *scale,
+                        const int32_t *ids, int n, int K);
 
     /* ---- embeddings (tokens are host memory) and the residual stream ---- */
     void (*embedding_forward)(be_t be, float *out, const int32_t *tokens, const float *wte,
@@ -97,16 +135,32 @@ struct andrea_backend {
     const char *name;        /* "cpu", "cpu-avx2", "cpu-blas", ... (andrea_backend_find) */
     const char *description; /* one line for listings */
     andrea_backend_ops ops;
-    andrea_cpu_engine cpu;   /* the CPU variants' settings (ignored by other backends) */
+    void *state;             /* the instance's own: the CPU's andrea_cpu_engine, a guarded
+                              * arena, a device's handles; only its ops read it */
+    int memory;              /* ANDREA_MEM_*: where every buffer of this backend is */
     int (*available)(be_t be); /* 1 when this machine and build can run it */
+    /* why it cannot run here (for andrea_backend_find's message); NULL: "not here" */
+    const char *(*why_unavailable)(be_t be);
 };
 
-/* The backend new models start with: "cpu". */
+/* The backend new models start with: "cpu", or the one named by ANDREA_BACKEND (so that a
+ * whole test suite runs on another backend, e.g. cpu-guarded). */
 const andrea_backend *andrea_backend_default(void);
 
-/* The CPU backend's variants (cpu.c), for the registry. */
+/* The CPU settings of a CPU variant (its state), NULL for any other backend. */
+const andrea_cpu_engine *andrea_backend_cpu_engine(be_t be);
+
+/* The name of the first operation the model needs that be lacks, or NULL when it has
+ * them all (a model refuses an incomplete backend at creation, never a NULL call later). */
+const char *andrea_backend_missing(be_t be);
+
+/* The CPU backend's variants (cpu.c) and the guarded-memory backend (guarded.c). */
 extern const andrea_backend andrea_backend_cpu, andrea_backend_cpu_avx512,
     andrea_backend_cpu_avx2, andrea_backend_cpu_baseline, andrea_backend_cpu_blas,
-    andrea_backend_cpu_bf16;
+    andrea_backend_cpu_bf16, andrea_backend_cpu_guarded;
+
+/* 1 while host code may not touch cpu-guarded's buffers (outside its operations). For
+ * the test that proves the guard crashes a stray access. */
+int andrea_guarded_is_locked(void);
 
 #endif /* ANDREA_BACKEND_H */

@@ -17,7 +17,7 @@
 #include "backend/backend.h"
 #include "util/bigalloc.h"
 
-#define E(be) (&(be)->cpu)
+#define E(be) ((const andrea_cpu_engine *)(be)->state)
 
 static void *cpu_alloc(be_t be, size_t bytes) {
     (void)be;
@@ -35,6 +35,35 @@ static void cpu_copy(be_t be, void *dst, const void *src, size_t bytes) {
 static void cpu_zero(be_t be, void *p, size_t bytes) {
     (void)be;
     if (bytes) memset(p, 0, bytes);
+}
+static void cpu_copy_rows(be_t be, float *dst, size_t ld_dst, const float *src, size_t ld_src,
+                          size_t n, size_t rows) {
+    (void)be;
+    andrea_copy_rows(dst, ld_dst, src, ld_src, n, rows);
+}
+static void cpu_synchronize(be_t be) { (void)be; }
+
+static void cpu_fill(be_t be, float *p, size_t n, int kind, float a, float b, andrea_rng *rng) {
+    (void)be;
+    andrea_fill(p, n, kind, a, b, rng);
+}
+static uint64_t cpu_count_nonfinite(be_t be, const float *x, size_t n, int nonneg) {
+    (void)be;
+    return andrea_count_nonfinite(x, n, nonneg);
+}
+static float cpu_max_abs(be_t be, const float *x, size_t n) {
+    (void)be;
+    return andrea_max_abs(x, n);
+}
+static void cpu_quantize(be_t be, void *dst, float *scale, const float *src, int fmt,
+                         size_t rows, size_t cols) {
+    (void)be;
+    andrea_quantize_rows(dst, scale, src, fmt, rows, cols);
+}
+static void cpu_gather_rows(be_t be, float *out, const void *w, int fmt, const float *scale,
+                            const int32_t *ids, int n, int K) {
+    (void)be;
+    andrea_gather_rows(out, w, fmt, scale, ids, n, K);
 }
 
 static void cpu_embedding_forward(be_t be, float *out, const int32_t *tokens, const float *wte,
@@ -146,7 +175,7 @@ static int always(be_t be) {
     (void)be;
     return 1;
 }
-static int has_isa(be_t be) { return andrea_cpu_isa(be->cpu.isa) == be->cpu.isa; }
+static int has_isa(be_t be) { return andrea_cpu_isa(E(be)->isa) == E(be)->isa; }
 static int has_blas(be_t be) {
     (void)be;
     return andrea_blas_available();
@@ -155,11 +184,20 @@ static int has_bf16(be_t be) {
     (void)be;
     return andrea_bf16_supported();
 }
+static const char *why_not(be_t be) {
+    if (E(be)->engine == ANDREA_MATMUL_BLAS)
+        return "this build has no BLAS; install libopenblas-dev and rebuild";
+    return getenv("ANDREA_ISA") ? "this CPU lacks the instructions, or ANDREA_ISA caps them"
+                                : "this CPU lacks the instructions";
+}
 
 #define CPU_OPS                                                                               \
     {                                                                                         \
         .alloc = cpu_alloc, .free = cpu_free, .upload = cpu_copy, .download = cpu_copy,       \
-        .zero = cpu_zero, .embedding_forward = cpu_embedding_forward,                         \
+        .zero = cpu_zero, .copy_rows = cpu_copy_rows, .synchronize = cpu_synchronize,         \
+        .fill = cpu_fill, .count_nonfinite = cpu_count_nonfinite, .quantize = cpu_quantize,   \
+        .max_abs = cpu_max_abs,                                                               \
+        .gather_rows = cpu_gather_rows, .embedding_forward = cpu_embedding_forward,           \
         .embedding_backward = cpu_embedding_backward,                                         \
         .residual_forward = cpu_residual_forward, .matmul_forward = cpu_matmul_forward,       \
         .matmul_forward_residual = cpu_matmul_forward_residual,                               \
@@ -178,22 +216,39 @@ static int has_bf16(be_t be) {
         .adamw_update = cpu_adamw_update, .sum_squares = cpu_sum_squares                      \
     }
 
-const andrea_backend andrea_backend_cpu = {
-    "cpu", "CPU, fp32, the best ISA here; each product shape on the faster of the built-in "
-    "kernels and the BLAS (measured once per machine)", CPU_OPS,
-    {ANDREA_MATMUL_AUTO, ANDREA_PRECISION_FP32, -1}, always};
-const andrea_backend andrea_backend_cpu_avx512 = {
-    "cpu-avx512", "CPU, built-in kernels, fp32, AVX-512 tiles", CPU_OPS,
-    {ANDREA_MATMUL_BUILTIN, ANDREA_PRECISION_FP32, ANDREA_ISA_AVX512}, has_isa};
-const andrea_backend andrea_backend_cpu_avx2 = {
-    "cpu-avx2", "CPU, built-in kernels, fp32, AVX2+FMA tiles", CPU_OPS,
-    {ANDREA_MATMUL_BUILTIN, ANDREA_PRECISION_FP32, ANDREA_ISA_AVX2}, has_isa};
-const andrea_backend andrea_backend_cpu_baseline = {
-    "cpu-baseline", "CPU, built-in kernels, fp32, baseline vectors (SSE2/NEON)", CPU_OPS,
-    {ANDREA_MATMUL_BUILTIN, ANDREA_PRECISION_FP32, ANDREA_ISA_BASELINE}, always};
-const andrea_backend andrea_backend_cpu_blas = {
-    "cpu-blas", "CPU, large products through BLAS (OpenBLAS), fp32", CPU_OPS,
-    {ANDREA_MATMUL_BLAS, ANDREA_PRECISION_FP32, -1}, has_blas};
-const andrea_backend andrea_backend_cpu_bf16 = {
-    "cpu-bf16", "CPU, large products with bf16 operands, fp32 accumulation (AVX512-BF16)",
-    CPU_OPS, {ANDREA_MATMUL_BUILTIN, ANDREA_PRECISION_BF16, -1}, has_bf16};
+/* each variant's settings: its state */
+static andrea_cpu_engine e_cpu = {ANDREA_MATMUL_AUTO, ANDREA_PRECISION_FP32, -1},
+    e_avx512 = {ANDREA_MATMUL_BUILTIN, ANDREA_PRECISION_FP32, ANDREA_ISA_AVX512},
+    e_avx2 = {ANDREA_MATMUL_BUILTIN, ANDREA_PRECISION_FP32, ANDREA_ISA_AVX2},
+    e_baseline = {ANDREA_MATMUL_BUILTIN, ANDREA_PRECISION_FP32, ANDREA_ISA_BASELINE},
+    e_blas = {ANDREA_MATMUL_BLAS, ANDREA_PRECISION_FP32, -1},
+    e_bf16 = {ANDREA_MATMUL_BUILTIN, ANDREA_PRECISION_BF16, -1};
+
+#define CPU_VARIANT(var, name, desc, engine, avail)                                           \
+    const andrea_backend var = {name, desc, CPU_OPS, &engine, ANDREA_MEM_HOST, avail, why_not}
+
+CPU_VARIANT(andrea_backend_cpu, "cpu",
+            "CPU, fp32, the best ISA here; each product shape on the faster of the built-in "
+            "kernels and the BLAS (measured once per machine)",
+            e_cpu, always);
+CPU_VARIANT(andrea_backend_cpu_avx512, "cpu-avx512", "CPU, built-in kernels, fp32, AVX-512 tiles",
+            e_avx512, has_isa);
+CPU_VARIANT(andrea_backend_cpu_avx2, "cpu-avx2", "CPU, built-in kernels, fp32, AVX2+FMA tiles",
+            e_avx2, has_isa);
+CPU_VARIANT(andrea_backend_cpu_baseline, "cpu-baseline",
+            "CPU, built-in kernels, fp32, baseline vectors (SSE2/NEON)", e_baseline, always);
+CPU_VARIANT(andrea_backend_cpu_blas, "cpu-blas",
+            "CPU, large products through BLAS (OpenBLAS), fp32",
+            e_blas, has_blas);
+CPU_VARIANT(andrea_backend_cpu_bf16, "cpu-bf16",
+            "CPU, large products with bf16 operands, fp32 accumulation (AVX512-BF16)", e_bf16,
+            has_bf16);
+
+const andrea_cpu_engine *andrea_backend_cpu_engine(be_t be) {
+    const andrea_backend *cpus[] = {&andrea_backend_cpu,      &andrea_backend_cpu_avx512,
+                                    &andrea_backend_cpu_avx2, &andrea_backend_cpu_baseline,
+                                    &andrea_backend_cpu_blas, &andrea_backend_cpu_bf16};
+    for (size_t i = 0; i < sizeof cpus / sizeof cpus[0]; i++)
+        if (be == cpus[i]) return E(be);
+    return NULL;
+}

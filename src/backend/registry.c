@@ -11,8 +11,9 @@
 #include "util/error.h"
 
 static const andrea_backend *const BACKENDS[] = {
-    &andrea_backend_cpu,      &andrea_backend_cpu_avx512, &andrea_backend_cpu_avx2,
-    &andrea_backend_cpu_baseline, &andrea_backend_cpu_blas, &andrea_backend_cpu_bf16,
+    &andrea_backend_cpu,          &andrea_backend_cpu_avx512, &andrea_backend_cpu_avx2,
+    &andrea_backend_cpu_baseline, &andrea_backend_cpu_blas,   &andrea_backend_cpu_bf16,
+    &andrea_backend_cpu_guarded,
 };
 #define N_BACKENDS (int)(sizeof BACKENDS / sizeof BACKENDS[0])
 
@@ -28,17 +29,13 @@ const andrea_backend *andrea_backend_get(int i) {
     return NULL;
 }
 
-const andrea_backend *andrea_backend_find(const char *name) {
-    if (!name || !*name) return andrea_backend_default();
+static const andrea_backend *find(const char *name) {
     for (int k = 0; k < N_BACKENDS; k++) {
         if (strcmp(BACKENDS[k]->name, name) != 0) continue;
         if (BACKENDS[k]->available(BACKENDS[k])) return BACKENDS[k];
         andrea_set_error("backend '%s' (%s) cannot run here: %s", name, BACKENDS[k]->description,
-                         BACKENDS[k]->cpu.engine == ANDREA_MATMUL_BLAS
-                             ? "this build has no BLAS; install libopenblas-dev and rebuild"
-                             : getenv("ANDREA_ISA")
-                             ? "this CPU lacks the instructions, or ANDREA_ISA caps them"
-                             : "this CPU lacks the instructions");
+                         BACKENDS[k]->why_unavailable ? BACKENDS[k]->why_unavailable(BACKENDS[k])
+                                                      : "not on this machine or build");
         return NULL;
     }
     char list[256] = "";
@@ -50,9 +47,45 @@ const andrea_backend *andrea_backend_find(const char *name) {
     return NULL;
 }
 
+const andrea_backend *andrea_backend_find(const char *name) {
+    return !name || !*name ? andrea_backend_default() : find(name);
+}
+
 const char *andrea_backend_name(const andrea_backend *be) { return be ? be->name : NULL; }
 const char *andrea_backend_description(const andrea_backend *be) {
     return be ? be->description : NULL;
 }
 
-const andrea_backend *andrea_backend_default(void) { return &andrea_backend_cpu; }
+/* ANDREA_BACKEND names the default so that a whole test suite runs on another backend
+ * (tests/test_guarded_cli.sh: cpu-guarded); unknown or unavailable names fall back to
+ * "cpu" (the first --backend or model creation reports them). */
+const andrea_backend *andrea_backend_default(void) {
+    const char *env = getenv("ANDREA_BACKEND");
+    const andrea_backend *be = NULL;
+    if (env && *env)
+        for (int k = 0; k < N_BACKENDS && !be; k++)
+            if (strcmp(BACKENDS[k]->name, env) == 0 && BACKENDS[k]->available(BACKENDS[k]))
+                be = BACKENDS[k];
+    return be ? be : &andrea_backend_cpu;
+}
+
+const char *andrea_backend_missing(be_t be) {
+    const andrea_backend_ops *o = &be->ops;
+    const struct { const char *name; const void *op; } need[] = {
+#define NEED(op) {#op, (const void *)o->op}
+        NEED(alloc), NEED(free), NEED(upload), NEED(download), NEED(zero), NEED(copy_rows),
+        NEED(synchronize), NEED(fill), NEED(count_nonfinite), NEED(max_abs), NEED(quantize),
+        NEED(gather_rows),
+        NEED(embedding_forward), NEED(embedding_backward), NEED(residual_forward),
+        NEED(matmul_forward), NEED(matmul_forward_residual), NEED(matmul_forward_act),
+        NEED(matmul_backward), NEED(matmul_backward_act), NEED(matvec), NEED(norm_forward),
+        NEED(norm_backward), NEED(activation_forward), NEED(attention_forward),
+        NEED(attention_backward), NEED(attention_flash_forward), NEED(attention_flash_backward),
+        NEED(attention_decode), NEED(crossentropy_forward), NEED(crossentropy_backward),
+        NEED(adamw_update), NEED(sum_squares),
+#undef NEED
+    };
+    for (size_t i = 0; i < sizeof need / sizeof need[0]; i++)
+        if (!need[i].op) return need[i].name;
+    return NULL;
+}

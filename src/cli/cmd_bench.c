@@ -32,14 +32,13 @@ static int blas_core_pre_avx2(const char *core) {
 }
 
 static double bench_train(andrea_model *m, int B, int T, int warmup, int steps) {
-    int64_t n = andrea_model_num_params(m);
-    /* in huge pages, as the trainer's (run_setup.c): in 4 KiB pages AdamW paid TLB misses
-     * and, on the first step, a copy-on-write fault per page of calloc's zero pages */
-    float *am = andrea_big_calloc((size_t)n * sizeof(float));
-    float *av = andrea_big_calloc((size_t)n * sizeof(float));
+    /* in the model's backend memory, as the trainer's (run_setup.c): on the cpu in huge
+     * pages, zeroed up front (calloc's zero pages cost a copy-on-write fault each on the
+     * first step, and 4 KiB pages TLB misses) */
+    float *am = andrea_model_moments_alloc(m), *av = andrea_model_moments_alloc(m);
     int32_t *x = malloc(sizeof(int32_t) * (size_t)B * T * 2);
     if (!am || !av || !x) {
-        free(am), free(av), free(x);
+        andrea_model_moments_free(m, am), andrea_model_moments_free(m, av), free(x);
         return -1.0;
     }
     int32_t *y = x + (size_t)B * T;
@@ -64,7 +63,7 @@ static double bench_train(andrea_model *m, int B, int T, int warmup, int steps) 
                                                      s + 1, gscale));
         if (s >= warmup) t_total += andrea_now() - t0;
     }
-    free(am), free(av), free(x);
+    andrea_model_moments_free(m, am), andrea_model_moments_free(m, av), free(x);
     return t_total / steps;
 }
 
@@ -102,7 +101,11 @@ static int cmp_double(const void *a, const void *b) {
 
 /* Which engine ran each product shape of the step, and why. */
 static void print_engines(const andrea_backend *be) {
-    const andrea_cpu_engine *e = &be->cpu;
+    const andrea_cpu_engine *e = andrea_backend_cpu_engine(be);
+    if (!e) {
+        printf("matmul engine: the backend's own (backend %s)\n", andrea_backend_name(be));
+        return;
+    }
     if (e->precision == ANDREA_PRECISION_BF16 || e->engine != ANDREA_MATMUL_AUTO ||
         !andrea_blas_available()) {
         printf("matmul engine: %s for every large product (backend %s)\n",
@@ -206,8 +209,8 @@ int cmd_bench(int argc, char **argv) {
                "know; OPENBLAS_CORETYPE=Haswell (AVX2) or SkylakeX (AVX-512) gives it this "
                "CPU's vectors\n", andrea_blas_core());
 
-    andrea_model *m = andrea_model_create(&cfg, 1);
-    if (!m || andrea_model_set_backend(m, be_name)) {
+    andrea_model *m = andrea_model_create_on(&cfg, 1, be_name);
+    if (!m) {
         fprintf(stderr, "andrea bench: %s\n", andrea_error());
         andrea_model_free(m);
         return 1;

@@ -38,8 +38,8 @@ int gen_open(const char *cmd, const char *path, int qkind, const char *backend, 
     g->tok = NULL;
     g->kv = NULL;
     g->m = cli_model_open(path, NULL, &g->tok); /* any format: checkpoint, safetensors, GGUF, llm.c */
-    if (g->m) g->kv = andrea_kv_create(g->m);
-    if (!g->m || !g->kv || andrea_model_set_backend(g->m, backend) ||
+    /* the cache after the move: it lives in the memory of the model's backend */
+    if (!g->m || andrea_model_set_backend(g->m, backend) || !(g->kv = andrea_kv_create(g->m)) ||
         andrea_model_quantize(g->m, qkind)) {
         fprintf(stderr, "andrea %s: %s\n", cmd, andrea_error());
         gen_close(g);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/tensor_io.h"
 #include "model/model.h"
 #include "util/error.h"
 
@@ -48,19 +49,30 @@ int andrea_dist_run_moments(andrea_train_run *r) {
     if (!r->o.zero || r->dist->size == 1) return 0;
     if (andrea_zero_plan(&r->zero, r->m, r->dist)) return -1;
     size_t k = (size_t)(r->zero.hi - r->zero.lo);
-    float *m = malloc(sizeof(float) * (k ? k : 1)), *v = malloc(sizeof(float) * (k ? k : 1));
+    const andrea_backend *be = r->m->be; /* the moments are in the model's backend memory */
+    float *m = be->ops.alloc(be, sizeof(float) * (k ? k : 1));
+    float *v = be->ops.alloc(be, sizeof(float) * (k ? k : 1));
     if (!m || !v) {
-        free(m);
-        free(v);
+        if (m) be->ops.free(be, m);
+        if (v) be->ops.free(be, v);
         return andrea_set_error("out of memory for this rank's AdamW moments");
     }
-    memcpy(m, r->adam_m + r->zero.lo, sizeof(float) * k);
-    memcpy(v, r->adam_v + r->zero.lo, sizeof(float) * k);
-    free(r->adam_m);
-    free(r->adam_v);
+    be->ops.copy_rows(be, m, 0, r->adam_m + r->zero.lo, 0, k, 1);
+    be->ops.copy_rows(be, v, 0, r->adam_v + r->zero.lo, 0, k, 1);
+    andrea_model_moments_free(r->m, r->adam_m);
+    andrea_model_moments_free(r->m, r->adam_v);
     r->adam_m = m;
     r->adam_v = v;
     return 0;
+}
+
+/* The gradients as the host memory the collectives sum: m->grads itself on a host
+ * backend, else the run's staging copy (a GPU-aware path would sum device memory). */
+static float *grad_host(andrea_train_run *r) {
+    if (r->m->be->memory == ANDREA_MEM_HOST) return r->m->grads;
+    if (!r->dist_stage) r->dist_stage = malloc(sizeof(float) * (size_t)r->m->layout.total);
+    if (!r->dist_stage) andrea_set_error("out of memory staging the gradients for the ranks");
+    return r->dist_stage;
 }
 
 /* The model's grad_ready: sums each final stretch over the ranks while backward goes on
@@ -69,7 +81,10 @@ int andrea_dist_run_moments(andrea_train_run *r) {
 static void sum_ready(void *user, int64_t lo, int64_t hi) {
     andrea_train_run *r = user;
     if (r->overlap_failed) return;
-    if (andrea_dist_start_sum(r->dist, r->m->grads + lo, (size_t)(hi - lo)) ||
+    float *h = grad_host(r);
+    if (h && h != r->m->grads)
+        andrea_tio_read(r->m->be, h + lo, r->m->grads + lo, (size_t)(hi - lo));
+    if (!h || andrea_dist_start_sum(r->dist, h + lo, (size_t)(hi - lo)) ||
         andrea_dist_progress(r->dist))
         r->overlap_failed = 1;
 }
@@ -84,15 +99,21 @@ void andrea_dist_overlap_arm(andrea_train_run *r, int last_micro) {
 int andrea_dist_reduce_grads(andrea_train_run *r, double *loss_sum) {
     if (r->dist->size == 1) return 0;
     andrea_dist *d = r->dist;
+    size_t n = (size_t)r->m->layout.total;
+    float *h = grad_host(r);
+    if (!h) return -1;
+    int rc;
     if (r->m->grad_ready) { /* started during the last backward: wait for them */
         r->m->grad_ready = NULL;
         if (r->overlap_failed) return -1;
-        return andrea_dist_finish(d) || andrea_dist_allreduce_sum_f64(d, loss_sum, 1) ? -1 : 0;
+        rc = andrea_dist_finish(d) || andrea_dist_allreduce_sum_f64(d, loss_sum, 1) ? -1 : 0;
+    } else {
+        if (h != r->m->grads) andrea_tio_read(r->m->be, h, r->m->grads, n);
+        rc = andrea_dist_allreduce_sum_f64(d, loss_sum, 1) || andrea_dist_allreduce_sum(d, h, n)
+                 ? -1 : 0;
     }
-    return andrea_dist_allreduce_sum_f64(d, loss_sum, 1) ||
-                   andrea_dist_allreduce_sum(d, r->m->grads, (size_t)r->m->layout.total)
-               ? -1
-               : 0;
+    if (rc == 0 && h != r->m->grads) andrea_tio_write(r->m->be, r->m->grads, h, n);
+    return rc;
 }
 
 int andrea_dist_agree(andrea_train_run *r, int *flag) {
@@ -109,13 +130,13 @@ int andrea_dist_save_moments(andrea_train_run *r, float **m, float **v) {
         *v = r->adam_v;
         return 0;
     }
-    return andrea_zero_gather(&r->zero, r->dist, r->m->layout.total, r->adam_m, r->adam_v, m, v);
+    return andrea_zero_gather(&r->zero, r->dist, r->m, r->adam_m, r->adam_v, m, v);
 }
 
 void andrea_dist_release_moments(andrea_train_run *r, float *m, float *v) {
     if (!r->zero.on) return;
-    free(m);
-    free(v);
+    if (m) r->m->be->ops.free(r->m->be, m);
+    if (v) r->m->be->ops.free(r->m->be, v);
 }
 
 int andrea_dist_root_rc(andrea_train_run *r, int rc) {

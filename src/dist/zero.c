@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "backend/backend.h"
+#include "backend/tensor_io.h"
 #include "dist/dist.h"
 #include "model/model.h"
 #include "util/error.h"
@@ -22,6 +23,7 @@ static int64_t cut_at(const andrea_layout *lay, int64_t target) {
 int andrea_zero_plan(andrea_zero *z, const andrea_model *m, const andrea_dist *d) {
     int n = d->size;
     z->on = n > 1;
+    z->host = NULL;
     z->counts = calloc((size_t)n, sizeof(int));
     z->displs = calloc((size_t)n, sizeof(int));
     if (!z->counts || !z->displs) return andrea_set_error("out of memory");
@@ -46,7 +48,9 @@ int andrea_zero_plan(andrea_zero *z, const andrea_model *m, const andrea_dist *d
 void andrea_zero_free(andrea_zero *z) {
     free(z->counts);
     free(z->displs);
+    free(z->host);
     z->counts = z->displs = NULL;
+    z->host = NULL;
 }
 
 int andrea_zero_step(const andrea_zero *z, andrea_dist *d, andrea_model *m, float *adam_m,
@@ -62,25 +66,47 @@ int andrea_zero_step(const andrea_zero *z, andrea_dist *d, andrea_model *m, floa
                                 adam_v + (a - z->lo), (size_t)(b - a), lr, b1, b2, eps,
                                 ti->decay ? wd : 0.0f, t, gscale);
     }
-    return andrea_dist_allgather(d, m->params, z->counts, z->displs);
+    if (m->be->memory == ANDREA_MEM_HOST) return andrea_dist_allgather(d, m->params, z->counts, z->displs);
+    /* through host memory: this rank's slice down, the gather, everything back up */
+    size_t n = (size_t)m->layout.total;
+    andrea_zero *zw = (andrea_zero *)z;
+    if (!zw->host && !(zw->host = malloc(sizeof(float) * n)))
+        return andrea_set_error("out of memory staging the parameters for the ranks");
+    andrea_tio_read(m->be, zw->host + z->lo, m->params + z->lo, (size_t)(z->hi - z->lo));
+    if (andrea_dist_allgather(d, zw->host, z->counts, z->displs)) return -1;
+    andrea_tio_write(m->be, m->params, zw->host, n);
+    return 0;
 }
 
-int andrea_zero_gather(const andrea_zero *z, andrea_dist *d, int64_t n, const float *adam_m,
-                       const float *adam_v, float **m_full, float **v_full) {
-    *m_full = *v_full = NULL;
-    if (d->rank == 0) {
-        *m_full = malloc(sizeof(float) * (size_t)n);
-        *v_full = malloc(sizeof(float) * (size_t)n);
-    }
+/* One moment vector gathered onto rank 0 through host memory, then into m's backend. */
+static int gather_one(const andrea_zero *z, andrea_dist *d, const andrea_model *m,
+                      const float *slice, float **full) {
+    const andrea_backend *be = m->be;
+    size_t n = (size_t)m->layout.total, k = (size_t)(z->hi - z->lo);
+    float *part = malloc(sizeof(float) * (k ? k : 1));
+    float *host = d->rank == 0 ? malloc(sizeof(float) * n) : NULL;
+    *full = d->rank == 0 ? be->ops.alloc(be, sizeof(float) * n) : NULL;
     /* (a rank 0 out of memory leaves the others to their --dist-timeout) */
-    int rc = d->rank == 0 && (!*m_full || !*v_full)
+    int rc = !part || (d->rank == 0 && (!host || !*full))
                  ? andrea_set_error("out of memory gathering the AdamW moments")
-                 : andrea_dist_gather(d, adam_m, *m_full, z->counts, z->displs, 0);
-    if (rc == 0) rc = andrea_dist_gather(d, adam_v, *v_full, z->counts, z->displs, 0);
-    if (rc) {
-        free(*m_full);
-        free(*v_full);
-        *m_full = *v_full = NULL;
+                 : 0;
+    if (rc == 0) {
+        andrea_tio_read(be, part, slice, k);
+        rc = andrea_dist_gather(d, part, host, z->counts, z->displs, 0);
     }
+    if (rc == 0 && *full) andrea_tio_write(be, *full, host, n);
+    if (rc && *full) be->ops.free(be, *full), *full = NULL;
+    free(part);
+    free(host);
+    return rc;
+}
+
+int andrea_zero_gather(const andrea_zero *z, andrea_dist *d, const andrea_model *m,
+                       const float *adam_m, const float *adam_v, float **m_full,
+                       float **v_full) {
+    *m_full = *v_full = NULL;
+    int rc = gather_one(z, d, m, adam_m, m_full);
+    if (rc == 0) rc = gather_one(z, d, m, adam_v, v_full);
+    if (rc && *m_full) m->be->ops.free(m->be, *m_full), *m_full = NULL;
     return rc;
 }

@@ -18,6 +18,8 @@ typedef struct {
     int on;                 /* sharded: --zero 1 and more than one rank */
     int64_t lo, hi;         /* this rank's slice of the flat parameters */
     int *counts, *displs;   /* (ranks) every rank's slice, for the gathers */
+    float *host;            /* (n_params) host staging of the parameters' all-gather when the
+                             * backend's memory is not the host's; NULL otherwise */
 } andrea_zero;
 
 /* Splits n_params over d's ranks: cuts at multiples of 64 floats from the start of the
@@ -30,9 +32,10 @@ void andrea_zero_free(andrea_zero *z);
 int andrea_zero_step(const andrea_zero *z, andrea_dist *d, andrea_model *m, float *adam_m,
                      float *adam_v, float lr, float b1, float b2, float eps, float wd, int t,
                      float gscale);
-/* The full moments on rank 0 (malloc'd into *m_full, *v_full; NULL on the other ranks),
- * for a checkpoint that is the same as an unsharded run's. 0 or -1. */
-int andrea_zero_gather(const andrea_zero *z, andrea_dist *d, int64_t n, const float *adam_m,
-                       const float *adam_v, float **m_full, float **v_full);
+/* The full moments on rank 0 (in m's backend memory, *m_full and *v_full; NULL on the
+ * other ranks), for a checkpoint that is the same as an unsharded run's. 0 or -1. */
+int andrea_zero_gather(const andrea_zero *z, andrea_dist *d, const andrea_model *m,
+                       const float *adam_m, const float *adam_v, float **m_full,
+                       float **v_full);
 
 #endif

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/tensor_io.h"
 #include "formats/fmt.h"
 #include "util/error.h"
 #include "util/file.h"
@@ -120,7 +121,7 @@ andrea_model *andrea_flat_load(const char *path, const andrea_config *cfg, float
     uint8_t *data = NULL;
     size_t n = 0;
     if (andrea_fmt_slurp(path, &data, &n)) return NULL;
-    andrea_model *m = andrea_model_create(cfg, 0);
+    andrea_model *m = andrea_model_create_on(cfg, 0, "cpu"); /* filled in place, then moved */
     int64_t total = m ? m->layout.total : 0;
     float *mm = NULL, *vv = NULL;
     if (m && adam_m && adam_v) {
@@ -142,13 +143,19 @@ andrea_model *andrea_flat_load(const char *path, const andrea_config *cfg, float
         scatter(m, p + 8 * (size_t)info->n_params, vv);
     }
     free(data);
+    if (andrea_model_move(m, NULL, mm ? &mm : NULL, vv ? &vv : NULL)) {
+        free(mm), free(vv);
+        andrea_model_free(m);
+        return NULL;
+    }
     if (adam_m && adam_v) *adam_m = mm, *adam_v = vv;
     return m;
 }
 
 /* Writes the floats of src under the flat order; a folded tensor's columns are scaled
  * by the gain (fold: the gain per column, NULL: none). */
-static void gather(andrea_wbuf *w, const andrea_model *m, const float *src, int fold) {
+static void gather(andrea_wbuf *w, const andrea_model *m, const float *params, const float *src,
+                   int fold) {
     const andrea_tensor_info *ts[3 + 4 * 256];
     int nt = flat_order(m, ts, (int)(sizeof ts / sizeof ts[0]));
     for (int k = 0; k < nt; k++) {
@@ -163,7 +170,7 @@ static void gather(andrea_wbuf *w, const andrea_model *m, const float *src, int 
                 snprintf(gname, sizeof gname, "%.*sln2.w", (int)(strchr(name + 2, '.') - name + 1), name);
             else gname[0] = '\0';
             const andrea_tensor_info *gt = gname[0] ? tensor(m, gname) : NULL;
-            if (gt) g = m->params + gt->offset;
+            if (gt) g = params + gt->offset;
         }
         const float *t = src + ts[k]->offset;
         int64_t cols = ts[k]->cols;
@@ -171,25 +178,45 @@ static void gather(andrea_wbuf *w, const andrea_model *m, const float *src, int 
     }
 }
 
+static int write_flat(const char *path, const andrea_model *m, const float *params,
+                      const float *adam_m, const float *adam_v, int32_t step, int64_t n,
+                      andrea_flat_info *info);
+
 int andrea_flat_save(const char *path, const andrea_model *m, const float *adam_m,
                      const float *adam_v, int32_t step, andrea_flat_info *info) {
     memset(info, 0, sizeof *info);
     int64_t n = andrea_flat_num_params(&m->cfg);
     if (n < 0) return -1;
     if (n > INT32_MAX) return andrea_set_error("%lld parameters do not fit the flat file's int32", (long long)n);
+    size_t total = (size_t)m->layout.total;
+    float *cp = NULL, *cm = NULL, *cv = NULL; /* host copies (a backend with its own memory) */
+    const float *params = andrea_tio_host(m->be, m->params, total, &cp);
+    if (adam_m && adam_v) {
+        adam_m = andrea_tio_host(m->be, adam_m, total, &cm);
+        adam_v = andrea_tio_host(m->be, adam_v, total, &cv);
+    }
+    int rc = write_flat(path, m, params, adam_m, adam_v, step, n, info);
+    free(cp), free(cm), free(cv);
+    return rc;
+}
+
+static int write_flat(const char *path, const andrea_model *m, const float *params,
+                      const float *adam_m, const float *adam_v, int32_t step, int64_t n,
+                      andrea_flat_info *info) {
+    if (!params) return -1;
     for (int i = 0; i < m->layout.n; i++)
         if (m->layout.group[i] == GROUP_NORM)
             for (int64_t k = 0; k < m->layout.t[i].size; k++) {
-                float d = fabsf(m->params[m->layout.t[i].offset + k] - 1.0f);
+                float d = fabsf(params[m->layout.t[i].offset + k] - 1.0f);
                 if (d > info->max_gain_dev) info->max_gain_dev = d;
             }
     andrea_wbuf w = {0};
     andrea_wb_u32(&w, (uint32_t)step);
     andrea_wb_u32(&w, (uint32_t)n);
-    gather(&w, m, m->params, info->max_gain_dev > 0);
+    gather(&w, m, params, params, info->max_gain_dev > 0);
     if (adam_m && adam_v) {
-        gather(&w, m, adam_m, 0);
-        gather(&w, m, adam_v, 0);
+        gather(&w, m, params, adam_m, 0);
+        gather(&w, m, params, adam_v, 0);
     } else {
         andrea_wb_zeros(&w, 8 * (size_t)n);
     }

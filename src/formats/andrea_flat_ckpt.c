@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/model.h"
 #include "andrea_formats.h"
 #include "train/batch_source.h"
 #include "train/checkpoint.h"
@@ -70,8 +71,8 @@ int andrea_flat_to_checkpoint(const char *flat, const char *out, const andrea_co
 done:
     andrea_bytes_free(&blob);
     free(st);
-    free(mm);
-    free(vv);
+    if (m) andrea_model_moments_free(m, mm); /* in the model's backend memory */
+    if (m) andrea_model_moments_free(m, vv);
     andrea_model_free(m);
     andrea_tokenizer_free(tok);
     return rc;
@@ -86,8 +87,8 @@ int andrea_checkpoint_to_flat(const char *ckpt, const char *out, andrea_flat_inf
     if (m && st->step > INT32_MAX) andrea_set_error("step %lld does not fit the flat file's int32", (long long)st->step);
     else if (m) rc = andrea_flat_save(out, m, mm, vv, (int32_t)st->step, info);
     free(st);
-    free(mm);
-    free(vv);
+    if (m) andrea_model_moments_free(m, mm); /* in the model's backend memory */
+    if (m) andrea_model_moments_free(m, vv);
     andrea_model_free(m);
     return rc;
 }

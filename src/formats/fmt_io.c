@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "backend/tensor_io.h"
 #include "formats/fmt.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
@@ -132,7 +133,7 @@ andrea_model *andrea_fmt_build(const andrea_config *cfg, andrea_fill_fn fill, vo
                          "could hold", what, (long long)pc.total, file_bytes);
         return NULL;
     }
-    andrea_model *m = andrea_model_alloc(cfg);
+    andrea_model *m = andrea_model_alloc_on(cfg, &andrea_backend_cpu); /* filled in place */
     if (!m) return NULL;
     for (int i = 0; i < m->layout.n; i++) {
         const andrea_tensor_info *t = &m->layout.t[i];
@@ -141,7 +142,7 @@ andrea_model *andrea_fmt_build(const andrea_config *cfg, andrea_fill_fn fill, vo
             return NULL;
         }
     }
-    return m;
+    return andrea_model_to_default(m);
 }
 
 void andrea_fmt_sibling(const char *path, const char *name, char *out, size_t n) {

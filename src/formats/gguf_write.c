@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/tensor_io.h"
 #include "formats/fmt.h"
 #include "formats/gguf.h"
 #include "util/error.h"
@@ -104,7 +105,7 @@ typedef struct {
     int ndim;
     uint64_t ne[2];      /* fastest first: (cols, rows) */
     uint32_t type;
-    const float *data;   /* NULL: zeros (a bias the model does not have) */
+    const float *data;   /* the model's backend memory; NULL: zeros (a bias it does not have) */
     uint64_t bytes, offset;
 } out_tensor;
 
@@ -168,22 +169,23 @@ static int plan(const andrea_model *m, int dtype, out_tensor **out, int *n_out) 
     return 0;
 }
 
-static void put_data(andrea_wbuf *w, const out_tensor *t) {
+/* One tensor's data; host is t->data as host memory (one tensor staged at a time). */
+static void put_data(andrea_wbuf *w, const out_tensor *t, const float *host) {
     uint64_t n = t->ne[0] * t->ne[1];
-    if (!t->data) {
+    if (!host) {
         andrea_wb_zeros(w, (size_t)t->bytes);
     } else if (t->type == ANDREA_GGML_F32) {
-        for (uint64_t i = 0; i < n; i++) andrea_wb_f32(w, t->data[i]);
+        for (uint64_t i = 0; i < n; i++) andrea_wb_f32(w, host[i]);
     } else if (t->type == ANDREA_GGML_F16) {
         for (uint64_t i = 0; i < n; i++) {
-            uint16_t h = andrea_f32_to_f16(t->data[i]);
+            uint16_t h = andrea_f32_to_f16(host[i]);
             uint8_t b[2] = {(uint8_t)h, (uint8_t)(h >> 8)};
             andrea_wb_put(w, b, 2);
         }
     } else {
         uint8_t blk[ANDREA_Q8_0_BYTES];
         for (uint64_t i = 0; i < n; i += ANDREA_Q8_0_BLOCK) {
-            andrea_q8_0_quantize(t->data + i, blk, ANDREA_Q8_0_BLOCK);
+            andrea_q8_0_quantize(host + i, blk, ANDREA_Q8_0_BLOCK);
             andrea_wb_put(w, blk, sizeof blk);
         }
     }
@@ -242,7 +244,16 @@ int andrea_gguf_save(const char *path, const andrea_model *m, const andrea_token
         andrea_wb_u64(&w, t[i].offset);
     }
     while (w.n % ANDREA_GGUF_ALIGN) andrea_wb_zeros(&w, 1);
-    for (int i = 0; i < nt; i++) put_data(&w, &t[i]);
+    float *stage = NULL; /* the largest tensor at most, on a backend with its own memory */
+    size_t stage_n = 0;
+    for (int i = 0; i < nt; i++) {
+        size_t n = (size_t)(t[i].ne[0] * t[i].ne[1]);
+        const float *host =
+            t[i].data ? andrea_tio_view(m->be, t[i].data, n, &stage, &stage_n) : NULL;
+        if (t[i].data && !host) w.oom = 1;
+        put_data(&w, &t[i], host);
+    }
+    free(stage);
     int rc = andrea_wb_save(&w, path);
     free(t);
     andrea_wb_free(&kv);

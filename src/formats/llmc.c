@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/tensor_io.h"
 #include "formats/fmt.h"
 #include "util/error.h"
 #include "util/le.h"
@@ -60,13 +61,22 @@ typedef struct {
     const andrea_model *m;
     uint8_t *out;      /* writing */
     const uint8_t *in; /* reading */
-    float *params;
+    float *params;     /* reading: the host model's */
     int bf16;
+    float *stage;      /* writing: one tensor as host memory (a backend with its own) */
+    size_t stage_n;
+    int oom;
 } llmc_io;
 
 static void put_tensor(void *vctx, const andrea_tensor_info *t, int64_t pos, int64_t n) {
     llmc_io *x = vctx;
-    for (int64_t i = 0; i < n; i++) put_f32(x->out + 4 * (pos + i), x->m->params[t->offset + i]);
+    const float *h = andrea_tio_view(x->m->be, x->m->params + t->offset, (size_t)n, &x->stage,
+                                     &x->stage_n);
+    if (!h) {
+        x->oom = 1;
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) put_f32(x->out + 4 * (pos + i), h[i]);
 }
 
 static void get_tensor(void *vctx, const andrea_tensor_info *t, int64_t pos, int64_t n) {
@@ -96,8 +106,10 @@ int andrea_llmc_save(const char *path, const andrea_model *m) {
     size_t start = w.n;
     andrea_wb_zeros(&w, (size_t)n * 4);
     if (!w.oom) {
-        llmc_io x = {m, w.p + start, NULL, NULL, 0};
+        llmc_io x = {m, w.p + start, NULL, NULL, 0, NULL, 0, 0};
         walk(m, Vp, put_tensor, &x);
+        free(x.stage);
+        if (x.oom) w.oom = 1;
     }
     int rc = andrea_wb_save(&w, path);
     andrea_wb_free(&w);
@@ -132,11 +144,11 @@ andrea_model *andrea_llmc_parse(const void *buf, size_t n, const char *what) {
         return andrea_set_error("%s: %zu bytes, but its header (L %d, C %d, V %d, Vp %d, T %d) needs "
                                 "%llu", what, n, L, C, V, Vp, T,
                                 (unsigned long long)(4 * LLMC_HEADER + floats * (uint64_t)esz)), NULL;
-    andrea_model *m = andrea_model_alloc(&cfg);
+    andrea_model *m = andrea_model_alloc_on(&cfg, &andrea_backend_cpu); /* filled in place */
     if (!m) return NULL;
-    llmc_io x = {m, NULL, p + 4 * LLMC_HEADER, m->params, esz == 2};
+    llmc_io x = {m, NULL, p + 4 * LLMC_HEADER, m->params, esz == 2, NULL, 0, 0};
     walk(m, Vp, get_tensor, &x);
-    return m;
+    return andrea_model_to_default(m);
 }
 
 andrea_model *andrea_llmc_load(const char *path) {

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "backend/tensor_io.h"
 #include "formats/fmt.h"
 #include "formats/st_header.h"
 #include "util/error.h"
@@ -96,13 +97,20 @@ int andrea_safetensors_save(const char *path, const andrea_model *m, const andre
     while (h.n % 8) andrea_wb_str(&h, " "); /* tensors start 8-byte aligned */
     andrea_wb_u64(&w, h.n);
     andrea_wb_put(&w, h.p, h.n);
-    for (int i = 0; i < m->layout.n; i++) {
+    float *stage = NULL; /* one tensor at a time, on a backend with its own memory */
+    size_t stage_n = 0;
+    for (int i = 0; !w.oom && i < m->layout.n; i++) {
         const andrea_tensor_info *t = &m->layout.t[i];
         char name[128];
         int ndim = 0, tr = 0;
         int64_t dims[2] = {0, 0};
         st_name(t, names, "", name, sizeof name, &ndim, dims, &tr);
-        const float *src = m->params + t->offset;
+        const float *src = andrea_tio_view(m->be, m->params + t->offset, (size_t)t->size, &stage,
+                                           &stage_n);
+        if (!src) {
+            w.oom = 1;
+            break;
+        }
         /* (rows, cols) row-major -> (cols, rows) for HF's Conv1D */
         for (int64_t r = 0; r < (tr ? t->cols : t->size); r++) {
             if (!tr) {
@@ -112,6 +120,7 @@ int andrea_safetensors_save(const char *path, const andrea_model *m, const andre
             for (int64_t k = 0; k < t->rows; k++) andrea_wb_f32(&w, src[k * t->cols + r]);
         }
     }
+    free(stage);
     int rc = andrea_wb_save(&w, path);
     andrea_wb_free(&h);
     andrea_wb_free(&w);

@@ -135,12 +135,13 @@ static void check_wo(andrea_explain *e, andrea_model *m) {
     char wo_name[64], bo_name[64];
     snprintf(wo_name, sizeof wo_name, "h.%d.attn.wo", l);
     snprintf(bo_name, sizeof bo_name, "h.%d.attn.bo", l);
-    const float *wo = NULL, *bo = NULL;
-    const float *params = andrea_model_params(m);
+    /* host copies of the weights: the model's may be in a backend's own memory */
+    float *wo = NULL, *bo = NULL;
     for (int t = 0; t < andrea_model_num_tensors(m); t++) {
         const andrea_tensor_info *ti = andrea_model_tensor(m, t);
-        if (strcmp(ti->name, wo_name) == 0) wo = params + ti->offset;
-        if (strcmp(ti->name, bo_name) == 0) bo = params + ti->offset;
+        float **dst = strcmp(ti->name, wo_name) == 0 ? &wo : strcmp(ti->name, bo_name) == 0 ? &bo : NULL;
+        if (dst && (*dst = malloc(sizeof(float) * (size_t)ti->size)))
+            andrea_model_read_params(m, ti->offset, ti->size, *dst);
     }
     const float *cat = e->maps.atty + (size_t)l * T * C;
     const float *proj = e->maps.proj + (size_t)l * T * C;
@@ -159,6 +160,8 @@ static void check_wo(andrea_explain *e, andrea_model *m) {
             if (!(err <= (C + 1) * EPS32 * mag + 1e-30)) ok = 0;
             if (err > worst) worst = err;
         }
+    free(wo);
+    free(bo);
     andrea_explain_add_check(e, ANDREA_EXPLAIN_WO, ok, "check.wo", worst);
 }
 

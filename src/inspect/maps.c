@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/tensor_io.h"
 #include "andrea_inspect.h"
 #include "kernels/kernels.h"
 #include "model/model.h"
@@ -89,7 +90,12 @@ static int inspect_in(const andrea_model *m, andrea_context *ctx, const int32_t 
     float *preatt = malloc(sizeof(float) * per_layer);
     float *atty = malloc(sizeof(float) * (size_t)T * C);
     float *raw = malloc(sizeof(float) * per_layer);
-    if (!out->qkv || !out->atty || !out->proj || !att || !preatt || !atty || !raw) {
+    /* the recomputation runs on the model's backend, in its memory: d_* */
+    const andrea_backend *be = m->be;
+    size_t d_floats = 2 * per_layer + 2 * (size_t)T * C;
+    float *d_att = be->ops.alloc(be, sizeof(float) * d_floats);
+    if (!out->qkv || !out->atty || !out->proj || !att || !preatt || !atty || !raw || !d_att) {
+        if (d_att) be->ops.free(be, d_att);
         free(att);
         free(preatt);
         free(atty);
@@ -97,13 +103,16 @@ static int inspect_in(const andrea_model *m, andrea_context *ctx, const int32_t 
         goto oom;
     }
 
+    float *d_pre = d_att + per_layer, *d_atty = d_pre + per_layer, *d_proj = d_atty + (size_t)T * C;
     long C3 = 3L * C;
     for (int l = 0; l < L; l++) {
         /* B = 1, so layer l's buffers start at l * T * (3C | C) and l * NH * T * T */
-        const float *qkv = ctx->a.qkv + (size_t)l * T * C3;
-        const float *f_atty = ctx->a.atty + (size_t)l * T * C;
+        const float *dev_qkv = ctx->a.qkv + (size_t)l * T * C3;
+        const float *dev_atty = ctx->a.atty + (size_t)l * T * C;
+        const float *qkv = out->qkv + (size_t)l * T * C3, *f_atty = out->atty + (size_t)l * T * C;
         const float *f_att = andrea_context_attention(ctx, l);
         if (!f_att) {
+            be->ops.free(be, d_att);
             andrea_attn_maps_free(out);
             free(att);
             free(preatt);
@@ -112,10 +121,13 @@ static int inspect_in(const andrea_model *m, andrea_context *ctx, const int32_t 
             return andrea_set_error("inspect: the forward pass kept no attention matrix for "
                                     "layer %d, so there is nothing to compare with", l);
         }
-        memcpy(out->qkv + (size_t)l * T * C3, qkv, sizeof(float) * (size_t)T * C3);
-        memcpy(out->atty + (size_t)l * T * C, f_atty, sizeof(float) * (size_t)T * C);
+        andrea_tio_read(be, out->qkv + (size_t)l * T * C3, dev_qkv, (size_t)T * C3);
+        andrea_tio_read(be, out->atty + (size_t)l * T * C, dev_atty, (size_t)T * C);
 
-        m->be->ops.attention_forward(m->be, atty, att, preatt, qkv, 1, T, C, NH);
+        be->ops.attention_forward(be, d_atty, d_att, d_pre, dev_qkv, 1, T, C, NH);
+        andrea_tio_read(be, att, d_att, per_layer);
+        andrea_tio_read(be, preatt, d_pre, per_layer);
+        andrea_tio_read(be, atty, d_atty, (size_t)T * C);
         for (size_t k = 0; k < per_layer; k++)
             if (!same_bits(att[k], f_att[k])) out->prob_mismatches++;
         for (size_t k = 0; k < (size_t)T * C; k++)
@@ -155,8 +167,10 @@ static int inspect_in(const andrea_model *m, andrea_context *ctx, const int32_t 
         }
         /* the output projection, with the kernel and weights the forward used */
         const andrea_layer_view *w = &m->p.h[l];
-        m->be->ops.matmul_forward(m->be, out->proj + (size_t)l * T * C, f_atty, w->wo, w->bo, T, C, C);
+        be->ops.matmul_forward(be, d_proj, dev_atty, w->wo, w->bo, T, C, C);
+        andrea_tio_read(be, out->proj + (size_t)l * T * C, d_proj, (size_t)T * C);
     }
+    be->ops.free(be, d_att);
     free(att);
     free(preatt);
     free(atty);

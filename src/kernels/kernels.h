@@ -391,4 +391,26 @@ void andrea_attention_flash_backward(const andrea_cpu_engine *e, float *dqkv, co
  * so tests and benchmarks can run each one. Results differ between these in the last
  * bits (FMA), never between runs or thread counts. */
 
+/* ---- whole-buffer passes (buffer.c): the CPU backend's memory operations ----------- */
+
+/* fill's distributions, each value drawn from the host RNG in index order (the same bits
+ * on every backend: the draws are the engine's, only the stores are the backend's) */
+enum {
+    ANDREA_FILL_CONST = 0,  /* p[i] = a */
+    ANDREA_FILL_NORMAL = 1, /* p[i] = b * andrea_rng_normal(rng) + a */
+    ANDREA_FILL_UNIFORM = 2 /* p[i] = a + (b - a) * andrea_rng_uniform(rng) */
+};
+
+void andrea_copy_rows(float *dst, size_t ld_dst, const float *src, size_t ld_src, size_t n,
+                      size_t rows);
+void andrea_fill(float *p, size_t n, int kind, float a, float b, andrea_rng *rng);
+uint64_t andrea_count_nonfinite(const float *x, size_t n, int nonneg);
+float andrea_max_abs(const float *x, size_t n); /* NaN counts as +inf */
+/* bf16 (dst uint16) or int8 (dst int8, scale per row) of src (rows, cols) */
+void andrea_quantize_rows(void *dst, float *scale, const float *src, int fmt, size_t rows,
+                          size_t cols);
+/* out(n, K) = rows ids[i] (or i, ids NULL) of w in format fmt, dequantised */
+void andrea_gather_rows(float *out, const void *w, int fmt, const float *scale,
+                        const int32_t *ids, int n, int K);
+
 #endif /* ANDREA_KERNELS_H */

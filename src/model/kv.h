@@ -1,33 +1,33 @@
 /*
- * kv.h - the inside of a KV cache (one sequence's decoding state) and the per-position
- * pieces that single (kv.c) and batched (kv_batch.c) decoding share, so both compute the
- * same arithmetic. Internal to the library.
+ * kv.h - the inside of a KV cache (one sequence's decoding state). Single (kv.c) and
+ * batched (kv_batch.c) decoding run one block of code (andrea_kv_decode), entirely
+ * through the model's backend: a single step is a batch of one. Internal to the library.
  */
 #ifndef ANDREA_KV_H
 #define ANDREA_KV_H
+
+#include <stddef.h>
 
 #include "andrea.h"
 
 struct andrea_kv {
     const andrea_backend *be; /* whose memory the cache is in: the model's at creation */
     int pos;
-    int L, T, C;
-    float *k, *v;          /* (L, T, C) */
-    float *x, *xn, *qkv;   /* (C), (C), (3C) */
-    float *atty, *tmp;     /* (C), (C) */
-    float *h, *hact;       /* (4C), (4C) */
-    float *att;            /* (NH, T): one row of scores per head */
-    float *logits;         /* (V) */
-    float stat_mean, stat_rstd;
+    int L, T, C, V;
+    float *k, *v;          /* (L, T, C), backend memory */
+    float *logits;         /* (V) after the last token, backend memory */
+    andrea_kv_batch *one;  /* the scratch of a single step (a batch of one) */
+    float *host_logits;    /* the host copy andrea_kv_logits hands out (non-host backend) */
+    size_t host_n;
 };
 
-/* Norm of n rows (C each); mean and rstd (n) are scratch: decoding keeps no activations. */
-void andrea_kv_norm(const andrea_model *m, float *out, float *mean, float *rstd,
-                    const float *inp, const float *w, const float *b, int n);
-/* Layer attention for position pos of one sequence: its key and value (from qkv, 3C) go
- * into the layer's cache rows kc, vc (ctx, C), then each head's query attends over
- * positions 0..pos. att_scratch (NH, ctx); out (C). */
-void andrea_kv_attend(const andrea_model *m, const float *qkv, float *kc, float *vc, int pos,
-                      float *att_scratch, float *out);
+/* 0 when kv (and its scratch) is in memory m's backend can use, else -1 with a message:
+ * a cache made before andrea_model_set_backend moved the model elsewhere. */
+int andrea_kv_check_backend(const andrea_model *m, const andrea_kv *kv);
+
+/* Advances kvs[0..n) by tokens[0..n) (already checked) in one step; the logits go to
+ * out (n, V), backend memory (b's own when out is NULL); returns out or b's. */
+float *andrea_kv_decode(const andrea_model *m, andrea_kv_batch *b, andrea_kv *const *kvs,
+                        const int32_t *tokens, int n, float *out);
 
 #endif

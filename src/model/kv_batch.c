@@ -3,19 +3,22 @@
  * position, advance one token each in one forward step. The matrix products become
  * n-row products that read each weight row once for all n sequences (one-token decoding
  * is bound by reading the weights, so n sequences cost little more than one); attention
- * stays per sequence, over that sequence's own cache. Every per-row operation is the one
- * kv.c uses, so each sequence's logits equal andrea_kv_step's.
+ * stays per sequence, over that sequence's own cache. andrea_kv_step is this block with
+ * one sequence, so each sequence's logits equal andrea_kv_step's. Everything runs through
+ * the model's backend; the scratch is its memory.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/kernels.h"
+#include "backend/backend.h"
+#include "backend/tensor_io.h"
 #include "model/kv.h"
 #include "model/model.h"
 #include "util/error.h"
 #include "util/profile.h"
 
 struct andrea_kv_batch {
+    const andrea_backend *be; /* whose memory the scratch is in */
     int max;                /* most sequences per step */
     float *x, *xn, *atty;   /* (max, C) each: residual stream, its norm, attention out */
     float *qkv;             /* (max, 3C) */
@@ -24,6 +27,9 @@ struct andrea_kv_batch {
     float *mean, *rstd;     /* (max) norm statistics (scratch) */
     float *att;             /* (max, NH, ctx) attention scores, one block per sequence */
     float *logits;          /* (max, V) */
+    int32_t *pos;           /* (max) host: each sequence's position (the wpe rows) */
+    float *host_logits;     /* (max, V) host copy handed out (non-host backend) */
+    size_t host_n;
 };
 
 andrea_kv_batch *andrea_kv_batch_create(const andrea_model *m, int max_seqs) {
@@ -34,9 +40,11 @@ andrea_kv_batch *andrea_kv_batch_create(const andrea_model *m, int max_seqs) {
     size_t n = (size_t)max_seqs, C = (size_t)c->d_model;
     /* x, xn, atty, tmp (C each), qkv (3C), h and hact (4C each): 15 C per sequence */
     size_t per_seq = 15 * C + 2 + (size_t)c->n_head * c->ctx + (size_t)c->vocab;
-    b->x = malloc(sizeof(float) * n * per_seq);
-    if (!b->x) {
-        free(b);
+    b->be = m->be;
+    b->x = m->be->ops.alloc(m->be, sizeof(float) * n * per_seq);
+    b->pos = malloc(sizeof(int32_t) * n);
+    if (!b->x || !b->pos) {
+        andrea_kv_batch_free(b);
         return andrea_set_error("out of memory: batched decoding scratch for %d sequences",
                                 max_seqs), NULL;
     }
@@ -56,7 +64,9 @@ andrea_kv_batch *andrea_kv_batch_create(const andrea_model *m, int max_seqs) {
 
 void andrea_kv_batch_free(andrea_kv_batch *b) {
     if (!b) return;
-    free(b->x);
+    if (b->x) b->be->ops.free(b->be, b->x);
+    free(b->pos);
+    free(b->host_logits);
     free(b);
 }
 
@@ -67,10 +77,15 @@ static int check_step(const andrea_model *m, const andrea_kv_batch *b, andrea_kv
     if (n <= 0 || n > b->max)
         return andrea_set_error("batched decoding: %d sequences (this batch holds 1 to %d)", n,
                                 b->max);
+    if (!andrea_backend_same_memory(b->be, m->be))
+        return andrea_set_error("batched decoding: the batch was created on backend '%s', the "
+                                "model runs on '%s' now: create a new one", b->be->name,
+                                m->be->name);
     for (int s = 0; s < n; s++) {
         if (kvs[s]->L != c->n_layer || kvs[s]->T != c->ctx || kvs[s]->C != c->d_model)
             return andrea_set_error("batched decoding: sequence %d's cache belongs to another "
                                     "model", s);
+        if (andrea_kv_check_backend(m, kvs[s])) return -1;
         if (kvs[s]->pos >= c->ctx)
             return andrea_set_error("batched decoding: sequence %d's context is full (%d tokens)",
                                     s, c->ctx);
@@ -90,6 +105,25 @@ static void add_rows(const andrea_model *m, float *x, const float *d, size_t n) 
     m->be->ops.residual_forward(m->be, x, x, d, n);
 }
 
+static void norm_rows(const andrea_model *m, andrea_kv_batch *b, const float *w, const float *bias,
+                      int n) {
+    m->be->ops.norm_forward(m->be, m->cfg.norm, b->xn, b->mean, b->rstd, b->x, w, bias, n,
+                            m->cfg.d_model, m->cfg.norm_eps);
+}
+
+/* Sequence s's attention for layer l at its position: its key and value (from qkv) go into
+ * its cache rows, then each head's query attends over positions 0..pos. */
+static void attend(const andrea_model *m, andrea_kv_batch *b, andrea_kv *kv, int s, int l) {
+    const andrea_config *c = &m->cfg;
+    size_t C = (size_t)c->d_model, pos = (size_t)kv->pos;
+    const float *qkv = b->qkv + s * 3 * C;
+    float *kc = kv->k + (size_t)l * c->ctx * C, *vc = kv->v + (size_t)l * c->ctx * C;
+    m->be->ops.copy_rows(m->be, kc + pos * C, 0, qkv + C, 0, C, 1);
+    m->be->ops.copy_rows(m->be, vc + pos * C, 0, qkv + 2 * C, 0, C, 1);
+    m->be->ops.attention_decode(m->be, b->atty + s * C, b->att + (size_t)s * c->n_head * c->ctx,
+                                c->ctx, qkv, kc, vc, kv->pos, (int)C, c->n_head);
+}
+
 /* One block for all n sequences: x (n, C) += Attn(Norm(x)); x += MLP(Norm(x)). */
 static void block_step(const andrea_model *m, andrea_kv_batch *b, andrea_kv *const *kvs, int n,
                        int l) {
@@ -97,41 +131,43 @@ static void block_step(const andrea_model *m, andrea_kv_batch *b, andrea_kv *con
     const andrea_layer_view *w = &m->p.h[l];
     int C = c->d_model;
     size_t nC = (size_t)n * C;
-    PROF(PROF_NORM, andrea_kv_norm(m, b->xn, b->mean, b->rstd, b->x, w->ln1w, w->ln1b, n));
+    PROF(PROF_NORM, norm_rows(m, b, w->ln1w, w->ln1b, n));
     PROF(PROF_MATMUL, andrea_matvec_batch(m, b->qkv, b->xn, w->wqkv, w->bqkv, C, 3 * C, n));
-    for (int s = 0; s < n; s++) {
-        float *kc = kvs[s]->k + (long)l * c->ctx * C, *vc = kvs[s]->v + (long)l * c->ctx * C;
-        PROF(PROF_ATTENTION,
-             andrea_kv_attend(m, b->qkv + (long)s * 3 * C, kc, vc, kvs[s]->pos,
-                              b->att + (long)s * c->n_head * c->ctx, b->atty + (long)s * C));
-    }
+    for (int s = 0; s < n; s++) PROF(PROF_ATTENTION, attend(m, b, kvs[s], s, l));
     PROF(PROF_MATMUL, andrea_matvec_batch(m, b->tmp, b->atty, w->wo, w->bo, C, C, n));
     add_rows(m, b->x, b->tmp, nC);
-    PROF(PROF_NORM, andrea_kv_norm(m, b->xn, b->mean, b->rstd, b->x, w->ln2w, w->ln2b, n));
+    PROF(PROF_NORM, norm_rows(m, b, w->ln2w, w->ln2b, n));
     PROF(PROF_MATMUL, andrea_matvec_batch(m, b->h, b->xn, w->wfc, w->bfc, C, 4 * C, n));
-    andrea_activation_forward(b->hact, b->h, nC * 4, c->act);
+    m->be->ops.activation_forward(m->be, b->hact, b->h, nC * 4, c->act);
     PROF(PROF_MATMUL, andrea_matvec_batch(m, b->tmp, b->hact, w->wproj, w->bproj, 4 * C, C, n));
     add_rows(m, b->x, b->tmp, nC);
+}
+
+float *andrea_kv_decode(const andrea_model *m, andrea_kv_batch *b, andrea_kv *const *kvs,
+                        const int32_t *tokens, int n, float *out) {
+    const andrea_config *c = &m->cfg;
+    const andrea_view *p = &m->p;
+    int C = c->d_model, V = c->vocab;
+    if (!out) out = b->logits;
+    /* embeddings, read as every other weight matrix is */
+    for (int s = 0; s < n; s++) b->pos[s] = kvs[s]->pos;
+    andrea_gather_weight_rows(m, b->x, p->wte, tokens, n, C);
+    andrea_gather_weight_rows(m, b->tmp, p->wpe, b->pos, n, C);
+    add_rows(m, b->x, b->tmp, (size_t)n * C);
+    for (int l = 0; l < c->n_layer; l++) block_step(m, b, kvs, n, l);
+    PROF(PROF_NORM, norm_rows(m, b, p->lnfw, p->lnfb, n));
+    PROF(PROF_MATMUL, andrea_matvec_batch(m, out, b->xn, p->lm_head, NULL, C, V, n));
+    for (int s = 0; s < n; s++) {
+        if (kvs[s]->logits != out + (size_t)s * V)
+            m->be->ops.copy_rows(m->be, kvs[s]->logits, 0, out + (size_t)s * V, 0, (size_t)V, 1);
+        kvs[s]->pos++;
+    }
+    return out;
 }
 
 const float *andrea_kv_batch_step(const andrea_model *m, andrea_kv_batch *b,
                                   andrea_kv *const *kvs, const int32_t *tokens, int n) {
     if (check_step(m, b, kvs, tokens, n)) return NULL;
-    const andrea_config *c = &m->cfg;
-    const andrea_view *p = &m->p;
-    int C = c->d_model, V = c->vocab;
-    for (int s = 0; s < n; s++) { /* embeddings, read as every other weight matrix is */
-        float *x = b->x + (long)s * C, *pe = b->tmp + (long)s * C;
-        andrea_dequant_row(m, x, p->wte + (long)tokens[s] * C, C);
-        andrea_dequant_row(m, pe, p->wpe + (long)kvs[s]->pos * C, C);
-        add_rows(m, x, pe, (size_t)C);
-    }
-    for (int l = 0; l < c->n_layer; l++) block_step(m, b, kvs, n, l);
-    PROF(PROF_NORM, andrea_kv_norm(m, b->xn, b->mean, b->rstd, b->x, p->lnfw, p->lnfb, n));
-    PROF(PROF_MATMUL, andrea_matvec_batch(m, b->logits, b->xn, p->lm_head, NULL, C, V, n));
-    for (int s = 0; s < n; s++) {
-        memcpy(kvs[s]->logits, b->logits + (long)s * V, sizeof(float) * (size_t)V);
-        kvs[s]->pos++;
-    }
-    return b->logits;
+    const float *out = andrea_kv_decode(m, b, kvs, tokens, n, NULL);
+    return andrea_tio_view(b->be, out, (size_t)n * m->cfg.vocab, &b->host_logits, &b->host_n);
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "backend/backend.h"
+#include "backend/tensor_io.h"
 #include "util/bigalloc.h"
 #include "util/profile.h"
 #include "model/model.h"
@@ -54,16 +55,29 @@ void andrea_view_build(const andrea_model *m, float *base, andrea_view *v) {
 }
 
 andrea_model *andrea_model_alloc(const andrea_config *cfg) {
+    return andrea_model_alloc_on(cfg, andrea_backend_default());
+}
+
+int andrea_backend_check_complete(const andrea_backend *be) {
+    const char *missing = andrea_backend_missing(be);
+    if (missing)
+        return andrea_set_error("backend '%s' cannot run a model: it lacks the operation '%s'",
+                                be->name, missing);
+    return 0;
+}
+
+andrea_model *andrea_model_alloc_on(const andrea_config *cfg, const andrea_backend *be) {
+    if (andrea_backend_check_complete(be)) return NULL;
     andrea_model *m = calloc(1, sizeof *m);
     if (!m) return andrea_set_error("out of memory allocating the model"), NULL;
     m->cfg = *cfg;
-    m->be = andrea_backend_default();
+    m->be = be;
     if (andrea_layout_build(cfg, &m->layout)) {
         free(m);
         return NULL;
     }
-    /* weights, gradients and activations live in the backend's memory (host memory for
-     * every CPU variant) */
+    /* weights, gradients, moments, activations, caches and quantised copies live in the
+     * backend's memory (host memory for every CPU variant) */
     m->params = m->be->ops.alloc(m->be, sizeof(float) * (size_t)m->layout.total);
     m->p.h = calloc((size_t)cfg->n_layer, sizeof(andrea_layer_view));
     m->g.h = calloc((size_t)cfg->n_layer, sizeof(andrea_layer_view));
@@ -94,17 +108,25 @@ void andrea_model_init_weights(andrea_model *m, uint64_t seed) {
         const char *leaf = dot ? dot + 1 : t->name;
         if (t->cols == 0) { /* vectors: norm gains 1, everything else (biases) 0 */
             float val = (leaf[0] == 'w') ? 1.0f : 0.0f;
-            for (int64_t j = 0; j < t->size; j++) p[j] = val;
+            m->be->ops.fill(m->be, p, (size_t)t->size, ANDREA_FILL_CONST, val, 0.0f, &rng);
             continue;
         }
         /* GPT-2: projections into the residual stream scaled by 1/sqrt(2 L) */
         float s = (strcmp(leaf, "wo") == 0 || strcmp(leaf, "wproj") == 0) ? resid_std : std;
-        for (int64_t j = 0; j < t->size; j++) p[j] = s * andrea_rng_normal(&rng);
+        m->be->ops.fill(m->be, p, (size_t)t->size, ANDREA_FILL_NORMAL, 0.0f, s, &rng);
     }
 }
 
 andrea_model *andrea_model_create(const andrea_config *cfg, uint64_t seed) {
     andrea_model *m = andrea_model_alloc(cfg);
+    if (m) andrea_model_init_weights(m, seed);
+    return m;
+}
+
+andrea_model *andrea_model_create_on(const andrea_config *cfg, uint64_t seed,
+                                     const char *backend) {
+    const andrea_backend *be = andrea_backend_find(backend);
+    andrea_model *m = be ? andrea_model_alloc_on(cfg, be) : NULL;
     if (m) andrea_model_init_weights(m, seed);
     return m;
 }
@@ -117,10 +139,7 @@ void andrea_model_free(andrea_model *m) {
     free(m->p.h);
     free(m->g.h);
     andrea_context_free(m->ctx);
-    free(m->q16);
-    free(m->q8);
-    free(m->qscale);
-    free(m->qrow_base);
+    andrea_model_quantize(m, ANDREA_QUANT_NONE); /* frees the quantised copies */
     free(m);
 }
 
@@ -130,9 +149,31 @@ const andrea_tensor_info *andrea_model_tensor(const andrea_model *m, int i) {
     return i >= 0 && i < m->layout.n ? &m->layout.t[i] : NULL;
 }
 int64_t andrea_model_num_params(const andrea_model *m) { return m->layout.total; }
-float *andrea_model_params(andrea_model *m) { return m->params; }
+float *andrea_model_params(andrea_model *m) {
+    if (m->be->memory == ANDREA_MEM_HOST) return m->params;
+    andrea_set_error("backend '%s' keeps the parameters in its own memory: read them with "
+                     "andrea_model_read_params", m->be->name);
+    return NULL;
+}
 
-static int ensure_grads(andrea_model *m) {
+static int param_range(const andrea_model *m, int64_t off, int64_t n) {
+    if (off < 0 || n < 0 || off > m->layout.total || n > m->layout.total - off)
+        return andrea_set_error("parameters [%lld, +%lld) are outside the model's %lld",
+                                (long long)off, (long long)n, (long long)m->layout.total);
+    return 0;
+}
+int andrea_model_read_params(const andrea_model *m, int64_t off, int64_t n, float *dst) {
+    if (param_range(m, off, n)) return -1;
+    andrea_tio_read(m->be, dst, m->params + off, (size_t)n);
+    return 0;
+}
+int andrea_model_write_params(andrea_model *m, int64_t off, int64_t n, const float *src) {
+    if (param_range(m, off, n)) return -1;
+    andrea_tio_write(m->be, m->params + off, src, (size_t)n);
+    return 0;
+}
+
+int andrea_model_ensure_grads(andrea_model *m) {
     if (m->grads) return 0;
     size_t bytes = sizeof(float) * (size_t)m->layout.total;
     m->grads = m->be->ops.alloc(m->be, bytes);
@@ -142,10 +183,15 @@ static int ensure_grads(andrea_model *m) {
     return 0;
 }
 
-float *andrea_model_grads(andrea_model *m) { return ensure_grads(m) ? NULL : m->grads; }
+float *andrea_model_grads(andrea_model *m) {
+    if (andrea_model_ensure_grads(m)) return NULL;
+    if (m->be->memory == ANDREA_MEM_HOST) return m->grads;
+    andrea_set_error("backend '%s' keeps the gradients in its own memory", m->be->name);
+    return NULL;
+}
 
 void andrea_model_zero_grad(andrea_model *m) {
-    if (ensure_grads(m) == 0)
+    if (andrea_model_ensure_grads(m) == 0)
         m->be->ops.zero(m->be, m->grads, sizeof(float) * (size_t)m->layout.total);
     m->grads_stale = 0;
 }
@@ -186,6 +232,9 @@ void andrea_context_free(andrea_context *c) {
     if (c->act_mem) c->be->ops.free(c->be, c->act_mem);
     free(c->inputs);
     free(c->targets);
+    free(c->host_logits);
+    free(c->host_att);
+    free(c->host_hidden);
     free(c);
 }
 
@@ -245,8 +294,13 @@ static void norm_backward(const andrea_model *m, float *dinp, float *dw, float *
 float andrea_context_forward(const andrea_model *m, andrea_context *ctx, const int32_t *inputs,
                              const int32_t *targets, int B, int T) {
     const andrea_config *c = &m->cfg;
-    if (memcmp(&ctx->cfg, c, sizeof *c) != 0 || ctx->be->ops.alloc != m->be->ops.alloc) {
+    if (memcmp(&ctx->cfg, c, sizeof *c) != 0) {
         andrea_set_error("forward: the context was created for another model");
+        return NAN;
+    }
+    if (!andrea_backend_same_memory(ctx->be, m->be)) {
+        andrea_set_error("forward: the context was created on backend '%s', the model runs on "
+                         "'%s' now: create a new context", ctx->be->name, m->be->name);
         return NAN;
     }
     int C = c->d_model, L = c->n_layer, NH = c->n_head, V = c->vocab;
@@ -317,13 +371,26 @@ float andrea_model_forward(andrea_model *m, const int32_t *inputs, const int32_t
     return andrea_context_forward(m, m->ctx, inputs, targets, B, T);
 }
 
-const float *andrea_context_logits(const andrea_context *c) { return c->a.logits; }
-const float *andrea_context_hidden(const andrea_context *c) { return c->a.lnf; }
+/* Host views: the buffers themselves on a host backend, else a copy the context keeps. */
+const float *andrea_context_logits(const andrea_context *c) {
+    andrea_context *w = (andrea_context *)c; /* the host copy is a cache, not state */
+    if (!c->act_mem) return NULL;
+    return andrea_tio_view(c->be, c->a.logits, (size_t)c->B * c->T * c->cfg.vocab,
+                           &w->host_logits, &w->host_logits_n);
+}
+const float *andrea_context_hidden(const andrea_context *c) {
+    andrea_context *w = (andrea_context *)c;
+    if (!c->act_mem) return NULL;
+    return andrea_tio_view(c->be, c->a.lnf, (size_t)c->B * c->T * c->cfg.d_model, &w->host_hidden,
+                           &w->host_hidden_n);
+}
 const float *andrea_model_logits(const andrea_model *m) { return andrea_context_logits(m->ctx); }
 
 const float *andrea_context_attention(const andrea_context *c, int layer) {
     if (!c->act_mem || c->act_flash || layer < 0 || layer >= c->cfg.n_layer) return NULL;
-    return c->a.att + (long)layer * c->B * c->cfg.n_head * c->T * c->T;
+    andrea_context *w = (andrea_context *)c;
+    size_t n = (size_t)c->B * c->cfg.n_head * c->T * c->T;
+    return andrea_tio_view(c->be, c->a.att + (long)layer * n, n, &w->host_att, &w->host_att_n);
 }
 const float *andrea_model_attention(const andrea_model *m, int layer) {
     return andrea_context_attention(m->ctx, layer);
@@ -342,7 +409,7 @@ static void grads_ready(const andrea_model *m, const float *from, const float *t
 int andrea_context_backward(andrea_model *m, andrea_context *ctx, float scale) {
     if (!ctx->act_mem || !ctx->has_targets)
         return andrea_set_error("backward: needs a forward pass with targets first");
-    if (ensure_grads(m))
+    if (andrea_model_ensure_grads(m))
         return -1;
     int init = m->grads_stale; /* the products overwrite their gradients */
     if (init) zero_accumulated_grads(m);

@@ -82,6 +82,9 @@ struct andrea_context {
     int act_B, act_T, act_flash;
     int flash;           /* 1: fused attention (training); 0: explicit matrix (inspection) */
     int32_t *inputs, *targets; /* (B, T) copies */
+    float *host_logits, *host_att, *host_hidden; /* host copies handed out by the accessors
+                                                  * (a backend with its own memory) */
+    size_t host_logits_n, host_att_n, host_hidden_n;
     int B, T;            /* shape of the last forward */
     int has_targets;
     int n_valid;         /* valid targets in the last forward */
@@ -121,8 +124,10 @@ void andrea_matvec(const andrea_model *m, float *out, const float *x, const floa
 /* The same for n inputs x (n, K) -> out (n, N), each weight row read once for all n. */
 void andrea_matvec_batch(const andrea_model *m, float *out, const float *x, const float *w,
                          const float *bias, int K, int N, int n);
-/* One row (K floats) of a weight matrix as the quantised format stores it (embeddings). */
-void andrea_dequant_row(const andrea_model *m, float *out, const float *w_row, int K);
+/* out(n, K) = rows ids[i] (host ids) of the weight matrix w (K columns) as the quantised
+ * format stores them, on the model's backend: decoding's embeddings. */
+void andrea_gather_weight_rows(const andrea_model *m, float *out, const float *w,
+                               const int32_t *ids, int n, int K);
 
 /* Builds views of a flat vector under the layout. */
 void andrea_view_build(const andrea_model *m, float *base, andrea_view *v);
@@ -136,7 +141,24 @@ void andrea_model_init_weights(andrea_model *m, uint64_t seed);
 void andrea_model_discard_grads(andrea_model *m);
 /* Backward with the loss scaled by `scale` (1 / grad_accum when accumulating). */
 int andrea_model_backward_scaled(andrea_model *m, float scale);
-/* An empty model of this config (weights uninitialised). */
+/* An empty model of this config (weights uninitialised), on the default backend or on be
+ * (refused, with the missing op named, when be lacks one the model needs). */
 andrea_model *andrea_model_alloc(const andrea_config *cfg);
+andrea_model *andrea_model_alloc_on(const andrea_config *cfg, const andrea_backend *be);
+/* Allocates m->grads (zeroed) when not yet there; 0 or -1. */
+int andrea_model_ensure_grads(andrea_model *m);
+/* AdamW moments (num_params floats, zeroed) in the model's backend memory, and their free. */
+float *andrea_model_moments_alloc(const andrea_model *m);
+void andrea_model_moments_free(const andrea_model *m, float *p);
+/* andrea_model_set_backend, carrying the moments (when given) along. */
+int andrea_model_move(andrea_model *m, const char *backend, float **adam_m, float **adam_v);
+/* m moved to the default backend (readers build models on the host, in place); NULL, m
+ * freed, when that fails. */
+andrea_model *andrea_model_to_default(andrea_model *m);
+/* 1 when buffers of a may be used by b's operations: the same backend, or both host
+ * backends (the CPU variants share host memory and one allocator). */
+int andrea_backend_same_memory(const andrea_backend *a, const andrea_backend *b);
+/* 0 when be has every operation a model needs, else -1 naming the first it lacks. */
+int andrea_backend_check_complete(const andrea_backend *be);
 
 #endif

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "backend/backend.h"
 #include "model/model.h"
 #include "util/error.h"
 
@@ -18,15 +19,7 @@ enum { PROBE_T = 16 };
 #define PROBE_MAX_WEIGHT 1e6
 
 double andrea_model_param_max_abs(const andrea_model *m) {
-    const float *p = m->params;
-    long n = (long)m->layout.total;
-    float mx = 0.0f;
-#pragma omp parallel for reduction(max : mx) schedule(static) if (n >= (1L << 18))
-    for (long i = 0; i < n; i++) {
-        float a = isnan(p[i]) ? INFINITY : fabsf(p[i]); /* NaN counts as unbounded */
-        if (a > mx) mx = a;
-    }
-    return mx;
+    return m->be->ops.max_abs(m->be, m->params, (size_t)m->layout.total); /* on the backend */
 }
 
 int andrea_model_probe(const andrea_model *m, const char *name) {

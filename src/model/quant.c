@@ -28,22 +28,28 @@ static int64_t scale_index(const andrea_model *m, int64_t off) {
     return 0; /* not reached: callers pass rows of weight matrices */
 }
 
-int andrea_model_quantize(andrea_model *m, int kind) {
-    free(m->q16);
-    free(m->q8);
-    free(m->qscale);
+static void free_copies(andrea_model *m) {
+    const andrea_backend *be = m->be;
+    if (m->q16) be->ops.free(be, m->q16);
+    if (m->q8) be->ops.free(be, m->q8);
+    if (m->qscale) be->ops.free(be, m->qscale);
     free(m->qrow_base);
     m->q16 = NULL;
     m->q8 = NULL;
     m->qscale = NULL;
     m->qrow_base = NULL;
     m->quant = ANDREA_QUANT_NONE;
+}
+
+int andrea_model_quantize(andrea_model *m, int kind) {
+    const andrea_backend *be = m->be;
+    free_copies(m);
     if (kind == ANDREA_QUANT_NONE) return 0;
     int64_t n = m->layout.total;
     if (kind == ANDREA_QUANT_BF16) {
-        m->q16 = andrea_big_alloc(sizeof(uint16_t) * (size_t)n);
+        m->q16 = be->ops.alloc(be, sizeof(uint16_t) * (size_t)n);
         if (!m->q16) return andrea_set_error("out of memory for bf16 weights");
-        for (int64_t i = 0; i < n; i++) m->q16[i] = andrea_bf16_from_f32(m->params[i]);
+        be->ops.quantize(be, m->q16, NULL, m->params, kind, (size_t)n, 1);
     } else if (kind == ANDREA_QUANT_INT8) {
         /* one scale per matrix row, rows numbered across all matrices in file order */
         int64_t rows = 0;
@@ -53,21 +59,17 @@ int andrea_model_quantize(andrea_model *m, int kind) {
             m->qrow_base[i] = rows;
             if (is_matrix(&m->layout.t[i])) rows += m->layout.t[i].rows;
         }
-        m->q8 = andrea_big_alloc((size_t)n);
-        m->qscale = malloc(sizeof(float) * (size_t)(rows ? rows : 1));
-        if (!m->q8 || !m->qscale) return andrea_set_error("out of memory for int8 weights");
+        m->q8 = be->ops.alloc(be, (size_t)n);
+        m->qscale = be->ops.alloc(be, sizeof(float) * (size_t)(rows ? rows : 1));
+        if (!m->q8 || !m->qscale) {
+            free_copies(m);
+            return andrea_set_error("out of memory for int8 weights");
+        }
         for (int i = 0; i < m->layout.n; i++) {
             const andrea_tensor_info *t = &m->layout.t[i];
-            if (!is_matrix(t)) continue;
-            for (int r = 0; r < t->rows; r++) {
-                int64_t row = t->offset + (int64_t)r * t->cols;
-                float amax = 0.0f;
-                for (int c = 0; c < t->cols; c++) amax = fmaxf(amax, fabsf(m->params[row + c]));
-                float scale = amax > 0 ? amax / 127.0f : 1.0f;
-                m->qscale[m->qrow_base[i] + r] = scale;
-                for (int c = 0; c < t->cols; c++)
-                    m->q8[row + c] = (int8_t)lrintf(m->params[row + c] / scale);
-            }
+            if (is_matrix(t))
+                be->ops.quantize(be, m->q8 + t->offset, m->qscale + m->qrow_base[i],
+                                 m->params + t->offset, kind, (size_t)t->rows, (size_t)t->cols);
         }
     } else {
         return andrea_set_error("unknown quantisation %d", kind);
@@ -76,16 +78,23 @@ int andrea_model_quantize(andrea_model *m, int kind) {
     return 0;
 }
 
+/* The quantised copy of the parameters at offset base, and its first row's int8 scale. */
+static const void *quant_at(const andrea_model *m, int64_t base, const float **scale) {
+    *scale = m->quant == ANDREA_QUANT_INT8 ? m->qscale + scale_index(m, base) : NULL;
+    return m->quant == ANDREA_QUANT_BF16   ? (const void *)(m->q16 + base)
+           : m->quant == ANDREA_QUANT_INT8 ? (const void *)(m->q8 + base)
+                                           : (const void *)(m->params + base);
+}
+
 int andrea_model_fake_quantize(andrea_model *m, int kind) {
     if (andrea_model_quantize(m, kind)) return -1;
-    for (int i = 0; i < m->layout.n; i++) {
+    for (int i = 0; i < m->layout.n && kind != ANDREA_QUANT_NONE; i++) {
         const andrea_tensor_info *t = &m->layout.t[i];
         if (!is_matrix(t)) continue;
-        for (int64_t j = t->offset; j < t->offset + t->size; j++) {
-            if (kind == ANDREA_QUANT_BF16) m->params[j] = andrea_bf16_to_f32(m->q16[j]);
-            else if (kind == ANDREA_QUANT_INT8)
-                m->params[j] = (float)m->q8[j] * m->qscale[m->qrow_base[i] + (j - t->offset) / t->cols];
-        }
+        const float *scale;
+        const void *q = quant_at(m, t->offset, &scale);
+        m->be->ops.gather_rows(m->be, m->params + t->offset, q, kind, scale, NULL, t->rows,
+                               t->cols);
     }
     return andrea_model_quantize(m, ANDREA_QUANT_NONE);
 }
@@ -94,11 +103,8 @@ int andrea_model_fake_quantize(andrea_model *m, int kind) {
  * backend. */
 void andrea_matvec_batch(const andrea_model *m, float *out, const float *x, const float *w,
                          const float *bias, int K, int N, int n) {
-    int64_t base = w - m->params;
-    const void *wq = m->quant == ANDREA_QUANT_BF16   ? (const void *)(m->q16 + base)
-                     : m->quant == ANDREA_QUANT_INT8 ? (const void *)(m->q8 + base)
-                                                     : (const void *)w;
-    const float *scale = m->quant == ANDREA_QUANT_INT8 ? m->qscale + scale_index(m, base) : NULL;
+    const float *scale;
+    const void *wq = quant_at(m, w - m->params, &scale);
     m->be->ops.matvec(m->be, out, x, wq, m->quant, scale, bias, K, N, n);
 }
 
@@ -114,12 +120,9 @@ int andrea_quant_parse(const char *s, int *out) {
     return andrea_set_error("unknown weight format '%s' (expected f32, bf16 or int8)", s);
 }
 
-void andrea_dequant_row(const andrea_model *m, float *out, const float *w_row, int K) {
-    int64_t row = w_row - m->params;
-    if (m->quant == ANDREA_QUANT_BF16)
-        for (int k = 0; k < K; k++) out[k] = andrea_bf16_to_f32(m->q16[row + k]);
-    else if (m->quant == ANDREA_QUANT_INT8)
-        for (int k = 0; k < K; k++) out[k] = (float)m->q8[row + k] * m->qscale[scale_index(m, row)];
-    else
-        memcpy(out, w_row, sizeof(float) * (size_t)K);
+void andrea_gather_weight_rows(const andrea_model *m, float *out, const float *w,
+                               const int32_t *ids, int n, int K) {
+    const float *scale;
+    const void *wq = quant_at(m, w - m->params, &scale);
+    m->be->ops.gather_rows(m->be, out, wq, m->quant, scale, ids, n, K);
 }

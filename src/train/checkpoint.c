@@ -17,6 +17,7 @@
 #include "train/batch_source.h"
 #include "train/ckpt_format.h"
 #include "train/ckpt_stream.h"
+#include "backend/tensor_io.h"
 #include "train/run_options.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
@@ -130,15 +131,15 @@ uint64_t andrea_checkpoint_size(const andrea_config *cfg, int with_moments,
 
 /* ---- the file -------------------------------------------------------------------------- */
 
-static void write_tensor_section(andrea_ckpt_stream *w, const char tag[4], const float *a,
-                                 const float *b, uint64_t n) {
+static void write_tensor_section(andrea_ckpt_stream *w, be_t be, const char tag[4],
+                                 const float *a, const float *b, uint64_t n) {
     uint8_t h[ANDREA_CKPT_SECTION_HEADER] = {0};
     uint64_t len = 4 * n * (b ? 2 : 1);
     memcpy(h, tag, 4);
     put_u64(h + 8, len);
     andrea_ckpt_write(w, h, sizeof h);
-    andrea_ckpt_write_f32(w, a, n);
-    if (b) andrea_ckpt_write_f32(w, b, n);
+    andrea_ckpt_write_tensor(w, be, a, n);
+    if (b) andrea_ckpt_write_tensor(w, be, b, n);
     static const uint8_t zero[8] = {0};
     andrea_ckpt_write(w, zero, (size_t)((8 - len % 8) % 8));
 }
@@ -147,10 +148,11 @@ int andrea_checkpoint_save(const char *path, const andrea_model *model, const fl
                            const float *adam_v, const andrea_ckpt_state *st, const void *blob,
                            uint64_t blob_len) {
     uint64_t n = (uint64_t)model->layout.total;
-    for (uint64_t i = 0; i < n; i++)
-        if (!isfinite(model->params[i]))
-            return andrea_set_error("refusing to save '%s': parameter %llu is not finite", path,
-                                    (unsigned long long)i);
+    float bad_value;
+    int64_t at = andrea_tio_first_nonfinite(model->be, model->params, (size_t)n, 0, &bad_value);
+    if (at >= 0)
+        return andrea_set_error("refusing to save '%s': parameter %lld is not finite", path,
+                                (long long)at);
     int has_moments = adam_m && adam_v;
     andrea_bytes meta = {0};
     if (andrea_ckpt_encode_meta(&meta, &model->cfg, st, blob, blob_len)) return -1;
@@ -169,8 +171,9 @@ int andrea_checkpoint_save(const char *path, const andrea_model *model, const fl
     andrea_ckpt_wopen(w, af.f);
     andrea_ckpt_write(w, meta.data, meta.len);
     andrea_bytes_free(&meta);
-    write_tensor_section(w, "PARM", model->params, NULL, n);
-    if (has_moments) write_tensor_section(w, "ADAM", adam_m, adam_v, n);
+    /* the moments are in the model's backend memory, as the trainer allocates them */
+    write_tensor_section(w, model->be, "PARM", model->params, NULL, n);
+    if (has_moments) write_tensor_section(w, model->be, "ADAM", adam_m, adam_v, n);
     int bad = andrea_ckpt_wclose(w) != 0;
     free(w);
     if (bad) {

@@ -51,8 +51,9 @@ int andrea_checkpoint_save(const char *path, const andrea_model *model, const fl
                            const float *adam_v, const andrea_ckpt_state *st, const void *blob,
                            uint64_t blob_len);
 
-/* Loads a checkpoint: a new model, and if m/v are non-NULL the moments (malloc'd;
- * NULL when the file has none). st and blob (malloc'd) are optional. */
+/* Loads a checkpoint: a new model (on the default backend), and if m/v are non-NULL the
+ * moments (in the model's backend memory: free them with andrea_model_moments_free, which
+ * is free() on every cpu variant; NULL when the file has none). st and blob (malloc'd) are optional. */
 andrea_model *andrea_checkpoint_load(const char *path, float **adam_m, float **adam_v,
                                      andrea_ckpt_state *st, void **blob, uint64_t *blob_len);
 

@@ -153,13 +153,16 @@ static int read_tensors(walk *w, andrea_ckpt_stream *r, const char tag[4], uint6
                                 (unsigned long long)len, (unsigned long long)(4 * n * (adam ? 2 : 1)));
     if (!adam) {
         if (!w->m && !(w->m = andrea_model_alloc(&w->cfg))) return -1;
-        return andrea_ckpt_read_f32(r, w->m->params, n) ? andrea_set_error("checkpoint '%s': read error", w->path) : 0;
+        return andrea_ckpt_read_tensor(r, w->m->be, w->m->params, n)
+                   ? andrea_set_error("checkpoint '%s': read error", w->path) : 0;
     }
     if (!want_moments) return andrea_ckpt_skip(r, len);
-    w->adam_m = andrea_big_alloc((size_t)(4 * n));
-    w->adam_v = andrea_big_alloc((size_t)(4 * n));
+    if (!w->m) return corrupt(w->path, "ADAM before PARM");
+    w->adam_m = andrea_model_moments_alloc(w->m);
+    w->adam_v = andrea_model_moments_alloc(w->m);
     if (!w->adam_m || !w->adam_v) return andrea_set_error("out of memory loading AdamW state");
-    if (andrea_ckpt_read_f32(r, w->adam_m, n) || andrea_ckpt_read_f32(r, w->adam_v, n))
+    if (andrea_ckpt_read_tensor(r, w->m->be, w->adam_m, n) ||
+        andrea_ckpt_read_tensor(r, w->m->be, w->adam_v, n))
         return andrea_set_error("checkpoint '%s': read error", w->path);
     return 0;
 }
@@ -226,9 +229,11 @@ static int walk_sections(walk *w, andrea_ckpt_stream *r, uint64_t fsize, int hea
 }
 
 static void walk_free(walk *w) {
+    if (w->m) {
+        andrea_model_moments_free(w->m, w->adam_m);
+        andrea_model_moments_free(w->m, w->adam_v);
+    }
     andrea_model_free(w->m);
-    free(w->adam_m);
-    free(w->adam_v);
     free(w->blob);
 }
 
@@ -285,9 +290,9 @@ static int file_corrupt(FILE *f, andrea_ckpt_stream *r, uint64_t fsize) {
 static int check_tensors(const char *path, const andrea_model *m, const float *adam_m,
                          const float *adam_v) {
     uint64_t n = (uint64_t)andrea_config_param_counts(&m->cfg).total;
-    if (andrea_ckpt_check_finite(path, "parameter", m->params, n, 0)) return -1;
-    if (adam_m && andrea_ckpt_check_finite(path, "AdamW m", adam_m, n, 0)) return -1;
-    if (adam_v && andrea_ckpt_check_finite(path, "AdamW v", adam_v, n, 1)) return -1;
+    if (andrea_ckpt_check_finite_be(path, "parameter", m->be, m->params, n, 0)) return -1;
+    if (adam_m && andrea_ckpt_check_finite_be(path, "AdamW m", m->be, adam_m, n, 0)) return -1;
+    if (adam_v && andrea_ckpt_check_finite_be(path, "AdamW v", m->be, adam_v, n, 1)) return -1;
     return 0;
 }
 
@@ -312,10 +317,12 @@ static int read_any(const char *path, int header_only, andrea_config *cfg, andre
         fclose(f);
         if (rc == 0) rc = andrea_ckpt_check_state(path, cfg, st);
         if (rc == 0 && m1) rc = check_tensors(path, m1, m1m, m1v);
+        /* read on the host (the old layout is read in one piece): onto the default now */
+        if (rc == 0 && m1) rc = andrea_model_move(m1, NULL, m1m ? &m1m : NULL, m1v ? &m1v : NULL);
         if (rc) {
+            if (m1) andrea_model_moments_free(m1, m1m);
+            if (m1) andrea_model_moments_free(m1, m1v);
             andrea_model_free(m1);
-            free(m1m);
-            free(m1v);
             if (blob) {
                 free(*blob);
                 *blob = NULL;

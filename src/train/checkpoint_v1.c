@@ -92,7 +92,7 @@ int andrea_ckpt_v1_read(FILE *f, const char *path, uint64_t fsize, andrea_config
                                 (unsigned long long)fsize, (unsigned long long)want);
     /* pieces of whole words hash as the file does in one pass (see ckpt_check.c) */
     if (bytes % 8 == 0 && andrea_ckpt_check_holes(f, path, fsize)) return -1;
-    andrea_model *m = andrea_model_alloc(cfg);
+    andrea_model *m = andrea_model_alloc_on(cfg, &andrea_backend_cpu); /* host: read in place */
     if (!m) return -1;
     float *mm = NULL, *vv = NULL;
     void *bb = NULL;

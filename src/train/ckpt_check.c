@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "backend/tensor_io.h"
 #include "train/batch_source.h"
 #include "train/ckpt_format.h"
 #include "util/error.h"
@@ -83,6 +84,16 @@ int andrea_ckpt_check_finite(const char *path, const char *what, const float *x,
                                     "finite numbers (a diverged run or a corrupt file)", path,
                                     what, (unsigned long long)i, (double)x[i]);
     return 0;
+}
+
+int andrea_ckpt_check_finite_be(const char *path, const char *what, const andrea_backend *be,
+                                const float *x, uint64_t n, int nonneg) {
+    float v;
+    int64_t i = andrea_tio_first_nonfinite(be, x, (size_t)n, nonneg, &v);
+    if (i < 0) return 0;
+    return andrea_set_error("checkpoint '%s': %s %lld is %g; a checkpoint holds only finite "
+                            "numbers (a diverged run or a corrupt file)", path, what,
+                            (long long)i, (double)v);
 }
 
 /* FNV-1a over k zero words: each step is h = (h ^ 0) * P, so h * P^k (mod 2^64). */

@@ -33,6 +33,9 @@ int andrea_ckpt_check_state(const char *path, const andrea_config *cfg,
 /* x[0..n) finite (and >= 0 if nonneg); -1 naming path, what and the first bad index. */
 int andrea_ckpt_check_finite(const char *path, const char *what, const float *x, uint64_t n,
                              int nonneg);
+/* The same for x in backend memory (a model's tensors, its moments): counted there. */
+int andrea_ckpt_check_finite_be(const char *path, const char *what, const andrea_backend *be,
+                                const float *x, uint64_t n, int nonneg);
 /* A file with holes (SEEK_HOLE): checks the trailing checksum of [0, fsize - 8) reading
  * only its data, before anything is allocated. 0 when it matches or the file has no
  * holes (the normal read checks it then), -1 on a mismatch. */

@@ -1,6 +1,8 @@
 /* ckpt_stream.c - see ckpt_stream.h. */
 #include "train/ckpt_stream.h"
 
+#include "backend/tensor_io.h"
+
 #include <string.h>
 
 #include "util/hash.h"
@@ -113,4 +115,21 @@ int andrea_ckpt_rcheck(andrea_ckpt_stream *s) {
     uint8_t h[8];
     if (s->pos != s->end || fread(h, 1, 8, s->f) != 8) return -1;
     return get_u64(h) == s->hash;
+}
+
+static int write_chunk(void *user, const float *chunk, size_t k, size_t at) {
+    (void)at;
+    andrea_ckpt_write_f32(user, chunk, k);
+    return 0;
+}
+void andrea_ckpt_write_tensor(andrea_ckpt_stream *s, be_t be, const float *x, uint64_t n) {
+    if (andrea_tio_each(be, x, (size_t)n, write_chunk, s)) s->err = 1;
+}
+
+static int read_chunk(void *user, float *chunk, size_t k, size_t at) {
+    (void)at;
+    return andrea_ckpt_read_f32(user, chunk, k);
+}
+int andrea_ckpt_read_tensor(andrea_ckpt_stream *s, be_t be, float *x, uint64_t n) {
+    return andrea_tio_fill(be, x, (size_t)n, read_chunk, s);
 }

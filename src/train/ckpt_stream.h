@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "backend/backend.h"
+
 #define ANDREA_CKPT_CHUNK 65536 /* a multiple of 8: hashing needs whole words */
 
 typedef struct {
@@ -24,12 +26,15 @@ typedef struct {
 void andrea_ckpt_wopen(andrea_ckpt_stream *s, FILE *f);
 void andrea_ckpt_write(andrea_ckpt_stream *s, const void *p, size_t n);
 void andrea_ckpt_write_f32(andrea_ckpt_stream *s, const float *x, uint64_t n);
+/* n floats of backend memory x, staged through host memory in bounded chunks */
+void andrea_ckpt_write_tensor(andrea_ckpt_stream *s, be_t be, const float *x, uint64_t n);
 /* Writes the buffer out, then the checksum of everything; 0 or -1. */
 int andrea_ckpt_wclose(andrea_ckpt_stream *s);
 
 void andrea_ckpt_ropen(andrea_ckpt_stream *s, FILE *f, uint64_t hashed_end);
 int andrea_ckpt_read(andrea_ckpt_stream *s, void *p, size_t n);
 int andrea_ckpt_read_f32(andrea_ckpt_stream *s, float *x, uint64_t n);
+int andrea_ckpt_read_tensor(andrea_ckpt_stream *s, be_t be, float *x, uint64_t n);
 int andrea_ckpt_skip(andrea_ckpt_stream *s, uint64_t n);
 /* After the last section: reads the stored checksum; 1 if it matches, 0 if not, -1 on a
  * read error. */

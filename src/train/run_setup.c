@@ -33,7 +33,7 @@ static int load_resume(andrea_train_run *r) {
     if (memcmp(&r->m->cfg, &r->cfg, sizeof r->cfg) != 0)
         return andrea_set_error("the model flags given conflict with checkpoint '%s'; drop them "
                                 "when resuming", path);
-    return 0;
+    return andrea_model_move(r->m, r->o.backend, &r->adam_m, &r->adam_v);
 }
 
 /* The options as the run uses them: seq resolved, the data path from a resume. */
@@ -60,11 +60,10 @@ static int effective_options(andrea_train_run *r) {
 }
 
 static int fresh_model(andrea_train_run *r) {
-    r->m = andrea_model_create(&r->cfg, r->o.seed);
+    r->m = andrea_model_create_on(&r->cfg, r->o.seed, r->o.backend);
     if (!r->m) return -1;
-    size_t n = (size_t)r->m->layout.total;
-    r->adam_m = andrea_big_calloc(n * sizeof(float));
-    r->adam_v = andrea_big_calloc(n * sizeof(float));
+    r->adam_m = andrea_model_moments_alloc(r->m);
+    r->adam_v = andrea_model_moments_alloc(r->m);
     if (!r->adam_m || !r->adam_v) return andrea_set_error("out of memory allocating AdamW state");
     r->st->best_val_loss = INFINITY;
     r->st->smooth_loss = NAN;
@@ -146,10 +145,13 @@ void andrea_run_free(andrea_train_run *r) {
     andrea_jsonl_close(&r->log);
     if (r->lock_fd >= 0) close(r->lock_fd); /* releases the folder's lock */
     free(r->x);
+    free(r->dist_stage);
     free(r->ckpt_path);
     free(r->best_path);
-    free(r->adam_m);
-    free(r->adam_v);
+    if (r->m) {
+        andrea_model_moments_free(r->m, r->adam_m);
+        andrea_model_moments_free(r->m, r->adam_v);
+    }
     andrea_model_free(r->m);
     if (r->src) r->src->free(r->src);
     andrea_bytes_free(&r->tok_blob);

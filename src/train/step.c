@@ -44,7 +44,7 @@ int andrea_step_grads(andrea_train_run *r, int step, float *loss, float *grad_no
     *loss = (float)(loss_sum / (o->grad_accum * ranks));
     if (o->inject_nan_step >= 0 && step >= o->inject_nan_step &&
         step < o->inject_nan_step + o->inject_nan_count)
-        m->grads[0] = NAN;
+        m->be->ops.upload(m->be, m->grads, &(float){NAN}, sizeof(float));
     *grad_norm = (float)sqrt(andrea_model_grad_sum_squares(m));
     return 0;
 }

@@ -53,6 +53,8 @@ typedef struct {
     andrea_dist *dist;        /* the ranks (rank 0 of 1 without mpirun): src/dist/ */
     andrea_zero zero;         /* --zero 1: adam_m, adam_v hold this rank's slice only */
     int overlap_failed;       /* a gradient sum started during backward failed */
+    float *dist_stage;        /* host copy of the gradients the collectives sum, when the
+                               * backend's memory is not the host's (NULL otherwise) */
     int64_t updates_applied;  /* AdamW updates this run (skipped steps do not count) */
     double last_val_loss;     /* the latest validation (NAN: none yet), for the gate */
     int gate_good_step;       /* the latest sample not counted toward a halt (-1: none) */

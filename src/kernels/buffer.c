@@ -1,0 +1,88 @@
+/*
+ * buffer.c - whole-buffer passes of the CPU backend: strided row copies, fills from the
+ * engine's RNG, the count of non-finite values, weight quantisation (bf16, int8 with a
+ * per-row scale) and the row gather that decoding's (quantised) embeddings read. The
+ * quantisation here is the one the model always had (quant.c before the backends owned
+ * memory): bf16 round-to-nearest-even, int8 absmax/127 rounded with lrintf.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "kernels/fastmath.h"
+#include "kernels/kernels.h"
+
+void andrea_copy_rows(float *dst, size_t ld_dst, const float *src, size_t ld_src, size_t n,
+                      size_t rows) {
+    if (!n) return;
+    for (size_t r = 0; r < rows; r++) memcpy(dst + r * ld_dst, src + r * ld_src, sizeof(float) * n);
+}
+
+void andrea_fill(float *p, size_t n, int kind, float a, float b, andrea_rng *rng) {
+    if (kind == ANDREA_FILL_CONST) {
+        for (size_t i = 0; i < n; i++) p[i] = a;
+    } else if (kind == ANDREA_FILL_NORMAL) {
+        /* b * N(0,1) with no + 0: the bits of the initialisation before fill existed */
+        for (size_t i = 0; i < n; i++) {
+            float v = b * andrea_rng_normal(rng);
+            p[i] = a != 0.0f ? v + a : v;
+        }
+    } else {
+        for (size_t i = 0; i < n; i++) p[i] = a + (b - a) * andrea_rng_uniform(rng);
+    }
+}
+
+uint64_t andrea_count_nonfinite(const float *x, size_t n, int nonneg) {
+    uint64_t bad = 0;
+#pragma omp parallel for reduction(+ : bad) schedule(static) if (n >= (1u << 16))
+    for (size_t i = 0; i < n; i++) bad += !isfinite(x[i]) || (nonneg && x[i] < 0);
+    return bad;
+}
+
+float andrea_max_abs(const float *x, size_t n) {
+    float mx = 0.0f;
+#pragma omp parallel for reduction(max : mx) schedule(static) if (n >= (1u << 18))
+    for (size_t i = 0; i < n; i++) {
+        float a = isnan(x[i]) ? INFINITY : fabsf(x[i]);
+        if (a > mx) mx = a;
+    }
+    return mx;
+}
+
+void andrea_quantize_rows(void *dst, float *scale, const float *src, int fmt, size_t rows,
+                          size_t cols) {
+    if (fmt == ANDREA_QUANT_BF16) {
+        uint16_t *q = dst;
+#pragma omp parallel for schedule(static) if (rows * cols >= (1u << 16))
+        for (size_t r = 0; r < rows; r++)
+            for (size_t c = 0; c < cols; c++)
+                q[r * cols + c] = andrea_bf16_from_f32(src[r * cols + c]);
+        return;
+    }
+    int8_t *q = dst;
+#pragma omp parallel for schedule(static) if (rows * cols >= (1u << 16))
+    for (size_t r = 0; r < rows; r++) {
+        const float *x = src + r * cols;
+        float amax = 0.0f;
+        for (size_t c = 0; c < cols; c++) amax = fmaxf(amax, fabsf(x[c]));
+        float s = amax > 0 ? amax / 127.0f : 1.0f;
+        scale[r] = s;
+        for (size_t c = 0; c < cols; c++) q[r * cols + c] = (int8_t)lrintf(x[c] / s);
+    }
+}
+
+void andrea_gather_rows(float *out, const void *w, int fmt, const float *scale,
+                        const int32_t *ids, int n, int K) {
+    for (int i = 0; i < n; i++) {
+        size_t r = ids ? (size_t)ids[i] : (size_t)i;
+        float *o = out + (size_t)i * K;
+        if (fmt == ANDREA_QUANT_BF16) {
+            const uint16_t *q = (const uint16_t *)w + r * K;
+            for (int k = 0; k < K; k++) o[k] = andrea_bf16_to_f32(q[k]);
+        } else if (fmt == ANDREA_QUANT_INT8) {
+            const int8_t *q = (const int8_t *)w + r * K;
+            for (int k = 0; k < K; k++) o[k] = (float)q[k] * scale[r];
+        } else {
+            memcpy(o, (const float *)w + r * K, sizeof(float) * (size_t)K);
+        }
+    }
+}
