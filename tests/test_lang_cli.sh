@@ -2,15 +2,9 @@
 # `--lang id` leaves no English sentence (issue 26): the text reports of `andrea attention`
 # and `andrea explain`, their notices, their errors and the HTML page are scanned for
 # English words that a translation would have replaced (the lesson keeps query, key,
-# value, head, layer, softmax, dot product and loss in English; those are allowed). Also
-# the experiment's report and page (a few steps: only its words are checked here)
-"$A" explain --experiment scale --data "$T/small.txt" --seq 16 --steps 10 --lang id --html "$T/sx.html" > "$T/sx.txt" 2>&1
-sed -E "s/'[^']*'//g" "$T/sx.txt" > "$T/sx.clean"
-scan "explain --experiment scale --lang id" "$T/sx.clean"
-sed -E -e 's/<[^>]*>/ /g' -e "s/'[^']*'//g" "$T/sx.html" > "$T/sxh.clean"
-scan "the experiment's page in Indonesian" "$T/sxh.clean"
-
-# the strings the issue named: no "rata2", "periksa:", "PASS", "praktis -inf", "dikali ",
+# value, head, layer, softmax, dot product and loss in English; those are allowed); also
+# the experiment's report and page, and the flag parser's and model opening's errors.
+# The strings the issue named: no "rata2", "periksa:", "PASS", "praktis -inf", "dikali ",
 # "peluang acak", "Dari Skor ke Output." glued to a sentence, "perhatian andrea", and one
 # number style (1 048 576, never 1.048.576).
 . "$(dirname "$0")/lib.sh"
@@ -86,4 +80,10 @@ expect_error "explain long prompt" "prompt berisi 20 token" "$A" explain -p 'abc
 "$A" attention -m "$ck" -p "$(head -c 31 "$T/small.txt" | tr -d '\n')" --html "$T/b.html" --max-mb 0.25 --matrices 0 --lang id > /dev/null 2> "$T/note.err" || fail "narrowed export failed: $(cat "$T/note.err")"
 grep -q 'catatan: .*hanya layer 0' "$T/note.err" && pass "the size guard's note in Indonesian" || fail "guard note: $(cat "$T/note.err")"
 scan "attention notices" "$T/note.err"
+# the flag parser and model opening speak the command's --lang too
+expect_error "unknown flag" "flag '--bogus' tidak dikenal" "$A" attention --bogus --lang id
+expect_error "bad number" "--layer harus bilangan bulat, bukan 'x'" "$A" explain --lang=id --layer x
+expect_error "no model file" "berkas model '$T/none.bin' tidak ada" "$A" attention -m "$T/none.bin" -p ab --lang id
+expect_error "not a model" "tidak dapat dipakai sebagai model" "$A" explain -m "$T/small.txt" --lang id
+expect_error "English stays English" "unknown flag '--bogus'" "$A" attention --bogus
 finish

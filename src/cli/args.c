@@ -8,6 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "andrea_inspect.h" /* andrea_lang_text: the messages in the command's --lang */
+
+/* The language of this parse's messages: a command that has a --lang flag gets its errors
+ * in that language (the flag is looked up before parsing, so even "unknown flag" is). */
+static const char *g_lang;
+#define MSG(key) andrea_lang_text(g_lang, key)
+
 static arg_spec *find_long(arg_spec *s, int n, const char *name, size_t len) {
     for (int i = 0; i < n; i++)
         if (strlen(s[i].name) == len && strncmp(s[i].name, name, len) == 0) return &s[i];
@@ -27,12 +34,12 @@ static int set_value(const char *cmd, arg_spec *s, const char *val) {
     case ARG_INT: {
         long v = strtol(val, &end, 10);
         if (*val == '\0' || *end != '\0' || errno || v < -2147483647L || v > 2147483647L) {
-            fprintf(stderr, "andrea %s: --%s expects an integer, got '%s'\n", cmd, s->name, val);
+            fprintf(stderr, MSG("args.int"), cmd, s->name, val);
             return -1;
         }
         /* -t/--threads is the same flag in every command: OpenMP would start them all */
         if (strcmp(s->name, "threads") == 0 && (v < 0 || v > ARGS_MAX_THREADS)) {
-            fprintf(stderr, "andrea %s: --%s must be between 0 (all cores) and %d, got %ld\n",
+            fprintf(stderr, MSG("args.threads"),
                     cmd, s->name, ARGS_MAX_THREADS, v);
             return -1;
         }
@@ -41,13 +48,13 @@ static int set_value(const char *cmd, arg_spec *s, const char *val) {
     }
     case ARG_U64: {
         if (val[0] == '-') {
-            fprintf(stderr, "andrea %s: --%s expects a non-negative integer, got '%s'\n", cmd,
+            fprintf(stderr, MSG("args.u64"), cmd,
                     s->name, val);
             return -1;
         }
         unsigned long long v = strtoull(val, &end, 10);
         if (*val == '\0' || *end != '\0' || errno) {
-            fprintf(stderr, "andrea %s: --%s expects a non-negative integer, got '%s'\n", cmd,
+            fprintf(stderr, MSG("args.u64"), cmd,
                     s->name, val);
             return -1;
         }
@@ -58,13 +65,12 @@ static int set_value(const char *cmd, arg_spec *s, const char *val) {
         double v = strtod(val, &end);
         if (*val == '\0' || *end != '\0' || (errno && errno != ERANGE) ||
             (!isfinite(v) && errno != ERANGE)) {
-            fprintf(stderr, "andrea %s: --%s expects a number, got '%s'\n", cmd, s->name, val);
+            fprintf(stderr, MSG("args.number"), cmd, s->name, val);
             return -1;
         }
         /* the destination is a float: 1e39 would become inf, 1e-50 a silent 0 */
         if (errno == ERANGE || fabs(v) > FLT_MAX || (v != 0 && fabs(v) < FLT_MIN)) {
-            fprintf(stderr, "andrea %s: --%s %s is out of range for a float (%g to %g in "
-                    "magnitude, or 0)\n", cmd, s->name, val, (double)FLT_MIN, (double)FLT_MAX);
+            fprintf(stderr, MSG("args.float_range"), cmd, s->name, val, (double)FLT_MIN, (double)FLT_MAX);
             return -1;
         }
         *(float *)s->dst = (float)v;
@@ -81,8 +87,20 @@ static int set_value(const char *cmd, arg_spec *s, const char *val) {
     return 0;
 }
 
+/* The value of --lang in argv when the command has that flag (else NULL: English). */
+static const char *find_lang(int argc, char **argv, const arg_spec *specs, int n_specs) {
+    int has = 0;
+    for (int i = 0; i < n_specs; i++) has |= strcmp(specs[i].name, "lang") == 0;
+    for (int i = 1; has && i < argc && strcmp(argv[i], "--") != 0; i++) {
+        if (strncmp(argv[i], "--lang=", 7) == 0) return argv[i] + 7;
+        if (strcmp(argv[i], "--lang") == 0 && i + 1 < argc) return argv[i + 1];
+    }
+    return NULL;
+}
+
 int args_parse(const char *cmd, int argc, char **argv, arg_spec *specs, int n_specs,
                const char **positional, int max_pos, int *n_pos) {
+    g_lang = find_lang(argc, argv, specs, n_specs);
     int npos = 0;
     int only_positional = 0;
     for (int i = 1; i < argc; i++) {
@@ -94,7 +112,7 @@ int args_parse(const char *cmd, int argc, char **argv, arg_spec *specs, int n_sp
         }
         if (only_positional || a[0] != '-' || a[1] == '\0') {
             if (!positional || npos >= max_pos) {
-                fprintf(stderr, "andrea %s: unexpected argument '%s' (see 'andrea %s --help')\n",
+                fprintf(stderr, MSG("args.unexpected"),
                         cmd, a, cmd);
                 return -1;
             }
@@ -113,17 +131,17 @@ int args_parse(const char *cmd, int argc, char **argv, arg_spec *specs, int n_sp
             s = find_short(specs, n_specs, a[1]);
         }
         if (!s) {
-            fprintf(stderr, "andrea %s: unknown flag '%s' (see 'andrea %s --help')\n", cmd, a, cmd);
+            fprintf(stderr, MSG("args.unknown"), cmd, a, cmd);
             return -1;
         }
         if (s->type == ARG_FLAG) {
             if (val) {
-                fprintf(stderr, "andrea %s: --%s takes no value\n", cmd, s->name);
+                fprintf(stderr, MSG("args.no_value"), cmd, s->name);
                 return -1;
             }
         } else if (!val) {
             if (i + 1 >= argc) {
-                fprintf(stderr, "andrea %s: --%s needs a value\n", cmd, s->name);
+                fprintf(stderr, MSG("args.needs_value"), cmd, s->name);
                 return -1;
             }
             val = argv[++i];

@@ -132,7 +132,7 @@ int cmd_attention(int argc, char **argv) {
     andrea_tokenizer *tok = NULL;
     andrea_model *m = cli_model_open(model_path, NULL, &tok); /* any format, probed */
     if (!m) {
-        fprintf(stderr, "andrea attention: %s\n", andrea_error());
+        cli_model_error("attention", lang, model_path);
         return 1;
     }
     const andrea_config *c = andrea_model_config(m);

@@ -342,6 +342,10 @@ int cmd_explain(int argc, char **argv) {
         m = andrea_model_create(&cfg, seed);
         tok = m ? andrea_tokenizer_byte() : NULL;
     }
+    if (!m && model_path) {
+        cli_model_error("explain", lang, model_path);
+        return 1;
+    }
     if (!m || !tok) {
         fprintf(stderr, "andrea explain: %s\n", andrea_error());
         andrea_tokenizer_free(tok);

@@ -1,10 +1,13 @@
 /* model_open.c - see model_open.h. */
 #include "model_open.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <string.h>
 
 #include "andrea_formats.h"
+#include "andrea_inspect.h"
 #include "util/error.h"
 
 int cli_is_flat(const char *path) {
@@ -97,4 +100,19 @@ andrea_model *cli_model_open(const char *path, const char *tok_spec, andrea_toke
         return NULL;
     }
     return m;
+}
+
+void cli_model_error(const char *cmd, const char *lang, const char *path) {
+    struct stat sb;
+    if (!lang || !*lang || strcmp(lang, "en") == 0) { /* the library's own words */
+        fprintf(stderr, "andrea %s: %s\n", cmd, andrea_error());
+    } else if (stat(path, &sb) != 0 && errno == ENOENT) {
+        fprintf(stderr, "andrea %s: ", cmd);
+        fprintf(stderr, andrea_lang_text(lang, "err.no_model"), path);
+        fputc('\n', stderr);
+    } else { /* the detail is the reader's, in English: said as such */
+        fprintf(stderr, "andrea %s: ", cmd);
+        fprintf(stderr, andrea_lang_text(lang, "err.bad_model"), path, andrea_error());
+        fputc('\n', stderr);
+    }
 }

@@ -13,6 +13,11 @@
  * refused (andrea_model_probe). Returns NULL with andrea_error() set. */
 andrea_model *cli_model_open(const char *path, const char *tok_spec, andrea_tokenizer **tok);
 
+/* Prints why cli_model_open(path) failed, as "andrea CMD: ..." in lang (attention and
+ * explain's --lang): a missing file in that language; a file that is no usable model in
+ * that language, with the reader's own detail. English: the reader's message as it is. */
+void cli_model_error(const char *cmd, const char *lang, const char *path);
+
 /* Is path ANDREA's flat checkpoint (no other format's magic; its size fits its header)? */
 int cli_is_flat(const char *path);
 /* For a flat file: the tokenizer spec (tok_spec, else harris_segments.json beside path)

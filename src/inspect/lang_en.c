@@ -171,6 +171,18 @@ static const andrea_lang_entry EN[] = {
      "the %d x %d heads at T = %d would be %s of export (limit %s): showing layer %d%s only (%s); choose with --layer/--head, or raise --max-mb"},
     {"attn.guard_head0", " head 0"},
     /* ---- errors of `andrea attention` and `andrea explain` (after "andrea CMD: ") ---- */
+    /* ---- the flag parser's messages (src/cli/args.c), each after "andrea CMD: " ------- */
+    {"args.int", "andrea %s: --%s expects an integer, got '%s'\n"},
+    {"args.threads", "andrea %s: --%s must be between 0 (all cores) and %d, got %ld\n"},
+    {"args.u64", "andrea %s: --%s expects a non-negative integer, got '%s'\n"},
+    {"args.number", "andrea %s: --%s expects a number, got '%s'\n"},
+    {"args.float_range", "andrea %s: --%s %s is out of range for a float (%g to %g in magnitude, or 0)\n"},
+    {"args.unexpected", "andrea %s: unexpected argument '%s' (see 'andrea %s --help')\n"},
+    {"args.unknown", "andrea %s: unknown flag '%s' (see 'andrea %s --help')\n"},
+    {"args.no_value", "andrea %s: --%s takes no value\n"},
+    {"args.needs_value", "andrea %s: --%s needs a value\n"},
+    {"err.no_model", "there is no model file '%s'"},
+    {"err.bad_model", "'%s' cannot be used as a model: %s"},
     {"err.need", "need a model and a prompt (use -m CKPT -p TEXT)"},
     {"err.range", "--%s %d is out of range (the model has %d; use 0..%d, or -1 for all)"},
     {"err.layer_head", "--layer %d --head %d is outside the model (layers 0..%d, heads 0..%d)"},

@@ -179,6 +179,18 @@ static const andrea_lang_entry ID[] = {
      "%d x %d head pada T = %d akan menjadi ekspor sebesar %s (batas %s): hanya layer %d%s yang ditampilkan (%s); pilih dengan --layer/--head, atau naikkan --max-mb"},
     {"attn.guard_head0", " head 0"},
     /* ---- errors of `andrea attention` and `andrea explain` (after "andrea CMD: ") ---- */
+    /* ---- pesan pengurai flag (src/cli/args.c) ---------------------------------------- */
+    {"args.int", "andrea %s: --%s harus bilangan bulat, bukan '%s'\n"},
+    {"args.threads", "andrea %s: --%s harus antara 0 (semua inti) dan %d, bukan %ld\n"},
+    {"args.u64", "andrea %s: --%s harus bilangan bulat tak negatif, bukan '%s'\n"},
+    {"args.number", "andrea %s: --%s harus berupa angka, bukan '%s'\n"},
+    {"args.float_range", "andrea %s: --%s %s di luar jangkauan float (besarnya %g sampai %g, atau 0)\n"},
+    {"args.unexpected", "andrea %s: argumen '%s' tidak diharapkan (lihat 'andrea %s --help')\n"},
+    {"args.unknown", "andrea %s: flag '%s' tidak dikenal (lihat 'andrea %s --help')\n"},
+    {"args.no_value", "andrea %s: --%s tidak menerima nilai\n"},
+    {"args.needs_value", "andrea %s: --%s memerlukan nilai\n"},
+    {"err.no_model", "berkas model '%s' tidak ada"},
+    {"err.bad_model", "'%s' tidak dapat dipakai sebagai model (keterangan pembacanya, dalam bahasa Inggris: %s)"},
     {"err.need", "perlu model dan prompt (pakai -m CKPT -p TEKS)"},
     {"err.range", "--%s %d di luar jangkauan (model memiliki %d; pakai 0..%d, atau -1 untuk semuanya)"},
     {"err.layer_head", "--layer %d --head %d di luar model (layer 0..%d, head 0..%d)"},
