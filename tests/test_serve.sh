@@ -125,7 +125,13 @@ BURST=()
 for i in 1 2 3 4 5 6; do curl -s -m 120 -o /dev/null -w '%{http_code}\n' -H "Content-Type: application/json" "$B/v1/completions" -d "$long" > "$T/burst$i" & BURST+=($!); done
 wait "${BURST[@]}"
 ok=$(cat "$T"/burst* | grep -c '^200$'); busy=$(cat "$T"/burst* | grep -c '^429$')
-[ "$ok" = 3 ] && [ "$busy" = 3 ] && pass "--parallel 1 --queue 2: a burst of six: 3 answered, 3 got 429" || fail "burst: $ok answered, $busy 429"
+# what is asserted is admission: exactly 3 refused at once with 429. The admitted three are
+# answered one after another; on a loaded machine (or cpu-guarded, slow by design) the last
+# may outlive its client's 120 s (000) or the server's timeout (408), which is not admission
+late=$(cat "$T"/burst* | grep -c '^000$\|^408$')
+[ "$busy" = 3 ] && [ "$ok" -ge 1 ] && [ $((ok + late)) = 3 ] \
+    && pass "--parallel 1 --queue 2: a burst of six: 3 admitted ($ok answered, $late outlived their client), 3 got 429" \
+    || fail "burst: $ok answered, $late late, $busy 429: $(cat "$T"/burst* | tr '\n' ' ')"
 text=$(printf 'To be, or not to be, that is the question. %.0s' $(seq 1 8))
 ATT=()
 for i in 1 2 3 4 5 6; do curl -s -m 0.4 -o /dev/null -w '%{http_code}\n' -H "Content-Type: application/json" "$B/attention" -d "{\"text\":\"$text\"}" > "$T/attn$i" & ATT+=($!); done
