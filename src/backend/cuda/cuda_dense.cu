@@ -5,8 +5,9 @@
  * matvec. Reductions over rows (dbias, dw of the norms) are one thread per column summing
  * the rows in order: deterministic, no float atomics.
  *
- * Row-major out(M, N) = inp(M, K) w(N, K)^T is column-major out^T = w^T-as-stored... i.e.
- * cublasSgemm(T, N, N, M, K, w, K, inp, K, out, N); the two backward products likewise.
+ * cuBLAS is column-major: a row-major (R, C) matrix is its (C, R) transpose there, so
+ * out(M, N) = inp w^T is out^T = w^T(stored) transposed times inp^T(stored):
+ * cublasSgemm(T, N, N, M, K, w, K, inp, K, out, N); the backward products likewise.
  */
 #include <math.h>
 #include <stdlib.h>
