@@ -38,6 +38,10 @@ static float grad_rel_diff(andrea_model *a, andrea_model *b) {
 }
 
 int main(void) {
+#ifndef ANDREA_HAVE_CUDA
+    printf("test_cuda: skipped: built without the CUDA backend (cmake -DANDREA_CUDA=ON)\n");
+    return 77;
+#endif
     const andrea_backend *be = andrea_backend_find("cuda");
     if (!be) {
         const char *why = andrea_error();

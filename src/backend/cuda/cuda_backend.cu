@@ -37,15 +37,41 @@ static void probe(void) {
     } else if ((e = cudaSetDevice(s->device)) != cudaSuccess) {
         snprintf(s->why, sizeof s->why, "cudaSetDevice(%d): %s", s->device, cudaGetErrorString(e));
     } else {
-        cublasStatus_t b = cublasCreate(&s->blas);
-        if (b == CUBLAS_STATUS_SUCCESS)
-            b = cublasSetMathMode(s->blas, CUBLAS_PEDANTIC_MATH); /* exact fp32: no TF32 */
+        cuda_thread_bound = 1;
+        cublasHandle_t h = NULL;
+        cublasStatus_t b = cublasCreate(&h);
         if (b != CUBLAS_STATUS_SUCCESS)
             snprintf(s->why, sizeof s->why, "cuBLAS: %s", cublasGetStatusString(b));
         else
             s->usable = 1;
+        if (h) cublasDestroy(h); /* the probe only: each thread makes its own (cuda_blas) */
     }
     s->probed = 1;
+}
+
+__thread int cuda_thread_bound;
+static __thread cublasHandle_t thread_blas;
+
+int cuda_bind_thread(void) {
+    cudaError_t e = cudaSetDevice(andrea_cuda_state.device);
+    if (e != cudaSuccess) return cuda_failf("bind thread", cudaGetErrorString(e), "device %d",
+                                            andrea_cuda_state.device);
+    cuda_thread_bound = 1;
+    return 0;
+}
+
+/* Handles are never destroyed: one per thread that ran a product, for the process's life. */
+cublasHandle_t cuda_blas(const char *op) {
+    if (thread_blas) return thread_blas;
+    cublasHandle_t h = NULL;
+    cublasStatus_t b = cublasCreate(&h);
+    if (b == CUBLAS_STATUS_SUCCESS) b = cublasSetMathMode(h, CUBLAS_PEDANTIC_MATH);
+    if (b != CUBLAS_STATUS_SUCCESS) {
+        if (h) cublasDestroy(h);
+        cuda_failf(op, cublasGetStatusString(b), "%s", "cublasCreate");
+        return NULL;
+    }
+    return thread_blas = h;
 }
 
 int cuda_probe(void) {

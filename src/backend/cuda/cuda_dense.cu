@@ -35,11 +35,13 @@ static void forward(const char *op, float *out, const float *inp, const float *w
                     const float *bias, const float *resid, int M, int K, int N) {
     size_t n = (size_t)M * N;
     float one = 1.0f, beta = bias || resid ? 1.0f : 0.0f;
+    cublasHandle_t blas = cuda_blas(op);
+    if (!blas) return;
     if (bias || resid) {
         k_rows_bias<<<cuda_blocks(n), 256>>>(out, bias, resid, N, n);
         CU_LAUNCHED(op, "bias M %d K %d N %d", M, K, N);
     }
-    CUBLAS_CHECK(cublasSgemm(andrea_cuda_state.blas, CUBLAS_OP_T, CUBLAS_OP_N, N, M, K, &one, w,
+    CUBLAS_CHECK(cublasSgemm(blas, CUBLAS_OP_T, CUBLAS_OP_N, N, M, K, &one, w,
                              K, inp, K, &beta, out, N),
                  op, "sgemm M %d K %d N %d", M, K, N);
 }
@@ -73,8 +75,10 @@ void cuda_matmul_forward_act(be_t be, float *pre, float *post, const float *inp,
 static void weight_grads(const char *op, float *dw, float *dbias, const float *dout,
                          const float *x, int M, int K, int N, int init) {
     float one = 1.0f, beta = init ? 0.0f : 1.0f;
+    cublasHandle_t blas = cuda_blas(op);
+    if (!blas) return;
     if (dw)
-        CUBLAS_CHECK(cublasSgemm(andrea_cuda_state.blas, CUBLAS_OP_N, CUBLAS_OP_T, K, N, M, &one,
+        CUBLAS_CHECK(cublasSgemm(blas, CUBLAS_OP_N, CUBLAS_OP_T, K, N, M, &one,
                                  x, K, dout, N, &beta, dw, K),
                      op, "dw sgemm M %d K %d N %d", M, K, N);
     if (dbias) {
@@ -88,8 +92,10 @@ void cuda_matmul_backward(be_t be, float *dinp, float *dw, float *dbias, const f
     (void)be;
     float one = 1.0f;
     if (!cuda_ok() || !M) return;
+    cublasHandle_t blas = cuda_blas("matmul_backward");
+    if (!blas) return;
     if (dinp)
-        CUBLAS_CHECK(cublasSgemm(andrea_cuda_state.blas, CUBLAS_OP_N, CUBLAS_OP_N, K, M, N, &one,
+        CUBLAS_CHECK(cublasSgemm(blas, CUBLAS_OP_N, CUBLAS_OP_N, K, M, N, &one,
                                  w, K, dout, N, &one, dinp, K),
                      "matmul_backward", "dinp sgemm M %d K %d N %d", M, K, N);
     weight_grads("matmul_backward", dw, dbias, dout, inp, M, K, N, dw_init);
@@ -101,7 +107,9 @@ void cuda_matmul_backward_act(be_t be, float *dpre, float *dw, float *dbias, con
     (void)be;
     float one = 1.0f, zero = 0.0f;
     if (!cuda_ok() || !M) return;
-    CUBLAS_CHECK(cublasSgemm(andrea_cuda_state.blas, CUBLAS_OP_N, CUBLAS_OP_N, K, M, N, &one, w,
+    cublasHandle_t blas = cuda_blas("matmul_backward_act");
+    if (!blas) return;
+    CUBLAS_CHECK(cublasSgemm(blas, CUBLAS_OP_N, CUBLAS_OP_N, K, M, N, &one, w,
                              K, dout, N, &zero, dpre, K),
                  "matmul_backward_act", "dpre sgemm M %d K %d N %d", M, K, N);
     if (cuda_act_launch(dpre, pre, (size_t)M * K, act, 1)) {

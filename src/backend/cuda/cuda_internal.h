@@ -25,7 +25,6 @@ typedef struct {
     int probed, usable;     /* device probe done once (cuda_probe); usable: a device runs */
     char why[256];          /* why not, when !usable */
     int device;             /* the device every op runs on */
-    cublasHandle_t blas;    /* created at the probe, math mode pedantic (exact fp32) */
     volatile int failed;    /* an op failed: later ops do nothing */
     char err[512];          /* the first failure */
 } cuda_state;
@@ -39,8 +38,19 @@ int cuda_probe(void);
 int cuda_failf(const char *op, const char *what, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* 1 when ops may run (no earlier failure), else 0. */
-static inline int cuda_ok(void) { return !andrea_cuda_state.failed; }
+/* Binds the calling thread to the backend's device, once per thread (the server calls ops
+ * from many); 0, or -1 with the failure recorded. */
+int cuda_bind_thread(void);
+extern __thread int cuda_thread_bound;
+
+/* 1 when ops may run (no earlier failure, this thread on the device), else 0. */
+static inline int cuda_ok(void) {
+    return !andrea_cuda_state.failed && (cuda_thread_bound || cuda_bind_thread() == 0);
+}
+
+/* This thread's cuBLAS handle (one per thread: a handle is not for concurrent use), pedantic
+ * math (exact fp32, no TF32); NULL with the failure recorded. */
+cublasHandle_t cuda_blas(const char *op);
 
 #define CU_CHECK(call, op, ...)                                                              \
     do {                                                                                     \
