@@ -91,7 +91,7 @@ void cuda_matmul_backward(be_t be, float *dinp, float *dw, float *dbias, const f
                           const float *inp, const float *w, int M, int K, int N, int dw_init) {
     (void)be;
     float one = 1.0f;
-    if (!cuda_ok() || !M) return;
+    if (!cuda_ok() || !M || !N || !K) return;
     cublasHandle_t blas = cuda_blas("matmul_backward");
     if (!blas) return;
     if (dinp)
@@ -106,7 +106,7 @@ void cuda_matmul_backward_act(be_t be, float *dpre, float *dw, float *dbias, con
                               int N, int act, int dw_init) {
     (void)be;
     float one = 1.0f, zero = 0.0f;
-    if (!cuda_ok() || !M) return;
+    if (!cuda_ok() || !M || !N || !K) return;
     cublasHandle_t blas = cuda_blas("matmul_backward_act");
     if (!blas) return;
     CUBLAS_CHECK(cublasSgemm(blas, CUBLAS_OP_N, CUBLAS_OP_N, K, M, N, &one, w,

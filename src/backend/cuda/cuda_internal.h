@@ -52,14 +52,7 @@ static inline int cuda_ok(void) {
  * math (exact fp32, no TF32); NULL with the failure recorded. */
 cublasHandle_t cuda_blas(const char *op);
 
-#define CU_CHECK(call, op, ...)                                                              \
-    do {                                                                                     \
-        cudaError_t e_ = (call);                                                             \
-        if (e_ != cudaSuccess) {                                                             \
-            cuda_failf(op, cudaGetErrorString(e_), __VA_ARGS__);                             \
-            return;                                                                          \
-        }                                                                                    \
-    } while (0)
+/* a failed CUDA call: recorded, and the op returns ret */
 #define CU_CHECK_R(ret, call, op, ...)                                                       \
     do {                                                                                     \
         cudaError_t e_ = (call);                                                             \
@@ -68,6 +61,8 @@ cublasHandle_t cuda_blas(const char *op);
             return ret;                                                                      \
         }                                                                                    \
     } while (0)
+/* in a function returning void (the empty argument: `return ;`) */
+#define CU_CHECK(call, op, ...) CU_CHECK_R(, call, op, __VA_ARGS__)
 #define CUBLAS_CHECK(call, op, ...)                                                          \
     do {                                                                                     \
         cublasStatus_t s_ = (call);                                                          \

@@ -58,7 +58,7 @@ __global__ static void k_norm_fwd(int rms, float *out, float *mean, float *rstd,
 void cuda_norm_forward(be_t be, int kind, float *out, float *mean, float *rstd, const float *inp,
                        const float *w, const float *b, int N, int C, float eps) {
     (void)be;
-    if (!cuda_ok() || !N) return;
+    if (!cuda_ok() || !N || !C) return;
     k_norm_fwd<<<N, NT>>>(kind == ANDREA_NORM_RMS, out, mean, rstd, inp, w, b, C, eps);
     CU_LAUNCHED("norm_forward", "kind %d N %d C %d", kind, N, C);
 }
@@ -101,7 +101,7 @@ void cuda_norm_backward(be_t be, int kind, float *dinp, float *dw, float *db, co
                         int N, int C) {
     (void)be;
     int rms = kind == ANDREA_NORM_RMS;
-    if (!cuda_ok() || !N) return;
+    if (!cuda_ok() || !N || !C) return;
     if (dinp) {
         k_norm_bwd_x<<<N, NT>>>(rms, dinp, dout, inp, w, mean, rstd, C);
         CU_LAUNCHED("norm_backward", "dinp kind %d N %d C %d", kind, N, C);
@@ -176,7 +176,7 @@ __global__ static void k_ce_bwd(float *p, const int32_t *tg, int V, float dloss)
 void cuda_crossentropy_backward(be_t be, float *probs_to_dlogits, const int32_t *targets, int N,
                                 int V, float dloss) {
     (void)be;
-    if (!cuda_ok() || !N) return;
+    if (!cuda_ok() || !N || !V) return;
     int32_t *dt =
         (int32_t *)cuda_upload_temp(targets, sizeof(int32_t) * N, "crossentropy_backward");
     if (!dt) return;
