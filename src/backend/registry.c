@@ -10,10 +10,17 @@
 #include "backend/backend.h"
 #include "util/error.h"
 
+#ifdef ANDREA_HAVE_CUDA
+extern const andrea_backend andrea_backend_cuda; /* src/backend/cuda/cuda_ops.cu */
+#endif
+
 static const andrea_backend *const BACKENDS[] = {
     &andrea_backend_cpu,          &andrea_backend_cpu_avx512, &andrea_backend_cpu_avx2,
     &andrea_backend_cpu_baseline, &andrea_backend_cpu_blas,   &andrea_backend_cpu_bf16,
     &andrea_backend_cpu_guarded,
+#ifdef ANDREA_HAVE_CUDA
+    &andrea_backend_cuda,
+#endif
 };
 #define N_BACKENDS (int)(sizeof BACKENDS / sizeof BACKENDS[0])
 

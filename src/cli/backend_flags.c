@@ -41,11 +41,19 @@ int backend_check(const char *cmd, const char *name) {
     return -1;
 }
 
+/* The backends this machine runs, one a line on stdout (scripts read it); those it cannot,
+ * with the reason, on stderr. */
 void backend_list(void) {
     for (int i = 0; i < andrea_backend_count(); i++) {
         const andrea_backend *be = andrea_backend_get(i);
         printf("%-14s %s\n", andrea_backend_name(be), andrea_backend_description(be));
     }
+#ifdef ANDREA_HAVE_CUDA
+    if (!andrea_backend_find("cuda")) fprintf(stderr, "unavailable: %s\n", andrea_error());
+#else
+    fprintf(stderr, "unavailable: backend 'cuda': not built (cmake -DANDREA_CUDA=ON, "
+                    "docs/cuda.md)\n");
+#endif
 }
 
 int isa_flag_apply(const char *cmd, const char *isa) {

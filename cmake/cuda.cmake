@@ -1,0 +1,35 @@
+# The CUDA backend (src/backend/cuda/, docs/cuda.md): -DANDREA_CUDA=ON builds it into the
+# library (nvcc, cuBLAS), for ANDREA_CUDA_ARCH (sm_90: H100/H200 by default).
+# OFF (the default in this first landing, since none of it has run on a GPU yet) leaves
+# the build exactly as without it. Next step, once device_check.sh passes on a GPU: auto
+# (ON when nvcc is found).
+option(ANDREA_CUDA "Build the CUDA backend (nvcc, cuBLAS)" OFF)
+set(ANDREA_CUDA_ARCH "90" CACHE STRING "CUDA architectures to build for (90 = sm_90)")
+
+if(ANDREA_CUDA)
+  if(NOT CMAKE_CUDA_COMPILER AND EXISTS /usr/local/cuda/bin/nvcc)
+    set(CMAKE_CUDA_COMPILER /usr/local/cuda/bin/nvcc)
+  endif()
+  set(CMAKE_CUDA_ARCHITECTURES ${ANDREA_CUDA_ARCH})
+  enable_language(CUDA)
+  find_package(CUDAToolkit REQUIRED)
+  file(GLOB ANDREA_CUDA_SOURCES CONFIGURE_DEPENDS src/backend/cuda/*.cu)
+  add_library(andrea_cuda OBJECT ${ANDREA_CUDA_SOURCES})
+  # the directory's C warning flags are not nvcc's: the host compiler gets them through
+  # -Xcompiler (not -Wunknown-pragmas: kernels.h's omp simd), and nvcc's own warnings are errors with ANDREA_WERROR
+  set_property(TARGET andrea_cuda PROPERTY COMPILE_OPTIONS "")
+  target_compile_options(andrea_cuda PRIVATE
+    -Xcompiler=-Wall,-Wextra,-Wshadow,-Wno-unused-parameter,-Wno-unknown-pragmas
+    $<$<BOOL:${ANDREA_WERROR}>:-Werror=all-warnings -Xcompiler=-Werror>)
+  set_target_properties(andrea_cuda PROPERTIES CUDA_STANDARD 17 CUDA_STANDARD_REQUIRED ON
+                        POSITION_INDEPENDENT_CODE ON)
+  target_include_directories(andrea_cuda PRIVATE include src)
+  # its objects go into the one library (no link-order cycle between two archives)
+  set_target_properties(andrea_lib PROPERTIES CUDA_ARCHITECTURES ${ANDREA_CUDA_ARCH})
+  target_sources(andrea_lib PRIVATE $<TARGET_OBJECTS:andrea_cuda>)
+  target_link_libraries(andrea_lib PUBLIC CUDA::cudart CUDA::cublas)
+  target_compile_definitions(andrea_lib PUBLIC ANDREA_HAVE_CUDA=1)
+  message(STATUS "andrea: CUDA: yes (nvcc ${CMAKE_CUDA_COMPILER_VERSION}, sm_${ANDREA_CUDA_ARCH}, cuBLAS)")
+else()
+  message(STATUS "andrea: CUDA: no (ANDREA_CUDA=OFF; -DANDREA_CUDA=ON builds the cuda backend)")
+endif()

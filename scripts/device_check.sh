@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# device_check.sh - the CUDA backend's check on a fresh GPU machine (docs/cuda.md): the
+# repository copied over, nothing installed, no network, none of the optional Debian
+# libraries. Builds with -DANDREA_CUDA=ON for sm_90 (ANDREA_CUDA_ARCH to change), runs
+# every CUDA test and a short benchmark, and writes report.md and report.json into $OUT
+# (default ./device_check_out), each step's log under $OUT/logs. Under 8 minutes: every
+# step has a timeout and later steps are skipped once DEADLINE_S (420) has passed.
+# A step that fails is recorded and the next one still runs; exit 0 when every step passed
+# (a skip counts as a failure: on a GPU machine every CUDA test must run).
+set -u
+cd "$(dirname "$0")/.."
+OUT=${OUT:-$PWD/device_check_out}
+ARCH=${ANDREA_CUDA_ARCH:-90}
+BUILD=${BUILD:-build-device}
+DEADLINE_S=${DEADLINE_S:-420}
+mkdir -p "$OUT/logs"
+START=$(date +%s)
+export PATH="/usr/local/cuda/bin:$PATH"
+JOBS=$(nproc 2>/dev/null || echo 4)
+
+NAMES=() STATUS=() SECS=() NOTES=()
+# step NAME TIMEOUT_S CMD...: runs CMD with its output in logs/NAME.log, records its status
+step() {
+    local name=$1 limit=$2
+    shift 2
+    local now rc t0 note=""
+    now=$(date +%s)
+    if [ $((now - START)) -ge "$DEADLINE_S" ]; then
+        NAMES+=("$name") STATUS+=("skipped") SECS+=(0) NOTES+=("past the ${DEADLINE_S}s deadline")
+        return 0
+    fi
+    t0=$now
+    timeout "$limit" "$@" > "$OUT/logs/$name.log" 2>&1
+    rc=$?
+    local st=pass
+    if [ $rc -eq 77 ]; then st=skipped
+    elif [ $rc -eq 124 ]; then st=fail note="timed out after ${limit}s"
+    elif [ $rc -ne 0 ]; then st=fail note="exit $rc"
+    elif grep -q '(Skipped)' "$OUT/logs/$name.log"; then st=skipped; fi
+    [ -z "$note" ] && note=$(tail -n 1 "$OUT/logs/$name.log" | tr -d '\r' | cut -c1-200)
+    NAMES+=("$name") STATUS+=("$st") SECS+=($(($(date +%s) - t0))) NOTES+=("$note")
+    echo "device_check: $name: $st (${SECS[-1]}s) $note"
+}
+
+step gpu 30 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
+step nvcc 30 nvcc --version
+GEN=()
+command -v ninja > /dev/null && GEN=(-G Ninja)
+step configure 120 cmake -S . -B "$BUILD" "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release \
+    -DANDREA_WERROR=ON -DANDREA_CUDA=ON -DANDREA_CUDA_ARCH="$ARCH"
+step build 300 cmake --build "$BUILD" -j"$JOBS"
+if [ "${STATUS[-1]}" != pass ]; then
+    # another gcc may warn where this one did not: the tests still run, the failure stays
+    step configure_no_werror 120 cmake -S . -B "$BUILD" -DANDREA_WERROR=OFF
+    step build_no_werror 300 cmake --build "$BUILD" -j"$JOBS"
+fi
+step list_backends 30 bash -c "'$BUILD/andrea' bench --list-backends && '$BUILD/andrea' bench --list-backends | grep -q '^cuda '"
+# the CUDA tests: test_cuda, then every backend test (they run each listed backend: cuda too)
+for t in test_cuda test_backend_ops test_backend_memory test_backend_parity test_backend_cli; do
+    step "$t" 180 ctest --test-dir "$BUILD" -R "^$t\$" --output-on-failure
+done
+# benchmarks, short (numbers for the note; fp32 exact mode, the only one there is yet)
+for p in baby andrea-12m; do
+    step "bench_cuda_$p" 120 "$BUILD/andrea" bench --backend cuda --preset "$p" --steps 5 --warmup 1 -n 32
+done
+step bench_cpu_baby 120 "$BUILD/andrea" bench --backend cpu --preset baby --steps 3 --warmup 1 -n 16
+
+# ---- the report ------------------------------------------------------------------------
+json_str() { printf '%s' "$1" | sed 's/\\/\\\\/g; s/"/\\"/g' | tr -d '\000-\037'; }
+GPU=$(head -n 2 "$OUT/logs/gpu.log" 2>/dev/null | tail -n 1)
+COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+failed=0
+{
+    echo "# device_check: CUDA backend"
+    echo
+    echo "- commit: $COMMIT, arch sm_$ARCH, GPU: ${GPU:-unknown}"
+    echo "- total: $(($(date +%s) - START)) s"
+    echo
+    echo "| step | status | seconds | note |"
+    echo "|---|---|---|---|"
+    for i in "${!NAMES[@]}"; do
+        echo "| ${NAMES[$i]} | ${STATUS[$i]} | ${SECS[$i]} | $(printf '%s' "${NOTES[$i]}" | tr '|' '/') |"
+    done
+    echo
+    for p in baby andrea-12m; do
+        f="$OUT/logs/bench_cuda_$p.log"
+        [ -f "$f" ] && { echo "## bench --backend cuda --preset $p"; echo '```'; cat "$f"; echo '```'; }
+    done
+} > "$OUT/report.md"
+{
+    printf '{"commit":"%s","arch":"sm_%s","gpu":"%s","total_s":%d,"steps":[' \
+        "$COMMIT" "$ARCH" "$(json_str "${GPU:-unknown}")" $(($(date +%s) - START))
+    for i in "${!NAMES[@]}"; do
+        [ "$i" -gt 0 ] && printf ','
+        printf '{"name":"%s","status":"%s","seconds":%d,"note":"%s"}' "${NAMES[$i]}" \
+            "${STATUS[$i]}" "${SECS[$i]}" "$(json_str "${NOTES[$i]}")"
+        # on a GPU machine nothing may skip: a skipped test is a failed one
+        [ "${STATUS[$i]}" != pass ] && failed=$((failed + 1))
+    done
+    printf '],"failed":%d}\n' "$failed"
+} > "$OUT/report.json"
+echo "device_check: report in $OUT/report.md and $OUT/report.json ($failed step(s) failed)"
+[ "$failed" -eq 0 ] # every step passed

@@ -1,0 +1,205 @@
+/*
+ * cuda_backend.cu - the "cuda" backend's instance: the device probe (available,
+ * why_unavailable), the error record, and the memory operations (alloc, free, upload,
+ * download, zero, copy_rows, synchronize, fill). The compute operations are in
+ * cuda_elementwise.cu, cuda_dense.cu and cuda_host.cu; cuda_ops.cu assembles the table.
+ *
+ * Every op runs on the legacy default stream of one device (device 0, or ANDREA_CUDA_DEVICE),
+ * so ops are ordered as issued and download (cudaMemcpy) waits for them. Never yet run on a
+ * GPU: docs/cuda.md says what has been checked and what has not.
+ */
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/cuda/cuda_internal.h"
+
+cuda_state andrea_cuda_state;
+
+static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
+
+static void probe(void) {
+    cuda_state *s = &andrea_cuda_state;
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    const char *env = getenv("ANDREA_CUDA_DEVICE");
+    s->device = env && *env ? atoi(env) : 0;
+    if (e != cudaSuccess) {
+        snprintf(s->why, sizeof s->why, "no CUDA device (cudaGetDeviceCount: %s)",
+                 cudaGetErrorString(e));
+    } else if (n <= 0) {
+        snprintf(s->why, sizeof s->why, "no CUDA device on this machine");
+    } else if (s->device < 0 || s->device >= n) {
+        snprintf(s->why, sizeof s->why, "ANDREA_CUDA_DEVICE=%d but this machine has %d device(s)",
+                 s->device, n);
+    } else if ((e = cudaSetDevice(s->device)) != cudaSuccess) {
+        snprintf(s->why, sizeof s->why, "cudaSetDevice(%d): %s", s->device, cudaGetErrorString(e));
+    } else {
+        cuda_thread_bound = 1;
+        cublasHandle_t h = NULL;
+        cublasStatus_t b = cublasCreate(&h);
+        if (b != CUBLAS_STATUS_SUCCESS)
+            snprintf(s->why, sizeof s->why, "cuBLAS: %s", cublasGetStatusString(b));
+        else
+            s->usable = 1;
+        if (h) cublasDestroy(h); /* the probe only: each thread makes its own (cuda_blas) */
+    }
+    s->probed = 1;
+}
+
+__thread int cuda_thread_bound;
+static __thread cublasHandle_t thread_blas;
+
+int cuda_bind_thread(void) {
+    cudaError_t e = cudaSetDevice(andrea_cuda_state.device);
+    if (e != cudaSuccess) return cuda_failf("bind thread", cudaGetErrorString(e), "device %d",
+                                            andrea_cuda_state.device);
+    cuda_thread_bound = 1;
+    return 0;
+}
+
+/* Handles are never destroyed: one per thread that ran a product, for the process's life. */
+cublasHandle_t cuda_blas(const char *op) {
+    if (thread_blas) return thread_blas;
+    cublasHandle_t h = NULL;
+    cublasStatus_t b = cublasCreate(&h);
+    if (b == CUBLAS_STATUS_SUCCESS) b = cublasSetMathMode(h, CUBLAS_PEDANTIC_MATH);
+    if (b != CUBLAS_STATUS_SUCCESS) {
+        if (h) cublasDestroy(h);
+        cuda_failf(op, cublasGetStatusString(b), "%s", "cublasCreate");
+        return NULL;
+    }
+    return thread_blas = h;
+}
+
+int cuda_probe(void) {
+    pthread_once(&probe_once, probe);
+    return andrea_cuda_state.usable;
+}
+
+int cuda_failf(const char *op, const char *what, const char *fmt, ...) {
+    cuda_state *s = &andrea_cuda_state;
+    char shapes[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(shapes, sizeof shapes, fmt, ap);
+    va_end(ap);
+    if (!s->failed) {
+        snprintf(s->err, sizeof s->err, "cuda %s (%s): %s", op, shapes, what);
+        s->failed = 1;
+    }
+    andrea_set_error("cuda %s (%s): %s", op, shapes, what);
+    return -1;
+}
+
+extern "C" const char *andrea_cuda_last_error(void) {
+    return andrea_cuda_state.failed ? andrea_cuda_state.err : NULL;
+}
+
+void *cuda_upload_temp(const void *host, size_t bytes, const char *op) {
+    void *d = NULL;
+    cudaError_t e = cudaMalloc(&d, bytes ? bytes : 1);
+    if (e != cudaSuccess) {
+        cuda_failf(op, cudaGetErrorString(e), "staging %zu bytes", bytes);
+        return NULL;
+    }
+    if (bytes && (e = cudaMemcpy(d, host, bytes, cudaMemcpyHostToDevice)) != cudaSuccess) {
+        cuda_failf(op, cudaGetErrorString(e), "staging %zu bytes", bytes);
+        cudaFree(d);
+        return NULL;
+    }
+    return d;
+}
+
+/* ---- memory ------------------------------------------------------------------------- */
+
+void *cuda_alloc(be_t be, size_t bytes) {
+    (void)be;
+    void *p = NULL;
+    if (!cuda_ok()) return NULL;
+    /* cudaMalloc aligns to 256 bytes, beyond the 64 the contract asks */
+    cudaError_t e = cudaMalloc(&p, bytes ? bytes : 1);
+    if (e != cudaSuccess) {
+        cudaGetLastError(); /* out of memory is not sticky for CUDA: nor for us */
+        andrea_set_error("cuda alloc (%zu bytes): %s", bytes, cudaGetErrorString(e));
+        return NULL;
+    }
+    return p;
+}
+
+void cuda_free(be_t be, void *p) {
+    (void)be;
+    if (p) cudaFree(p); /* an error here is a stale pointer or a dead context: nothing to do */
+}
+
+void cuda_upload(be_t be, void *dst, const void *src, size_t bytes) {
+    (void)be;
+    if (!cuda_ok() || !bytes) return;
+    CU_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice), "upload", "%zu bytes", bytes);
+}
+
+void cuda_download(be_t be, void *dst, const void *src, size_t bytes) {
+    (void)be;
+    if (!bytes) return;
+    if (!cuda_ok()) {
+        memset(dst, 0xff, bytes); /* NaNs, never stale data that looks right */
+        return;
+    }
+    cudaError_t e = cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost);
+    if (e != cudaSuccess) {
+        memset(dst, 0xff, bytes);
+        cuda_failf("download", cudaGetErrorString(e), "%zu bytes", bytes);
+    }
+}
+
+void cuda_zero(be_t be, void *p, size_t bytes) {
+    (void)be;
+    if (!cuda_ok() || !bytes) return;
+    CU_CHECK(cudaMemset(p, 0, bytes), "zero", "%zu bytes", bytes);
+}
+
+void cuda_copy_rows(be_t be, float *dst, size_t ld_dst, const float *src, size_t ld_src,
+                    size_t n, size_t rows) {
+    (void)be;
+    if (!cuda_ok() || !n || !rows) return;
+    CU_CHECK(cudaMemcpy2D(dst, ld_dst * sizeof(float), src, ld_src * sizeof(float),
+                          n * sizeof(float), rows, cudaMemcpyDeviceToDevice),
+             "copy_rows", "n %zu rows %zu ld_dst %zu ld_src %zu", n, rows, ld_dst, ld_src);
+}
+
+void cuda_synchronize(be_t be) {
+    (void)be;
+    if (!cuda_ok()) return;
+    CU_CHECK(cudaDeviceSynchronize(), "synchronize", "%s", "all ops issued so far");
+}
+
+/* The draws are the host's (the same bits as every backend), uploaded in chunks. */
+void cuda_fill(be_t be, float *p, size_t n, int kind, float a, float b, andrea_rng *rng) {
+    const size_t CHUNK = (size_t)1 << 20;
+    if (!cuda_ok() || !n) return;
+    float *h = (float *)malloc(sizeof(float) * (n < CHUNK ? n : CHUNK));
+    if (!h) {
+        cuda_failf("fill", "out of host memory", "n %zu", n);
+        return;
+    }
+    for (size_t i = 0; i < n && cuda_ok(); i += CHUNK) {
+        size_t k = n - i < CHUNK ? n - i : CHUNK;
+        andrea_fill(h, k, kind, a, b, rng);
+        cuda_upload(be, p + i, h, k * sizeof(float));
+    }
+    free(h);
+}
+
+int cuda_available(be_t be) {
+    (void)be;
+    return cuda_probe();
+}
+
+const char *cuda_why(be_t be) {
+    (void)be;
+    cuda_probe();
+    return andrea_cuda_state.why;
+}
+

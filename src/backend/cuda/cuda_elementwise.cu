@@ -1,0 +1,277 @@
+/*
+ * cuda_elementwise.cu - the CUDA backend's passes over flat buffers: residual,
+ * activation, AdamW, the deterministic sum of squares, the NaN count, max |x|, and the
+ * embeddings (forward, and a backward with no float atomics: each row of dwte is summed
+ * over its positions in index order, the positions grouped per token on the host, where
+ * the token ids are).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/cuda/cuda_ops.h"
+
+#define GRID_STRIDE(i, n)                                                                     \
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n);                   \
+         i += (size_t)gridDim.x * blockDim.x)
+
+__device__ static float act_f(float x, int act) {
+    if (act == ANDREA_ACT_RELU) return x > 0.0f ? x : 0.0f;
+    if (act == ANDREA_ACT_RELU2) return x > 0.0f ? x * x : 0.0f;
+    const float k = 0.7978845608028654f; /* sqrt(2/pi) */
+    return 0.5f * x * (1.0f + tanhf(k * (x + 0.044715f * x * x * x)));
+}
+
+__device__ static float cuda_act_grad(float x, int act) {
+    if (act == ANDREA_ACT_RELU) return x > 0.0f ? 1.0f : 0.0f;
+    if (act == ANDREA_ACT_RELU2) return x > 0.0f ? 2.0f * x : 0.0f;
+    const float k = 0.7978845608028654f;
+    float u = k * (x + 0.044715f * x * x * x), t = tanhf(u);
+    float du = k * (1.0f + 3.0f * 0.044715f * x * x);
+    return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * du;
+}
+
+__global__ static void k_residual(float *out, const float *a, const float *b, size_t n) {
+    GRID_STRIDE(i, n) out[i] = a[i] + b[i];
+}
+__global__ static void k_act(float *out, const float *inp, size_t n, int act) {
+    GRID_STRIDE(i, n) out[i] = act_f(inp[i], act);
+}
+
+void cuda_residual_forward(be_t be, float *out, const float *a, const float *b, size_t n) {
+    (void)be;
+    if (!cuda_ok() || !n) return;
+    k_residual<<<cuda_blocks(n), 256>>>(out, a, b, n);
+    CU_LAUNCHED("residual_forward", "n %zu", n);
+}
+
+void cuda_activation_forward(be_t be, float *out, const float *inp, size_t n, int act) {
+    (void)be;
+    if (!cuda_ok() || !n) return;
+    k_act<<<cuda_blocks(n), 256>>>(out, inp, n, act);
+    CU_LAUNCHED("activation_forward", "n %zu act %d", n, act);
+}
+
+/* post = act(pre) over (M, N), or pre *= act'(pre_saved) for the backward */
+__global__ static void k_act_post(float *post, const float *pre, size_t n, int act) {
+    GRID_STRIDE(i, n) post[i] = act_f(pre[i], act);
+}
+__global__ static void k_act_grad_mul(float *d, const float *pre, size_t n, int act) {
+    GRID_STRIDE(i, n) d[i] *= cuda_act_grad(pre[i], act);
+}
+int cuda_act_launch(float *post, const float *pre, size_t n, int act, int grad) {
+    if (grad) k_act_grad_mul<<<cuda_blocks(n), 256>>>(post, pre, n, act);
+    else k_act_post<<<cuda_blocks(n), 256>>>(post, pre, n, act);
+    return cudaGetLastError() == cudaSuccess ? 0 : -1;
+}
+
+__global__ static void k_adamw(float *p, const float *g, float *m, float *v, size_t n, float lr,
+                               float b1, float b2, float eps, float wd, float bc1, float bc2,
+                               float gscale) {
+    GRID_STRIDE(i, n) {
+        float gi = gscale * g[i];
+        float mi = b1 * m[i] + (1.0f - b1) * gi;
+        float vi = b2 * v[i] + (1.0f - b2) * gi * gi;
+        m[i] = mi;
+        v[i] = vi;
+        float mh = mi / bc1, vh = vi / bc2;
+        p[i] -= lr * (mh / (sqrtf(vh) + eps) + wd * p[i]);
+    }
+}
+
+void cuda_adamw_update(be_t be, float *p, const float *g, float *m, float *v, size_t n, float lr,
+                       float b1, float b2, float eps, float wd, int t, float gscale) {
+    (void)be;
+    if (!cuda_ok() || !n) return;
+    float bc1 = 1.0f - powf(b1, (float)t), bc2 = 1.0f - powf(b2, (float)t);
+    k_adamw<<<cuda_blocks(n), 256>>>(p, g, m, v, n, lr, b1, b2, eps, wd, bc1, bc2, gscale);
+    CU_LAUNCHED("adamw_update", "n %zu t %d", n, t);
+}
+
+/* ---- reductions: fixed parts, a fixed tree in each, parts added on the host in order ---- */
+
+enum { PARTS = 256 };
+
+__global__ static void k_sumsq(double *part, const float *g, size_t n) {
+    __shared__ double s[256];
+    size_t lo = n * blockIdx.x / PARTS, hi = n * (blockIdx.x + 1) / PARTS;
+    double acc = 0.0;
+    for (size_t i = lo + threadIdx.x; i < hi; i += 256) acc += (double)g[i] * g[i];
+    s[threadIdx.x] = acc;
+    __syncthreads();
+    for (int w = 128; w > 0; w >>= 1) {
+        if ((int)threadIdx.x < w) s[threadIdx.x] += s[threadIdx.x + w];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) part[blockIdx.x] = s[0];
+}
+
+double cuda_sum_squares(be_t be, const float *g, size_t n) {
+    (void)be;
+    if (!cuda_ok()) return NAN;
+    if (!n) return 0.0;
+    double *d = NULL, h[PARTS];
+    CU_CHECK_R(NAN, cudaMalloc(&d, sizeof h), "sum_squares", "n %zu", n);
+    k_sumsq<<<PARTS, 256>>>(d, g, n);
+    cudaError_t e = cudaGetLastError();
+    if (e == cudaSuccess) e = cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);
+    cudaFree(d);
+    if (e != cudaSuccess) {
+        cuda_failf("sum_squares", cudaGetErrorString(e), "n %zu", n);
+        return NAN;
+    }
+    double s = 0.0;
+    for (int i = 0; i < PARTS; i++) s += h[i];
+    return s;
+}
+
+/* counts and maxima: integer atomics only (exact in any order) */
+__global__ static void k_nonfinite(unsigned long long *count, const float *x, size_t n,
+                                   int nonneg) {
+    unsigned long long c = 0;
+    GRID_STRIDE(i, n) c += !isfinite(x[i]) || (nonneg && x[i] < 0.0f);
+    if (c) atomicAdd(count, c);
+}
+__global__ static void k_max_abs(unsigned *bits, const float *x, size_t n) {
+    unsigned m = 0;
+    GRID_STRIDE(i, n) {
+        unsigned b = __float_as_uint(x[i]) & 0x7fffffffu; /* NaNs order above +inf */
+        m = b > m ? b : m;
+    }
+    atomicMax(bits, m);
+}
+
+static int scalar_pass(const char *op, size_t n, int which, const float *x, int nonneg,
+                       unsigned long long *out) {
+    unsigned long long *d = NULL;
+    CU_CHECK_R(-1, cudaMalloc(&d, sizeof *d), op, "n %zu", n);
+    cudaError_t e = cudaMemset(d, 0, sizeof *d);
+    if (e == cudaSuccess) {
+        unsigned blocks = cuda_blocks(n) < 1024 ? cuda_blocks(n) : 1024;
+        if (which) k_max_abs<<<blocks, 256>>>((unsigned *)d, x, n);
+        else k_nonfinite<<<blocks, 256>>>(d, x, n, nonneg);
+        e = cudaGetLastError();
+    }
+    if (e == cudaSuccess) e = cudaMemcpy(out, d, sizeof *d, cudaMemcpyDeviceToHost);
+    cudaFree(d);
+    if (e != cudaSuccess) return cuda_failf(op, cudaGetErrorString(e), "n %zu", n);
+    return 0;
+}
+
+uint64_t cuda_count_nonfinite(be_t be, const float *x, size_t n, int nonneg) {
+    (void)be;
+    unsigned long long c = 0;
+    if (!cuda_ok()) return n ? n : 1; /* a failed device counts as all bad */
+    if (!n) return 0;
+    if (scalar_pass("count_nonfinite", n, 0, x, nonneg, &c)) return n;
+    return c;
+}
+
+float cuda_max_abs(be_t be, const float *x, size_t n) {
+    (void)be;
+    unsigned long long c = 0;
+    if (!cuda_ok()) return INFINITY;
+    if (!n) return 0.0f;
+    if (scalar_pass("max_abs", n, 1, x, 0, &c)) return INFINITY;
+    unsigned bits = (unsigned)c;
+    if (bits > 0x7f800000u) return INFINITY; /* a NaN */
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+/* ---- embeddings ------------------------------------------------------------------------- */
+
+__global__ static void k_embed(float *out, const int32_t *tok, const float *wte, const float *wpe,
+                               int T, int C, size_t n) {
+    GRID_STRIDE(i, n) {
+        size_t bt = i / C, c = i % C;
+        int t = (int)(bt % T);
+        out[i] = wte[(size_t)tok[bt] * C + c] + wpe[(size_t)t * C + c];
+    }
+}
+
+void cuda_embedding_forward(be_t be, float *out, const int32_t *tokens, const float *wte,
+                            const float *wpe, int B, int T, int C) {
+    (void)be;
+    size_t n = (size_t)B * T * C;
+    if (!cuda_ok() || !n) return;
+    int32_t *dt = (int32_t *)cuda_upload_temp(tokens, sizeof(int32_t) * B * T,
+                                              "embedding_forward");
+    if (!dt) return;
+    k_embed<<<cuda_blocks(n), 256>>>(out, dt, wte, wpe, T, C, n);
+    cudaError_t e = cudaGetLastError();
+    cudaFree(dt);
+    if (e != cudaSuccess)
+        cuda_failf("embedding_forward", cudaGetErrorString(e), "B %d T %d C %d", B, T, C);
+}
+
+/* row u of the grouped list: token tok[u], positions pos[start[u] .. start[u + 1]) */
+__global__ static void k_embed_back_wte(float *dwte, const float *dout, const int32_t *utok,
+                                        const int32_t *start, const int32_t *pos, int C) {
+    int u = blockIdx.x;
+    for (int c = threadIdx.x; c < C; c += blockDim.x) {
+        float s = 0.0f;
+        for (int k = start[u]; k < start[u + 1]; k++) s += dout[(size_t)pos[k] * C + c];
+        dwte[(size_t)utok[u] * C + c] += s;
+    }
+}
+__global__ static void k_embed_back_wpe(float *dwpe, const float *dout, int B, int T, int C) {
+    size_t n = (size_t)T * C;
+    GRID_STRIDE(i, n) {
+        float s = 0.0f;
+        for (int b = 0; b < B; b++) s += dout[(size_t)b * n + i];
+        dwpe[i] += s;
+    }
+}
+
+static int cmp_pair(const void *a, const void *b) {
+    const int32_t *x = (const int32_t *)a, *y = (const int32_t *)b;
+    return x[0] != y[0] ? (x[0] < y[0] ? -1 : 1) : (x[1] < y[1] ? -1 : x[1] > y[1]);
+}
+
+/* host side: the positions grouped per token, each group in index order */
+static int group_tokens(const int32_t *tokens, int n, int32_t *utok, int32_t *start,
+                        int32_t *pos, int *nu) {
+    int32_t *pair = (int32_t *)malloc(sizeof(int32_t) * 2 * (size_t)n);
+    if (!pair) return -1;
+    for (int i = 0; i < n; i++) pair[2 * i] = tokens[i], pair[2 * i + 1] = i;
+    qsort(pair, (size_t)n, 2 * sizeof(int32_t), cmp_pair);
+    int u = 0;
+    for (int i = 0; i < n; i++) {
+        if (i == 0 || pair[2 * i] != pair[2 * i - 2]) utok[u] = pair[2 * i], start[u++] = i;
+        pos[i] = pair[2 * i + 1];
+    }
+    start[u] = n;
+    *nu = u;
+    free(pair);
+    return 0;
+}
+
+void cuda_embedding_backward(be_t be, float *dwte, float *dwpe, const float *dout,
+                             const int32_t *tokens, int B, int T, int C) {
+    (void)be;
+    int n = B * T, nu = 0;
+    if (!cuda_ok() || !n) return;
+    if (dwpe) {
+        k_embed_back_wpe<<<cuda_blocks((size_t)T * C), 256>>>(dwpe, dout, B, T, C);
+        CU_LAUNCHED("embedding_backward", "dwpe B %d T %d C %d", B, T, C);
+    }
+    if (!dwte) return;
+    int32_t *h = (int32_t *)malloc(sizeof(int32_t) * (3 * (size_t)n + 1));
+    if (!h || group_tokens(tokens, n, h, h + n, h + 2 * n + 1, &nu)) {
+        free(h);
+        cuda_failf("embedding_backward", "out of host memory", "B %d T %d", B, T);
+        return;
+    }
+    int32_t *d = (int32_t *)cuda_upload_temp(h, sizeof(int32_t) * (3 * (size_t)n + 1),
+                                             "embedding_backward");
+    free(h);
+    if (!d) return;
+    k_embed_back_wte<<<nu, C < 256 ? C : 256>>>(dwte, dout, d, d + n, d + 2 * n + 1, C);
+    cudaError_t e = cudaGetLastError();
+    cudaFree(d);
+    if (e != cudaSuccess)
+        cuda_failf("embedding_backward", cudaGetErrorString(e), "dwte B %d T %d C %d tokens %d",
+                   B, T, C, nu);
+}

@@ -1,0 +1,88 @@
+/*
+ * cuda_internal.h - what the CUDA backend's files share: the instance's state (device,
+ * cuBLAS handle, the first error), the checks every CUDA call and launch goes through,
+ * and the host fallback that runs an op through the "cpu" backend on host copies.
+ *
+ * Errors. Operations return void (the ops table's contract), so a failure is recorded:
+ * the first one is kept in the state (andrea_cuda_last_error) and set as this thread's
+ * andrea_error(), naming the op, its shapes and the CUDA/cuBLAS message; every later op
+ * returns at once without touching memory (a sticky failure, as CUDA's own launch errors
+ * are), so the caller sees garbage never silently: its next error check or NaN check fails.
+ * The library never prints or exits.
+ */
+#ifndef ANDREA_BACKEND_CUDA_INTERNAL_H
+#define ANDREA_BACKEND_CUDA_INTERNAL_H
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+extern "C" {
+#include "backend/backend.h"
+#include "util/error.h"
+}
+
+typedef struct {
+    int probed, usable;     /* device probe done once (cuda_probe); usable: a device runs */
+    char why[256];          /* why not, when !usable */
+    int device;             /* the device every op runs on */
+    volatile int failed;    /* an op failed: later ops do nothing */
+    char err[512];          /* the first failure */
+} cuda_state;
+
+extern cuda_state andrea_cuda_state;
+
+/* 1 when the device is usable (probing it the first time), else 0 with why set. */
+int cuda_probe(void);
+
+/* Records a failure of op (shapes in the printf-style tail) and returns -1. */
+int cuda_failf(const char *op, const char *what, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Binds the calling thread to the backend's device, once per thread (the server calls ops
+ * from many); 0, or -1 with the failure recorded. */
+int cuda_bind_thread(void);
+extern __thread int cuda_thread_bound;
+
+/* 1 when ops may run (no earlier failure, this thread on the device), else 0. */
+static inline int cuda_ok(void) {
+    return !andrea_cuda_state.failed && (cuda_thread_bound || cuda_bind_thread() == 0);
+}
+
+/* This thread's cuBLAS handle (one per thread: a handle is not for concurrent use), pedantic
+ * math (exact fp32, no TF32); NULL with the failure recorded. */
+cublasHandle_t cuda_blas(const char *op);
+
+/* a failed CUDA call: recorded, and the op returns ret */
+#define CU_CHECK_R(ret, call, op, ...)                                                       \
+    do {                                                                                     \
+        cudaError_t e_ = (call);                                                             \
+        if (e_ != cudaSuccess) {                                                             \
+            cuda_failf(op, cudaGetErrorString(e_), __VA_ARGS__);                             \
+            return ret;                                                                      \
+        }                                                                                    \
+    } while (0)
+/* in a function returning void (the empty argument: `return ;`) */
+#define CU_CHECK(call, op, ...) CU_CHECK_R(, call, op, __VA_ARGS__)
+#define CUBLAS_CHECK(call, op, ...)                                                          \
+    do {                                                                                     \
+        cublasStatus_t s_ = (call);                                                          \
+        if (s_ != CUBLAS_STATUS_SUCCESS) {                                                   \
+            cuda_failf(op, cublasGetStatusString(s_), __VA_ARGS__);                          \
+            return;                                                                          \
+        }                                                                                    \
+    } while (0)
+/* after every kernel launch: the launch's own error (bad configuration, no kernel image) */
+#define CU_LAUNCHED(op, ...) CU_CHECK(cudaGetLastError(), op, __VA_ARGS__)
+#define CU_LAUNCHED_R(ret, op, ...) CU_CHECK_R(ret, cudaGetLastError(), op, __VA_ARGS__)
+
+/* Blocks of 256 threads covering n items (at most 65535 * 32 blocks: grid-stride loops). */
+static inline unsigned cuda_blocks(size_t n) {
+    size_t b = (n + 255) / 256;
+    return (unsigned)(b == 0 ? 1 : b > 2097120 ? 2097120 : b);
+}
+
+/* Device copies of host arrays an op receives (token ids, targets, ids): allocated per call
+ * (correct first; a cached pinned staging buffer is a next step). NULL on failure. */
+void *cuda_upload_temp(const void *host, size_t bytes, const char *op);
+
+#endif

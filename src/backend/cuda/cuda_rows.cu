@@ -1,0 +1,188 @@
+/*
+ * cuda_rows.cu - the CUDA backend's per-row kernels: LayerNorm/RMSNorm forward and
+ * backward, and the cross-entropy (softmax in place, losses, dlogits). One block of 256
+ * threads per row, block reductions in a fixed tree (the same result on every run); the
+ * norms' dw and db are one thread per column summing the rows in order (no atomics).
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "backend/cuda/cuda_ops.h"
+
+enum { NT = 256 };
+
+/* the sum of v over the block, in every thread (s: NT floats of shared memory) */
+__device__ static float block_sum(float v, float *s) {
+    __syncthreads();
+    s[threadIdx.x] = v;
+    __syncthreads();
+    for (int h = NT / 2; h > 0; h >>= 1) {
+        if ((int)threadIdx.x < h) s[threadIdx.x] += s[threadIdx.x + h];
+        __syncthreads();
+    }
+    return s[0];
+}
+__device__ static float block_max(float v, float *s) {
+    __syncthreads();
+    s[threadIdx.x] = v;
+    __syncthreads();
+    for (int h = NT / 2; h > 0; h >>= 1) {
+        if ((int)threadIdx.x < h) s[threadIdx.x] = fmaxf(s[threadIdx.x], s[threadIdx.x + h]);
+        __syncthreads();
+    }
+    return s[0];
+}
+
+__global__ static void k_norm_fwd(int rms, float *out, float *mean, float *rstd, const float *inp,
+                                  const float *w, const float *b, int C, float eps) {
+    __shared__ float s[NT];
+    const float *x = inp + (size_t)blockIdx.x * C;
+    float *y = out + (size_t)blockIdx.x * C;
+    float mu = 0.0f;
+    if (!rms) {
+        float a = 0.0f;
+        for (int c = threadIdx.x; c < C; c += NT) a += x[c];
+        mu = block_sum(a, s) / C;
+    }
+    float a = 0.0f;
+    for (int c = threadIdx.x; c < C; c += NT) a += (x[c] - mu) * (x[c] - mu);
+    float rs = 1.0f / sqrtf(block_sum(a, s) / C + eps);
+    for (int c = threadIdx.x; c < C; c += NT)
+        y[c] = (x[c] - mu) * rs * w[c] + (!rms && b ? b[c] : 0.0f);
+    if (threadIdx.x == 0) {
+        if (!rms && mean) mean[blockIdx.x] = mu;
+        rstd[blockIdx.x] = rs;
+    }
+}
+
+void cuda_norm_forward(be_t be, int kind, float *out, float *mean, float *rstd, const float *inp,
+                       const float *w, const float *b, int N, int C, float eps) {
+    (void)be;
+    if (!cuda_ok() || !N || !C) return;
+    k_norm_fwd<<<N, NT>>>(kind == ANDREA_NORM_RMS, out, mean, rstd, inp, w, b, C, eps);
+    CU_LAUNCHED("norm_forward", "kind %d N %d C %d", kind, N, C);
+}
+
+/* dx += rstd (g - mean(g) - xhat mean(g xhat)) with g = dout w (RMSNorm: no mean(g) term) */
+__global__ static void k_norm_bwd_x(int rms, float *dinp, const float *dout, const float *inp,
+                                    const float *w, const float *mean, const float *rstd, int C) {
+    __shared__ float s[NT];
+    size_t r = blockIdx.x;
+    const float *x = inp + r * C, *dy = dout + r * C;
+    float mu = rms ? 0.0f : mean[r], rs = rstd[r], g1 = 0.0f, g2 = 0.0f;
+    for (int c = threadIdx.x; c < C; c += NT) {
+        float g = dy[c] * w[c];
+        g1 += g;
+        g2 += g * (x[c] - mu) * rs;
+    }
+    float gm = rms ? 0.0f : block_sum(g1, s) / C, gxm = block_sum(g2, s) / C;
+    for (int c = threadIdx.x; c < C; c += NT) {
+        float xhat = (x[c] - mu) * rs;
+        dinp[r * C + c] += rs * (dy[c] * w[c] - gm - xhat * gxm);
+    }
+}
+__global__ static void k_norm_bwd_w(int rms, float *dw, float *db, const float *dout,
+                                    const float *inp, const float *mean, const float *rstd, int N,
+                                    int C) {
+    int c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= C) return;
+    float sw = 0.0f, sb = 0.0f;
+    for (int r = 0; r < N; r++) {
+        float d = dout[(size_t)r * C + c];
+        sw += d * (inp[(size_t)r * C + c] - (rms ? 0.0f : mean[r])) * rstd[r];
+        sb += d;
+    }
+    if (dw) dw[c] += sw;
+    if (db && !rms) db[c] += sb;
+}
+
+void cuda_norm_backward(be_t be, int kind, float *dinp, float *dw, float *db, const float *dout,
+                        const float *inp, const float *w, const float *mean, const float *rstd,
+                        int N, int C) {
+    (void)be;
+    int rms = kind == ANDREA_NORM_RMS;
+    if (!cuda_ok() || !N || !C) return;
+    if (dinp) {
+        k_norm_bwd_x<<<N, NT>>>(rms, dinp, dout, inp, w, mean, rstd, C);
+        CU_LAUNCHED("norm_backward", "dinp kind %d N %d C %d", kind, N, C);
+    }
+    if (dw || (db && !rms)) {
+        k_norm_bwd_w<<<(C + 255) / 256, 256>>>(rms, dw, db, dout, inp, mean, rstd, N, C);
+        CU_LAUNCHED("norm_backward", "dw kind %d N %d C %d", kind, N, C);
+    }
+}
+
+/* ---- cross-entropy -------------------------------------------------------------------- */
+
+__global__ static void k_ce_fwd(float *x, float *losses, const int32_t *tg, int V) {
+    __shared__ float s[NT];
+    float *row = x + (size_t)blockIdx.x * V;
+    float m = -INFINITY;
+    for (int v = threadIdx.x; v < V; v += NT) m = fmaxf(m, row[v]);
+    m = block_max(m, s);
+    float a = 0.0f;
+    for (int v = threadIdx.x; v < V; v += NT) a += expf(row[v] - m);
+    float sum = block_sum(a, s);
+    int t = tg[blockIdx.x];
+    /* the loss from the logit itself (log-sum-exp), before the row becomes probabilities */
+    float loss = t >= 0 ? logf(sum) + m - row[t] : 0.0f;
+    __syncthreads();
+    for (int v = threadIdx.x; v < V; v += NT) row[v] = expf(row[v] - m) / sum;
+    if (threadIdx.x == 0) losses[blockIdx.x] = loss;
+}
+
+float cuda_crossentropy_forward(be_t be, float *logits_to_probs, float *losses,
+                                const int32_t *targets, int N, int V, int *n_valid) {
+    (void)be;
+    int nv = 0;
+    if (n_valid) *n_valid = 0;
+    if (!cuda_ok()) return NAN;
+    if (!N) return 0.0f;
+    int32_t *dt = (int32_t *)cuda_upload_temp(targets, sizeof(int32_t) * N, "crossentropy_forward");
+    float *dl = losses, *h = (float *)malloc(sizeof(float) * N);
+    if (!dt || !h) {
+        cudaFree(dt), free(h);
+        if (!h) cuda_failf("crossentropy_forward", "out of host memory", "N %d V %d", N, V);
+        return NAN;
+    }
+    cudaError_t e = losses ? cudaSuccess : cudaMalloc(&dl, sizeof(float) * N);
+    if (e == cudaSuccess) {
+        k_ce_fwd<<<N, NT>>>(logits_to_probs, dl, dt, V);
+        e = cudaGetLastError();
+    }
+    if (e == cudaSuccess) e = cudaMemcpy(h, dl, sizeof(float) * N, cudaMemcpyDeviceToHost);
+    if (!losses) cudaFree(dl);
+    cudaFree(dt);
+    if (e != cudaSuccess) {
+        free(h);
+        cuda_failf("crossentropy_forward", cudaGetErrorString(e), "N %d V %d", N, V);
+        return NAN;
+    }
+    double s = 0.0;
+    for (int i = 0; i < N; i++)
+        if (targets[i] >= 0) s += h[i], nv++;
+    free(h);
+    if (n_valid) *n_valid = nv;
+    return nv ? (float)(s / nv) : 0.0f;
+}
+
+__global__ static void k_ce_bwd(float *p, const int32_t *tg, int V, float dloss) {
+    float *row = p + (size_t)blockIdx.x * V;
+    int t = tg[blockIdx.x];
+    for (int v = threadIdx.x; v < V; v += NT)
+        row[v] = t < 0 ? 0.0f : (row[v] - (v == t ? 1.0f : 0.0f)) * dloss;
+}
+
+void cuda_crossentropy_backward(be_t be, float *probs_to_dlogits, const int32_t *targets, int N,
+                                int V, float dloss) {
+    (void)be;
+    if (!cuda_ok() || !N || !V) return;
+    int32_t *dt =
+        (int32_t *)cuda_upload_temp(targets, sizeof(int32_t) * N, "crossentropy_backward");
+    if (!dt) return;
+    k_ce_bwd<<<N, NT>>>(probs_to_dlogits, dt, V, dloss);
+    cudaError_t e = cudaGetLastError();
+    cudaFree(dt);
+    if (e != cudaSuccess)
+        cuda_failf("crossentropy_backward", cudaGetErrorString(e), "N %d V %d", N, V);
+}
