@@ -171,6 +171,18 @@ static float dot_q8b_plain(const int8_t *w, const float *d, const float *x, int 
     for (int k = 0; k < K; k++) s += SCALAR_Q8B(k) * x[k];
     return s;
 }
+/* q4_0 at every ISA for now: per block, the 32 nibbles (q - 8) against x, then times d */
+static float dot_q4_plain(const uint8_t *w, const float *d, const float *x, int K) {
+    float s = 0.0f;
+    for (int b = 0; b < K / 32; b++, w += 16, x += 32) {
+        float sb = 0.0f;
+#pragma omp simd reduction(+ : sb)
+        for (int j = 0; j < 16; j++)
+            sb += (float)((w[j] & 15) - 8) * x[j] + (float)((w[j] >> 4) - 8) * x[16 + j];
+        s += sb * d[b];
+    }
+    return s;
+}
 static const dot_fns dots_plain = {dot_f32_plain, dot_bf16_plain, dot_i8_plain, dot_q8b_plain};
 
 static const dot_fns *dot_pick(int cap) {
@@ -204,6 +216,7 @@ void andrea_matvec_rows_isa(int isa, float *out, const float *x, const void *w, 
             float s = fmt == ANDREA_QUANT_BF16 ? d->bf16((const uint16_t *)w + row, xi, K)
                       : fmt == ANDREA_QUANT_INT8 ? d->i8((const int8_t *)w + row, xi, K) * scale[r]
                       : fmt == ANDREA_QUANT_Q8_0 ? d->q8b((const int8_t *)w + row, scale + row / 32, xi, K)
+                      : fmt == ANDREA_QUANT_Q4_0 ? dot_q4_plain((const uint8_t *)w + row / 2, scale + row / 32, xi, K)
                                                  : d->f32((const float *)w + row, xi, K);
             out[(long)i * N + r] = s + (bias ? bias[r] : 0.0f);
         }
