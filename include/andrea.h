@@ -205,13 +205,25 @@ void andrea_model_adamw_step(andrea_model *m, float *adam_m, float *adam_v, floa
                              float b2, float eps, float wd, int t, float gscale);
 
 /* Weight-only quantisation for generation: KV-cached decoding then reads bf16
- * (half the bytes) or int8 with a per-row scale (a quarter). The fp32 weights
- * stay (training and full forward passes use them). */
-enum { ANDREA_QUANT_NONE = 0, ANDREA_QUANT_BF16 = 1, ANDREA_QUANT_INT8 = 2 };
+ * (half the bytes), int8 with a per-row scale (a quarter) or ggml's q8_0 (int8 with
+ * one f16 scale per 32 consecutive entries of a row: a q8_0 GGUF's own blocks) or ggml's
+ * q4_0 (4-bit (q - 8) d, an f16 d per 32, two to a byte: an eighth of fp32). The
+ * fp32 weights stay (training and full forward passes use them). _AUTO (a request, not
+ * a format): the precision the model's file stores, andrea_model_native_quant. */
+enum { ANDREA_QUANT_AUTO = -1, ANDREA_QUANT_NONE = 0, ANDREA_QUANT_BF16 = 1,
+       ANDREA_QUANT_INT8 = 2, ANDREA_QUANT_Q8_0 = 3, ANDREA_QUANT_Q4_0 = 4 };
 int andrea_model_quantize(andrea_model *m, int kind);
+/* The format the weights the model was read from are stored in, when decoding in it is
+ * exact (ANDREA_QUANT_Q8_0 for a GGUF whose matrices are all q8_0 blocks that requantize
+ * to themselves); ANDREA_QUANT_NONE otherwise (f32, f16, mixed, and every model andrea
+ * made itself). */
+int andrea_model_native_quant(const andrea_model *m);
+const char *andrea_quant_name(int kind); /* "f32", "bf16", "int8", "q8_0", "q4_0" */
 /* Rounds the fp32 weight matrices to the format's values (to measure its accuracy). */
 int andrea_model_fake_quantize(andrea_model *m, int kind);
-int andrea_quant_parse(const char *s, int *out); /* "f32", "bf16", "int8" */
+/* "f32", "bf16", "int8", "q8_0", "q4_0"; _auto also takes "auto" (ANDREA_QUANT_AUTO) */
+int andrea_quant_parse(const char *s, int *out);
+int andrea_quant_parse_auto(const char *s, int *out);
 
 /* ---- KV-cached inference ------------------------------------------------------ */
 

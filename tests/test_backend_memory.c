@@ -13,6 +13,7 @@
 
 #include "backend/backend.h"
 #include "kernels/fastmath.h"
+#include "kernels/kernels.h"
 #include "model/model.h"
 #include "test_util.h"
 
@@ -115,6 +116,30 @@ static void test_quant(be_t be) {
     free(x);
 }
 
+/* q8_0 (ggml's blocks: int8 with an f16 scale per 32): the backend's quantize and
+ * gather_rows give the host kernels' bits, and each block is within half a step of
+ * max|block|/127 plus the f16 rounding of the scale. */
+static void test_quant_q8_0(be_t be) {
+    enum { R = 6, C = 64, NB = R * C / 32 };
+    float *x = tu_normal_array(R * C);
+    float *dx = dev(be, x, R * C), *ds = dev(be, NULL, NB), *dout = dev(be, NULL, 3 * C);
+    void *dq = be->ops.alloc(be, R * C);
+    int8_t q[R * C];
+    float scale[NB], want[R * C], got[3 * C];
+    int32_t ids[3] = {5, 0, 3};
+    andrea_quantize_rows(q, scale, x, ANDREA_QUANT_Q8_0, R, C);
+    andrea_gather_rows(want, q, ANDREA_QUANT_Q8_0, scale, NULL, R, C);
+    for (int b = 0; b < NB; b++)
+        CHECK(tu_check_array("q8_0 block", want + 32 * b, x + 32 * b, 32,
+                             0.57 / 127 * tu_max_abs(x + 32 * b, 32), 0));
+    be->ops.quantize(be, dq, ds, dx, ANDREA_QUANT_Q8_0, R, C);
+    be->ops.gather_rows(be, dout, dq, ANDREA_QUANT_Q8_0, ds, ids, 3, C);
+    down(be, got, dout, 3 * C);
+    for (int i = 0; i < 3; i++) CHECK(memcmp(got + i * C, want + ids[i] * C, sizeof(float) * C) == 0);
+    be->ops.free(be, dx), be->ops.free(be, dq), be->ops.free(be, ds), be->ops.free(be, dout);
+    free(x);
+}
+
 /* An incomplete backend is refused when a model is created on it, naming the op. */
 static void test_incomplete(void) {
     andrea_backend half = andrea_backend_cpu;
@@ -163,6 +188,7 @@ int main(void) {
         test_fill(be);
         test_nonfinite(be);
         test_quant(be);
+        test_quant_q8_0(be);
         printf("%-13s copy_rows, ranges, fill, count_nonfinite, quantize, gather_rows: %s\n",
                be->name, tu_failures == before ? "OK" : "FAIL");
     }

@@ -33,6 +33,22 @@ for f in hf/model.safetensors own/model.safetensors m.gguf m.llmc.bin back.ckpt;
         pass "generate -m $f: same tokens and log-probs as the checkpoint" || fail "generate -m $f differs"
 done
 
+# a q8_0 GGUF decodes at its own precision (int8 with the file's per-32 scales, `--quant
+# auto`, the default) and gives the tokens and log-probs of its dequantised f32 weights;
+# an f16 GGUF (no exact 16-bit path for f16) and an andrea checkpoint stay f32
+"$A" convert "$T/g2/ckpt.bin" "$T/q8.gguf" --type q8_0 > /dev/null &&
+    "$A" convert "$T/g2/ckpt.bin" "$T/f16.gguf" --type f16 > /dev/null || fail "convert q8_0/f16"
+banner() { "$A" generate -m "$1" -p "ROMEO: " -n 1 --temp 0 --seed 1 -t 1 2>&1 > /dev/null | head -1; }
+banner "$T/q8.gguf" | grep -q "q8_0 weights (the file's own)" && pass "q8_0 GGUF: generate says q8_0 (the file's own)" ||
+    fail "q8_0 GGUF banner: $(banner "$T/q8.gguf")"
+banner "$T/f16.gguf" | grep -q ", f32 weights)" && banner "$T/g2/ckpt.bin" | grep -q ", f32 weights)" &&
+    pass "f16 GGUF and checkpoint: f32 path" || fail "f16 GGUF banner: $(banner "$T/f16.gguf")"
+gen "$T/q8.gguf" "$T/q8.jsonl"
+"$A" generate -m "$T/q8.gguf" -p "ROMEO: " -n 24 --temp 0 --seed 1 -t 1 --quant f32 \
+    --logprobs "$T/q8f.jsonl" > "$T/q8f.jsonl.txt" 2> /dev/null
+cmp -s "$T/q8.jsonl" "$T/q8f.jsonl" && cmp -s "$T/q8.jsonl.txt" "$T/q8f.jsonl.txt" &&
+    pass "q8_0 path: same tokens and log-probs as the dequantised f32 weights" || fail "q8_0 path differs from f32"
+
 # the independent reader
 if command -v python3 > /dev/null; then
     if python3 - "$T" << 'PY'; then pass "python reader: HF names, Conv1D transposes, tokenizer files, llm.c order"; else fail "python reader"; fi

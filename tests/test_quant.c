@@ -1,4 +1,4 @@
-/* test_quant.c - weight-only bf16/int8 decoding computes what the rounded weights say:
+/* test_quant.c - weight-only bf16/int8/q8_0/q4_0 decoding computes what the rounded weights say:
  * KV-cached logits with quantised matvecs equal a full forward over fake-quantised
  * fp32 weights; rounding errors are within each format's bound. */
 #include <math.h>
@@ -55,6 +55,12 @@ static void check_kind(int kind, double max_rel_weight_err) {
 int main(void) {
     check_kind(ANDREA_QUANT_BF16, 1.0 / 256); /* round to nearest: 2^-9 relative, with margin */
     check_kind(ANDREA_QUANT_INT8, 0.5 / 127 + 1e-6);
+    /* q8_0: half a step of a block's max / 127 plus the f16 rounding of that scale
+     * (127 steps x 2^-11), relative to the row's max (>= the block's) */
+    check_kind(ANDREA_QUANT_Q8_0, 0.57 / 127);
+    /* q4_0: steps of max|block| / 8, half a step off, but the extreme opposite in sign to
+     * the block's largest value clamps at q = 15, a whole step (ggml's rule); plus f16 */
+    check_kind(ANDREA_QUANT_Q4_0, 1.0 / 8 + 1e-3);
     int k;
     CHECK(andrea_quant_parse("bf16", &k) == 0 && k == ANDREA_QUANT_BF16);
     CHECK(andrea_quant_parse("int4", &k) != 0);

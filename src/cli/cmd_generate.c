@@ -28,7 +28,7 @@ int cmd_generate(int argc, char **argv) {
                *prompt_file = NULL, *logprobs_path = NULL;
     int n_predict = 256, threads = 0, context_shift = 0, no_context_shift = 0, n_probs = 0;
     uint64_t seed = 0;
-    const char *quant = "f32", *backend = NULL;
+    const char *quant = "auto", *backend = NULL;
     int qkind = ANDREA_QUANT_NONE;
     andrea_sampler s;
     andrea_sampler_default(&s);
@@ -48,7 +48,7 @@ int cmd_generate(int argc, char **argv) {
          "likely alternatives (JSONL, to stderr or --logprobs-file); FILE: the same with N = 0 "
          "into FILE (- = stderr)", 0},
         {"logprobs-file", 0, ARG_STR, &logprobs_path, "where --logprobs N writes (stderr)", 0},
-        {"quant", 0, ARG_STR, &quant, "weights for decoding: f32 | bf16 | int8 (f32)", 0},
+        {"quant", 0, ARG_STR, &quant, "weights for decoding: auto (the file's own: q8_0 for a q8_0 GGUF, else f32) | f32 | bf16 | int8 | q8_0 | q4_0 (auto)", 0},
         {"backend", 0, ARG_STR, &backend, "where the model runs: cpu, cpu-blas, ... (cpu)", 0},
         {"seed", 0, ARG_U64, &seed, "sampling seed (default: from the clock, printed)", 0},
         {"threads", 't', ARG_INT, &threads, "OpenMP threads, 0 = all cores (0)", 0},
@@ -122,11 +122,12 @@ int cmd_generate(int argc, char **argv) {
     }
     if (rc == 0) {
         const andrea_config *c = andrea_model_config(m);
-        char desc[256];
+        char desc[256], wdesc[96];
         andrea_sampler_describe(&s, desc, sizeof desc);
-        fprintf(stderr, "generate: model '%s' (L=%d C=%d T=%d V=%d, %s tokenizer, %s weights) | seed "
+        fprintf(stderr, "generate: model '%s' (L=%d C=%d T=%d V=%d, %s tokenizer, %s) | seed "
                         "%llu | n-predict %d\nsampler: %s%s%s\n", model_path, c->n_layer, c->d_model, c->ctx,
-                c->vocab, andrea_tokenizer_kind_name(andrea_tokenizer_kind(tok)), quant,
+                c->vocab, andrea_tokenizer_kind_name(andrea_tokenizer_kind(tok)),
+                gen_weights_desc(&gs, wdesc, sizeof wdesc),
                 (unsigned long long)seed, n_predict, desc, stop ? " | stop at " : "",
                 stop ? stop_arg : "");
         andrea_rng rng;

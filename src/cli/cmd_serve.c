@@ -25,7 +25,7 @@ int cmd_serve(int argc, char **argv) {
     return 2;
 #else
     const char *model_path = NULL, *host = "127.0.0.1", *api_key = NULL, *name = NULL,
-               *quant = "f32", *backend = NULL, *cors = NULL;
+               *quant = "auto", *backend = NULL, *cors = NULL;
     int port = 8080, parallel = 8, queue = 64, max_tokens = 256, max_prompt = 0, threads = 0,
         conn_timeout = 30, header_timeout = 10, max_conns = 512, per_client = 128, attn_max = 128, max_body = 1 << 20;
     float timeout = 120;
@@ -54,7 +54,7 @@ int cmd_serve(int argc, char **argv) {
         {"attn-max-tokens", 0, ARG_INT, &attn_max, "tokens an /attention page shows, the last "
                                                    "ones (128)", 0},
         SAMPLER_FLAG_SPECS(s),
-        {"quant", 0, ARG_STR, &quant, "weights for decoding: f32 | bf16 | int8 (f32)", 0},
+        {"quant", 0, ARG_STR, &quant, "weights for decoding: auto (the file's own: q8_0 for a q8_0 GGUF, else f32) | f32 | bf16 | int8 | q8_0 | q4_0 (auto)", 0},
         {"backend", 0, ARG_STR, &backend, "where the model runs: cpu, cpu-blas, ... (cpu)", 0},
         {"threads", 't', ARG_INT, &threads, "OpenMP threads, 0 = all cores (0)", 0},
     };
@@ -90,10 +90,11 @@ int cmd_serve(int argc, char **argv) {
     serve_config cfg = {host, port, api_key, name, parallel, queue, (size_t)max_body, max_tokens,
                         max_prompt ? max_prompt : c->ctx - 1, timeout, conn_timeout, header_timeout,
                         max_conns, per_client, cors, attn_max, s, gs.m, gs.tok};
-    char desc[256];
+    char desc[256], wdesc[96];
     andrea_sampler_describe(&s, desc, sizeof desc);
-    fprintf(stderr, "serve: model '%s' as '%s' (L=%d C=%d ctx=%d V=%d, %s weights) | default sampler: %s\n",
-            model_path, name, c->n_layer, c->d_model, c->ctx, c->vocab, quant, desc);
+    fprintf(stderr, "serve: model '%s' as '%s' (L=%d C=%d ctx=%d V=%d, %s) | default sampler: %s\n",
+            model_path, name, c->n_layer, c->d_model, c->ctx, c->vocab,
+            gen_weights_desc(&gs, wdesc, sizeof wdesc), desc);
     int rc = serve_run(&cfg);
     gen_close(&gs);
     return rc;

@@ -26,7 +26,7 @@ int gen_flags_check(const char *cmd, const char *model_path, int n_predict, int 
         fprintf(stderr, "andrea %s: --stop must not be empty\n", cmd);
         return -1;
     }
-    if (andrea_quant_parse(quant, qkind)) {
+    if (andrea_quant_parse_auto(quant, qkind)) {
         fprintf(stderr, "andrea %s: --quant: %s\n", cmd, andrea_error());
         return -1;
     }
@@ -45,7 +45,14 @@ int gen_open(const char *cmd, const char *path, int qkind, const char *backend, 
         gen_close(g);
         return -1;
     }
+    g->quant = qkind == ANDREA_QUANT_AUTO ? andrea_model_native_quant(g->m) : qkind;
+    g->path = qkind == ANDREA_QUANT_AUTO && g->quant != ANDREA_QUANT_NONE ? " (the file's own)" : "";
     return 0;
+}
+
+const char *gen_weights_desc(const gen_session *g, char *buf, size_t n) {
+    snprintf(buf, n, "%s weights%s", andrea_quant_name(g->quant), g->path);
+    return buf;
 }
 
 void gen_close(gen_session *g) {

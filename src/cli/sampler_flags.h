@@ -24,15 +24,20 @@ int gen_flags_check(const char *cmd, const char *model_path, int n_predict, int 
                     const andrea_sampler *s, const char *stop, const char *quant, int *qkind,
                     int seed_given, uint64_t *seed);
 
-/* A checkpoint opened for decoding: model (in weight format qkind), its tokenizer, a
- * KV cache. On failure prints one line, releases everything and returns -1. */
+/* A checkpoint opened for decoding: model (in weight format qkind; ANDREA_QUANT_AUTO: the
+ * file's own, andrea_model_native_quant), its tokenizer, a KV cache. On failure prints one
+ * line, releases everything and returns -1. */
 typedef struct {
     andrea_model *m;
     andrea_tokenizer *tok;
     andrea_kv *kv;
+    int quant;        /* the weight format decoding runs in (qkind resolved) */
+    const char *path; /* what the banner says about it: andrea_quant_name, "(the file's)" */
 } gen_session;
 /* backend: the name (NULL: cpu), already checked with backend_check. */
 int gen_open(const char *cmd, const char *path, int qkind, const char *backend, gen_session *g);
+/* "q8_0 weights (the file's own blocks)", "f32 weights", ... for the banners */
+const char *gen_weights_desc(const gen_session *g, char *buf, size_t n);
 void gen_close(gen_session *g);
 
 /* Each sampler flag against its range; the first bad one is named with its value and the

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "formats/fmt.h"
+#include "kernels/kernels.h"
 #include "util/le.h"
 
 uint16_t andrea_f32_to_f16(float f) {
@@ -54,18 +55,14 @@ float andrea_bf16_to_f32(uint16_t h) {
     return f;
 }
 
-/* ggml's quantize_row_q8_0_ref: d = amax / 127, q = round(x / d) (half away from 0). */
+/* ggml's quantize_row_q8_0_ref, block by block (the rule is andrea_q8_0_block's, the one
+ * the decoding path's quantize op uses: a file we write decodes as we wrote it). */
 void andrea_q8_0_quantize(const float *x, uint8_t *out, int64_t n) {
     for (int64_t b = 0; b < n / ANDREA_Q8_0_BLOCK; b++, out += ANDREA_Q8_0_BYTES) {
-        const float *xb = x + b * ANDREA_Q8_0_BLOCK;
-        float amax = 0.0f;
-        for (int j = 0; j < ANDREA_Q8_0_BLOCK; j++) amax = fmaxf(amax, fabsf(xb[j]));
-        float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
-        uint16_t dh = andrea_f32_to_f16(d);
+        uint16_t dh = andrea_f32_to_f16(andrea_q8_0_block(x + b * ANDREA_Q8_0_BLOCK,
+                                                          (int8_t *)(out + 2)));
         out[0] = (uint8_t)dh;
         out[1] = (uint8_t)(dh >> 8);
-        for (int j = 0; j < ANDREA_Q8_0_BLOCK; j++)
-            out[2 + j] = (uint8_t)(int8_t)roundf(xb[j] * id);
     }
 }
 

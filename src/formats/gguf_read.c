@@ -7,6 +7,8 @@
 
 #include "formats/fmt.h"
 #include "formats/gguf.h"
+#include "kernels/kernels.h"
+#include "model/model.h"
 #include "util/error.h"
 #include "util/hash.h"
 #include "util/le.h"
@@ -34,6 +36,7 @@ typedef struct {
     uint64_t n_ti;
     const uint8_t *data;
     uint64_t data_len;
+    int q8_exact; /* every matrix read so far was q8_0 that requantizes to itself */
 } gguf;
 
 static const uint8_t TYPE_SIZE[ANDREA_GGUF_NTYPES] = {1, 1, 2, 2, 4, 4, 4, 1, 0, 0, 8, 8, 8};
@@ -258,8 +261,20 @@ static const ti_t *find_ti(const gguf *g, const char *name) {
     return NULL;
 }
 
+/* Whether the n values of a q8_0 tensor (dequantised) requantize to themselves under the
+ * decoding path's rule: then the q8_0 path decodes the file's own weights, exactly. */
+static int q8_0_exact(const float *x, int64_t n) {
+    int8_t q[ANDREA_Q8_0_BLOCK];
+    for (int64_t b = 0; b < n; b += ANDREA_Q8_0_BLOCK) {
+        float d = andrea_q8_0_block(x + b, q);
+        for (int j = 0; j < ANDREA_Q8_0_BLOCK; j++)
+            if (d * (float)q[j] != x[b + j]) return 0;
+    }
+    return 1;
+}
+
 static int gguf_fill(void *ctx, const andrea_tensor_info *t, float *dst) {
-    const gguf *g = ctx;
+    gguf *g = ctx;
     char name[96];
     int tr;
     if (andrea_fmt_foreign_name(t->name, ANDREA_SCHEME_GGUF, name, sizeof name, &tr))
@@ -277,6 +292,8 @@ static int gguf_fill(void *ctx, const andrea_tensor_info *t, float *dst) {
     for (int64_t i = 0; s->type != ANDREA_GGML_Q8_0 && i < t->size; i++)
         dst[i] = s->type == ANDREA_GGML_F32 ? get_f32(p + 4 * i)
                                             : andrea_f16_to_f32((uint16_t)(p[2 * i] | p[2 * i + 1] << 8));
+    if (t->cols) /* a matrix: the file decodes in q8_0 only if every matrix is exact q8_0 */
+        g->q8_exact &= s->type == ANDREA_GGML_Q8_0 && q8_0_exact(dst, t->size);
     return 0;
 }
 
@@ -363,7 +380,9 @@ andrea_model *andrea_gguf_parse(const void *buf, size_t n, const char *what,
     andrea_model *m = NULL;
     andrea_config cfg;
     if (parse_structure(&g) || gguf_config(&g, &cfg)) goto done;
+    g.q8_exact = 1;
     m = andrea_fmt_build(&cfg, gguf_fill, &g, what, n);
+    if (m) m->native_quant = g.q8_exact ? ANDREA_QUANT_Q8_0 : ANDREA_QUANT_NONE;
     if (m && tok && !(*tok = gguf_tokenizer(&g, cfg.vocab))) {
         andrea_model_free(m);
         m = NULL;

@@ -11,6 +11,11 @@
 #include "kernels/fastmath.h"
 #include "kernels/kernels.h"
 
+/* IEEE half precision, round to nearest even (src/formats/fmt_num.c: the GGUF codec; not
+ * its header, whose bf16 helper clashes with fastmath.h's inline one) */
+uint16_t andrea_f32_to_f16(float f);
+float andrea_f16_to_f32(uint16_t h);
+
 void andrea_copy_rows(float *dst, size_t ld_dst, const float *src, size_t ld_src, size_t n,
                       size_t rows) {
     if (!n) return;
@@ -59,6 +64,19 @@ void andrea_quantize_rows(void *dst, float *scale, const float *src, int fmt, si
         return;
     }
     int8_t *q = dst;
+    if (fmt == ANDREA_QUANT_Q8_0) {
+        size_t nb = rows * cols / 32;
+#pragma omp parallel for schedule(static) if (nb >= (1u << 11))
+        for (size_t b = 0; b < nb; b++) scale[b] = andrea_q8_0_block(src + 32 * b, q + 32 * b);
+        return;
+    }
+    if (fmt == ANDREA_QUANT_Q4_0) {
+        size_t nb = rows * cols / 32;
+        uint8_t *qs = dst;
+#pragma omp parallel for schedule(static) if (nb >= (1u << 11))
+        for (size_t b = 0; b < nb; b++) scale[b] = andrea_q4_0_block(src + 32 * b, qs + 16 * b);
+        return;
+    }
 #pragma omp parallel for schedule(static) if (rows * cols >= (1u << 16))
     for (size_t r = 0; r < rows; r++) {
         const float *x = src + r * cols;
@@ -68,6 +86,26 @@ void andrea_quantize_rows(void *dst, float *scale, const float *src, int fmt, si
         scale[r] = s;
         for (size_t c = 0; c < cols; c++) q[r * cols + c] = (int8_t)lrintf(x[c] / s);
     }
+}
+
+float andrea_q8_0_block(const float *x, int8_t *q) {
+    float amax = 0.0f;
+    for (int j = 0; j < 32; j++) amax = fmaxf(amax, fabsf(x[j]));
+    float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
+    for (int j = 0; j < 32; j++) q[j] = (int8_t)roundf(x[j] * id);
+    return andrea_f16_to_f32(andrea_f32_to_f16(d));
+}
+
+float andrea_q4_0_block(const float *x, uint8_t *qs) {
+    float amax = 0.0f, max = 0.0f;
+    for (int j = 0; j < 32; j++)
+        if (amax < fabsf(x[j])) amax = fabsf(x[j]), max = x[j];
+    float d = max / -8.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
+    for (int j = 0; j < 16; j++) {
+        int lo = (int)(int8_t)(x[j] * id + 8.5f), hi = (int)(int8_t)(x[16 + j] * id + 8.5f);
+        qs[j] = (uint8_t)((lo < 15 ? lo : 15) | (hi < 15 ? hi : 15) << 4);
+    }
+    return andrea_f16_to_f32(andrea_f32_to_f16(d));
 }
 
 void andrea_gather_rows(float *out, const void *w, int fmt, const float *scale,
@@ -81,6 +119,17 @@ void andrea_gather_rows(float *out, const void *w, int fmt, const float *scale,
         } else if (fmt == ANDREA_QUANT_INT8) {
             const int8_t *q = (const int8_t *)w + r * K;
             for (int k = 0; k < K; k++) o[k] = (float)q[k] * scale[r];
+        } else if (fmt == ANDREA_QUANT_Q8_0) {
+            const int8_t *q = (const int8_t *)w + r * K;
+            const float *d = scale + r * (size_t)K / 32;
+            for (int k = 0; k < K; k++) o[k] = (float)q[k] * d[k >> 5];
+        } else if (fmt == ANDREA_QUANT_Q4_0) {
+            const uint8_t *qs = (const uint8_t *)w + r * K / 2;
+            const float *d = scale + r * (size_t)K / 32;
+            for (int k = 0; k < K; k++) {
+                int b = k >> 5, j = k & 31, byte = qs[16 * b + (j & 15)];
+                o[k] = (float)((j < 16 ? byte & 15 : byte >> 4) - 8) * d[b];
+            }
         } else {
             memcpy(o, (const float *)w + r * K, sizeof(float) * (size_t)K);
         }

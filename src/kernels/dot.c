@@ -1,6 +1,7 @@
 /*
  * dot.c - the row dot products of batch-1 decoding: sum_k w[k] x[k] with w in fp32,
- * bf16 or int8 (the weight formats of quant.c) and x in fp32. Decoding reads every
+ * bf16, int8 or int8 with a scale per block of 32 (ggml's q8_0: the weight formats of
+ * quant.c) and x in fp32. Decoding reads every
  * weight once per token, so these run at memory speed only if the arithmetic keeps
  * up: a single accumulator chain (what `omp simd reduction` compiles to) waits 4
  * cycles per FMA, which capped bf16 and int8 well below their bandwidth bound. Each
@@ -19,10 +20,12 @@
 typedef float (*dot_f32_fn)(const float *w, const float *x, int K);
 typedef float (*dot_bf16_fn)(const uint16_t *w, const float *x, int K);
 typedef float (*dot_i8_fn)(const int8_t *w, const float *x, int K);
+typedef float (*dot_q8b_fn)(const int8_t *w, const float *d, const float *x, int K);
 typedef struct {
     dot_f32_fn f32;
     dot_bf16_fn bf16;
     dot_i8_fn i8;
+    dot_q8b_fn q8b; /* int8 times a scale per block of 32 (ggml's q8_0) */
 } dot_fns;
 
 /* Bytes of weights requested ahead of the dot. The hardware prefetcher alone kept
@@ -57,6 +60,7 @@ typedef struct {
 #define SCALAR_F32(k) w[k]
 #define SCALAR_BF16(k) andrea_bf16_to_f32(w[k])
 #define SCALAR_I8(k) (float)w[k]
+#define SCALAR_Q8B(k) ((float)w[k] * d[(k) >> 5])
 
 /* Defines dot_{f32,bf16,i8}_SFX from the ISA's LOAD_{F32,BF16,I8}, LOADX, FMA, REDUCE4. */
 #define DEFINE_DOTS(SFX, ATTR, VT, VW, ZERO)                                                  \
@@ -69,7 +73,11 @@ typedef struct {
     ATTR static float dot_i8_##SFX(const int8_t *w, const float *x, int K) {                  \
         DOT_BODY(VT, VW, ZERO, LOAD_I8, LOADX, FMA, REDUCE4, SCALAR_I8)                       \
     }                                                                                         \
-    static const dot_fns dots_##SFX = {dot_f32_##SFX, dot_bf16_##SFX, dot_i8_##SFX};
+    ATTR static float dot_q8b_##SFX(const int8_t *w, const float *d, const float *x, int K) { \
+        DOT_BODY(VT, VW, ZERO, LOAD_Q8B, LOADX, FMA, REDUCE4, SCALAR_Q8B)                     \
+    }                                                                                         \
+    static const dot_fns dots_##SFX = {dot_f32_##SFX, dot_bf16_##SFX, dot_i8_##SFX,            \
+                                       dot_q8b_##SFX};
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
@@ -85,7 +93,9 @@ typedef struct {
         _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(w + (k)))), 16))
 #define LOAD_I8(k)                                                                            \
     _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(w + (k)))))
+#define LOAD_Q8B(k) _mm512_mul_ps(LOAD_I8(k), _mm512_set1_ps(d[(k) >> 5]))
 DEFINE_DOTS(avx512, __attribute__((target("avx512f"))), __m512, 16, _mm512_setzero_ps())
+#undef LOAD_Q8B
 #undef LOADX
 #undef FMA
 #undef REDUCE4
@@ -103,7 +113,9 @@ DEFINE_DOTS(avx512, __attribute__((target("avx512f"))), __m512, 16, _mm512_setze
         _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(w + (k)))), 16))
 #define LOAD_I8(k)                                                                            \
     _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(w + (k)))))
+#define LOAD_Q8B(k) _mm256_mul_ps(LOAD_I8(k), _mm256_set1_ps(d[(k) >> 5]))
 DEFINE_DOTS(avx2, ANDREA_TARGET_AVX2, __m256, 8, _mm256_setzero_ps())
+#undef LOAD_Q8B
 #undef LOADX
 #undef FMA
 #undef REDUCE4
@@ -129,6 +141,7 @@ static inline float32x4_t load_i8x4(const int8_t *p) {
     return vcvtq_f32_s32(vmovl_s16(vget_low_s16(vmovl_s8(b))));
 }
 #define LOAD_I8(k) load_i8x4(w + (k))
+#define LOAD_Q8B(k) vmulq_n_f32(LOAD_I8(k), d[(k) >> 5])
 DEFINE_DOTS(neon, , float32x4_t, 4, vdupq_n_f32(0.0f))
 #endif
 
@@ -152,7 +165,25 @@ static float dot_i8_plain(const int8_t *w, const float *x, int K) {
     for (int k = 0; k < K; k++) s += (float)w[k] * x[k];
     return s;
 }
-static const dot_fns dots_plain = {dot_f32_plain, dot_bf16_plain, dot_i8_plain};
+static float dot_q8b_plain(const int8_t *w, const float *d, const float *x, int K) {
+    float s = 0.0f;
+#pragma omp simd reduction(+ : s)
+    for (int k = 0; k < K; k++) s += SCALAR_Q8B(k) * x[k];
+    return s;
+}
+/* q4_0 at every ISA for now: per block, the 32 nibbles (q - 8) against x, then times d */
+static float dot_q4_plain(const uint8_t *w, const float *d, const float *x, int K) {
+    float s = 0.0f;
+    for (int b = 0; b < K / 32; b++, w += 16, x += 32) {
+        float sb = 0.0f;
+#pragma omp simd reduction(+ : sb)
+        for (int j = 0; j < 16; j++)
+            sb += (float)((w[j] & 15) - 8) * x[j] + (float)((w[j] >> 4) - 8) * x[16 + j];
+        s += sb * d[b];
+    }
+    return s;
+}
+static const dot_fns dots_plain = {dot_f32_plain, dot_bf16_plain, dot_i8_plain, dot_q8b_plain};
 
 static const dot_fns *dot_pick(int cap) {
     int isa = andrea_cpu_isa(cap);
@@ -184,6 +215,8 @@ void andrea_matvec_rows_isa(int isa, float *out, const float *x, const void *w, 
             const float *xi = x + (long)i * K;
             float s = fmt == ANDREA_QUANT_BF16 ? d->bf16((const uint16_t *)w + row, xi, K)
                       : fmt == ANDREA_QUANT_INT8 ? d->i8((const int8_t *)w + row, xi, K) * scale[r]
+                      : fmt == ANDREA_QUANT_Q8_0 ? d->q8b((const int8_t *)w + row, scale + row / 32, xi, K)
+                      : fmt == ANDREA_QUANT_Q4_0 ? dot_q4_plain((const uint8_t *)w + row / 2, scale + row / 32, xi, K)
                                                  : d->f32((const float *)w + row, xi, K);
             out[(long)i * N + r] = s + (bias ? bias[r] : 0.0f);
         }

@@ -103,8 +103,9 @@ struct andrea_model {
     int quant;           /* ANDREA_QUANT_* */
     uint16_t *q16;       /* bf16 of every parameter */
     int8_t *q8;          /* int8 of every matrix entry */
-    float *qscale;       /* int8 scale of each matrix row */
-    int64_t *qrow_base;  /* per tensor: the index of its first row in qscale */
+    float *qscale;       /* int8 scale of each matrix row (q8_0: of each block of 32) */
+    int64_t *qrow_base;  /* per tensor: the index of its first scale in qscale */
+    int native_quant;    /* the file's own precision, when exact (andrea_model_native_quant) */
     /* Called by backward as each stretch grads[lo, hi) becomes final, in backward's order:
      * the final norm and an untied head, each layer from the last, the embeddings (last:
      * a tied head adds into wte). A data-parallel run starts summing a stretch over the
