@@ -92,8 +92,13 @@ float andrea_q8_0_block(const float *x, int8_t *q) {
     float amax = 0.0f;
     for (int j = 0; j < 32; j++) amax = fmaxf(amax, fabsf(x[j]));
     float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
-    for (int j = 0; j < 32; j++) q[j] = (int8_t)roundf(x[j] * id);
-    return andrea_f16_to_f32(andrea_f32_to_f16(d));
+    int finite = isfinite(d);
+    for (int j = 0; j < 32; j++) { /* a NaN or Inf (a hostile file's) must not reach the cast */
+        float v = x[j] * id;
+        finite &= isfinite(v);
+        q[j] = isfinite(v) ? (int8_t)roundf(v) : 0;
+    }
+    return finite ? andrea_f16_to_f32(andrea_f32_to_f16(d)) : NAN; /* NaN: no such block */
 }
 
 float andrea_q4_0_block(const float *x, uint8_t *qs) {
