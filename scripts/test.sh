@@ -24,6 +24,15 @@ if command -v clang > /dev/null; then
     cmake --build build-clang -j"$jobs" > build-clang.log 2>&1 || { tail -30 build-clang.log; exit 1; }
     echo "clang -Werror build: ok"
 fi
+# the CUDA backend compiles warning-free (nvcc is on PATH on our machines, a GPU is not: its
+# test and the parity test skip with their reason where no device answers; docs/cuda.md)
+if command -v nvcc > /dev/null || [ -x /usr/local/cuda/bin/nvcc ]; then
+    cmake -S . -B build-cuda -DCMAKE_BUILD_TYPE=Release -DANDREA_WERROR=ON -DANDREA_CUDA=ON > /dev/null
+    cmake --build build-cuda -j"$jobs" --target andrea test_cuda > build-cuda.log 2>&1 ||
+        { tail -30 build-cuda.log; exit 1; }
+    ctest --test-dir build-cuda --output-on-failure -R '^test_cuda$'
+    echo "CUDA -Werror build: ok"
+fi
 if [ "${ANDREA_SKIP_ASAN:-0}" != 1 ]; then
     cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DANDREA_SANITIZE=ON > /dev/null
     cmake --build build-asan -j"$jobs"
