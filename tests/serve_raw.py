@@ -77,7 +77,7 @@ def halfclose(body):
               b"Content-Length: %d\r\n\r\n" % len(b) + b)
     s.shutdown(socket.SHUT_WR)
     t = time.time()
-    out = read_until(s, lambda o: o.endswith(b"}}") or o.endswith(b"}"), timeout=60)
+    out = read_until(s, lambda o: o.endswith(b"}}") or o.endswith(b"}"), timeout=120)
     s.close()
     check(out.startswith(b"HTTP/1.1 200") and b'"finish_reason":"length"' in out,
           f"half-closed client answered after {time.time() - t:.2f} s ({out[:40]!r})")
