@@ -12,7 +12,7 @@
 #include <stdlib.h>
 
 #include "andrea.h"
-#include "dist/dist.h"
+#include "parallel/dist.h"
 #include "util/perf.h"
 
 static int cmp_double(const void *a, const void *b) {

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "andrea.h"
-#include "dist/dist.h"
+#include "parallel/dist.h"
 #include "args.h"
 #include "backend_flags.h"
 #include "commands.h"

@@ -1,6 +1,6 @@
 /* dist.c - choosing the ranks (MPI or one local rank) and the collectives' common part:
  * argument checks, buckets, the time and bytes they cost. */
-#include "dist/dist.h"
+#include "parallel/dist.h"
 
 #include <stdlib.h>
 #include <string.h>

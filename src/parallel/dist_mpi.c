@@ -8,7 +8,7 @@
  * initialised once per process, finalised at exit unless a collective broke (finalize
  * would wait for the missing rank).
  */
-#include "dist/dist.h"
+#include "parallel/dist.h"
 
 #ifdef ANDREA_HAVE_MPI
 #include <mpi.h>

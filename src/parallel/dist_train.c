@@ -1,5 +1,5 @@
 /* dist_train.c - the trainer's hooks into the ranks (dist_train.h). */
-#include "dist/dist_train.h"
+#include "parallel/dist_train.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -12,7 +12,7 @@
 #ifndef ANDREA_DIST_DIST_TRAIN_H
 #define ANDREA_DIST_DIST_TRAIN_H
 
-#include "dist/dist.h"
+#include "parallel/dist.h"
 #include "train/train_run.h"
 
 /* Opens the ranks; ranks other than 0 report nothing (no sink, no MFU measurement). */

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "dist/dist_train.h"
+#include "parallel/dist_train.h"
 #include "model/model.h"
 #include "train/manifest.h"
 #include "train/run_options.h"

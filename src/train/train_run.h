@@ -17,7 +17,7 @@
 #include "andrea.h"
 #include "andrea_gate.h"
 #include "andrea_tokenizer.h"
-#include "dist/zero.h"
+#include "parallel/zero.h"
 #include "train/batch_source.h"
 #include "train/checkpoint.h"
 
@@ -50,7 +50,7 @@ typedef struct {
     int lock_fd;              /* holds the run folder's lock; -1: none */
     andrea_jsonl_log log;
     andrea_train_sink jsonl;  /* writes log */
-    andrea_dist *dist;        /* the ranks (rank 0 of 1 without mpirun): src/dist/ */
+    andrea_dist *dist;        /* the ranks (rank 0 of 1 without mpirun): src/parallel/ */
     andrea_zero zero;         /* --zero 1: adam_m, adam_v hold this rank's slice only */
     int overlap_failed;       /* a gradient sum started during backward failed */
     float *dist_stage;        /* host copy of the gradients the collectives sum, when the

@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "dist/dist_train.h"
+#include "parallel/dist_train.h"
 #include "train/divergence.h"
 #include "train/train_run.h"
 #include "util/error.h"
