@@ -56,7 +56,7 @@ static const andrea_train_option TABLE[] = {
      CK(val_fraction), NULL},
     {"eval-every", 0, ANDREA_OPT_INT, OPT(eval_every), 250, NULL,
      "validation every N steps, 0 = at the end", CK(eval_every), NULL},
-    {"eval-batches", 0, ANDREA_OPT_INT, OPT(eval_batches), 0, NULL, "validation batches, 0 = all",
+    {"eval-batches", 0, ANDREA_OPT_INT, OPT(eval_batches), 0, NULL, "validation batches (global: ranks x --batch windows), 0 = all",
      CK(eval_batches), NULL},
     {"ckpt-every", 0, ANDREA_OPT_INT, OPT(ckpt_every), 500, NULL,
      "checkpoint every N steps, 0 = at the end", CK(ckpt_every), NULL},
