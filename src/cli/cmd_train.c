@@ -99,6 +99,7 @@ static void on_start(void *user, const andrea_train_start *s) {
     char line[512];
     andrea_train_options_describe(o, line, sizeof line);
     printf("train: %s\n", line);
+    if (s->ranks) printf("ranks: %s\n", s->ranks);
     if (o->resume_path) printf("resuming '%s' at step %lld\n", o->resume_path, (long long)s->start_step);
     printf("mfu: %.2f MFLOP per token; sgemm peak here %.1f GFLOP/s\n", s->flops_per_token / 1e6,
            s->peak_gflops);

@@ -16,6 +16,11 @@ int andrea_dist_run_open(andrea_train_run *r) {
         andrea_set_error("--zero %d: expected 0 (off) or 1 (shard the AdamW moments)", o->zero);
         return ANDREA_TRAIN_BAD_OPTIONS;
     }
+    if (o->dist_check_every < 0) {
+        andrea_set_error("--dist-check-every %d: expected 0 (never) or a number of steps",
+                         o->dist_check_every);
+        return ANDREA_TRAIN_BAD_OPTIONS;
+    }
     r->dist = andrea_dist_open(o->dist_timeout, o->dist_deterministic);
     if (!r->dist) return -1;
     if (r->dist->rank != 0) { /* rank 0 alone prints and logs */

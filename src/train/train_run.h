@@ -53,6 +53,7 @@ typedef struct {
     andrea_dist *dist;        /* the ranks (rank 0 of 1 without mpirun): src/parallel/ */
     andrea_zero zero;         /* --zero 1: adam_m, adam_v hold this rank's slice only */
     int overlap_failed;       /* a gradient sum started during backward failed */
+    char dist_ranks[300];     /* what the ranks agreed on at start (andrea_train_start.ranks) */
     float *dist_stage;        /* host copy of the gradients the collectives sum, when the
                                * backend's memory is not the host's (NULL otherwise) */
     int64_t updates_applied;  /* AdamW updates this run (skipped steps do not count) */
