@@ -298,6 +298,8 @@ int cmd_train(int argc, char **argv) {
     if (rc == ANDREA_TRAIN_INTERRUPTED) return 130;
     if (rc) {
         fprintf(stderr, "andrea train: %s\n", andrea_error());
+        /* a rank cut off or dead: end the whole job, not just this rank */
+        if (andrea_dist_failed()) andrea_dist_abort(1);
         return rc == ANDREA_TRAIN_BAD_OPTIONS ? 2 : 1;
     }
     return 0;

@@ -79,6 +79,14 @@ int andrea_dist_start_sum(andrea_dist *d, float *buf, size_t n);
 int andrea_dist_progress(andrea_dist *d);
 int andrea_dist_finish(andrea_dist *d);
 
+/* 1 when a collective of this process broke (a timeout, an error MPI reported): the
+ * other ranks are gone or cut off. The front end then prints its message and calls
+ * andrea_dist_abort, which ends the whole job (MPI_Abort: mpirun kills every rank and
+ * exits, also when the control channel to a cut-off rank is gone); the library itself
+ * never exits. Without MPI: 0, and andrea_dist_abort returns. */
+int andrea_dist_failed(void);
+void andrea_dist_abort(int code);
+
 /* dist_local.c, and dist_mpi.c when built (NULL and an error otherwise). */
 andrea_dist *andrea_dist_local_open(void);
 andrea_dist *andrea_dist_mpi_open(void);

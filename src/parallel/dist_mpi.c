@@ -13,6 +13,7 @@
 #ifdef ANDREA_HAVE_MPI
 #include <mpi.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -178,6 +179,13 @@ static int finish(andrea_dist *d) {
     return rc;
 }
 
+int andrea_dist_failed(void) { return g_broken; }
+
+void andrea_dist_abort(int code) {
+    fflush(NULL); /* the message first: MPI_Abort does not return */
+    MPI_Abort(MPI_COMM_WORLD, code);
+}
+
 static void mpi_close(andrea_dist *d) {
     if (d->broken) g_broken = 1;
     if (d->impl) free(((pending *)d->impl)->req);
@@ -207,6 +215,8 @@ andrea_dist *andrea_dist_mpi_open(void) {
 #include "util/error.h"
 
 int andrea_dist_mpi_built(void) { return 0; }
+int andrea_dist_failed(void) { return 0; }
+void andrea_dist_abort(int code) { (void)code; }
 andrea_dist *andrea_dist_mpi_open(void) {
     return andrea_set_error("this andrea was built without MPI"), NULL;
 }
