@@ -398,6 +398,9 @@ typedef struct {
     float dist_timeout;      /* seconds a collective may wait for the other ranks (300) */
     int dist_deterministic;  /* sums in rank order: the same bits on every run and network */
     int dist_no_overlap;     /* sum the gradients after backward, not layer by layer during it */
+    int dist_overlap;        /* sum them during backward without measuring (default: the
+                              * first steps measure both ways and keep the faster) */
+    const char *dist_allreduce; /* "auto" (NULL: measured at start), "ring" or "mpi" */
     int dist_check_every;    /* compare a hash of the weights over the ranks every N steps, at
                               * the start and before each checkpoint (100); 0: never */
     int inject_drift_step;   /* testing: the last rank nudges one weight after this step (-1) */

@@ -46,6 +46,8 @@ struct andrea_dist {
     int broken;         /* a collective failed or timed out: stop, do not finalize */
     double comm_s;      /* seconds spent in collectives (waiting included) */
     uint64_t comm_bytes; /* payload bytes this rank sent into collectives */
+    int algo;           /* the float sums: ANDREA_ALLREDUCE_MPI or _RING (andrea_dist_plan) */
+    double plan_ms[2];  /* what andrea_dist_plan measured: MPI's, the ring's (0: not measured) */
     const andrea_dist_ops *ops;
     void *impl;
 };
@@ -58,6 +60,17 @@ void andrea_dist_close(andrea_dist *d);
  * one): for front ends that must know before andrea_dist_open (who prints). */
 int andrea_dist_env_size(void);
 int andrea_dist_env_rank(void);
+
+/* How the float sums run: MPI's own MPI_Iallreduce (whatever algorithm the library
+ * picks), or the ring of ring.h (reduce-scatter + all-gather over point-to-point). AUTO:
+ * andrea_dist_plan measures both. */
+enum { ANDREA_ALLREDUCE_AUTO = -1, ANDREA_ALLREDUCE_MPI = 0, ANDREA_ALLREDUCE_RING = 1 };
+/* Sets d->algo: choice itself, or (AUTO) the faster of the two on a sum of min(n,
+ * ANDREA_DIST_BUCKET) floats, timed 3 times each, the times all-reduced so every rank
+ * picks the same; d->plan_ms holds them. One rank, or deterministic sums: nothing to
+ * choose. Collective. 0 or -1. */
+int andrea_dist_plan(andrea_dist *d, size_t n, int choice);
+const char *andrea_dist_algo_name(int algo);
 
 /* Sum over ranks, in place, in buckets of ANDREA_DIST_BUCKET floats in flight together. */
 #define ANDREA_DIST_BUCKET (1u << 22)

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "parallel/ring.h"
 #include "util/error.h"
 #include "util/perf.h"
 
@@ -59,10 +60,12 @@ static int mpi_fail(andrea_dist *d, const char *what, int code) {
  * inside MPI calls, so the polling is what drives it: tests back to back, yielding the
  * core between them (to the other ranks on an oversubscribed machine), and after a second
  * of waiting (a rank is late: its step is slower, or it hangs) 1 ms sleeps. */
-static int wait_all(andrea_dist *d, MPI_Request *reqs, int n, const char *what) {
+typedef int (*poll_fn)(andrea_dist *d, void *what, int *done); /* an MPI code */
+
+static int wait_until(andrea_dist *d, poll_fn poll, void *ctx, const char *what) {
     double t0 = andrea_now();
     for (long polls = 0;; polls++) {
-        int done = 0, rc = MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE);
+        int done = 0, rc = poll(d, ctx, &done);
         if (rc != MPI_SUCCESS) return mpi_fail(d, what, rc);
         if (done) return 0;
         if ((polls & 63) == 0 && andrea_now() - t0 > d->timeout_s) {
@@ -76,6 +79,22 @@ static int wait_all(andrea_dist *d, MPI_Request *reqs, int n, const char *what) 
         else
             sched_yield();
     }
+}
+
+typedef struct {
+    MPI_Request *reqs;
+    int n;
+} req_set;
+
+static int test_reqs(andrea_dist *d, void *ctx, int *done) {
+    (void)d;
+    req_set *s = ctx;
+    return MPI_Testall(s->n, s->reqs, done, MPI_STATUSES_IGNORE);
+}
+
+static int wait_all(andrea_dist *d, MPI_Request *reqs, int n, const char *what) {
+    req_set s = {reqs, n};
+    return wait_until(d, test_reqs, &s, what);
 }
 
 #define START(d, what, call)                                                                  \
@@ -106,8 +125,11 @@ static int ordered_sum(andrea_dist *d, void *buf, size_t n, MPI_Datatype t, size
     return wait_all(d, &req, 1, "broadcast (deterministic reduction)");
 }
 
+static int ring_sum(andrea_dist *d, float *buf, size_t n);
+
 static int reduce(andrea_dist *d, void *buf, size_t n, MPI_Datatype t, size_t esz) {
     if (d->deterministic) return ordered_sum(d, buf, n, t, esz);
+    if (t == MPI_FLOAT && d->algo == ANDREA_ALLREDUCE_RING) return ring_sum(d, buf, n);
     MPI_Request req;
     START(d, "all-reduce", MPI_Iallreduce(MPI_IN_PLACE, buf, (int)n, t, MPI_SUM, g_comm, &req));
     return wait_all(d, &req, 1, "all-reduce");
@@ -147,10 +169,63 @@ static int gather(andrea_dist *d, const float *part, float *b, const int *c, con
 typedef struct {
     MPI_Request *req;
     int n, cap;
+    andrea_ring **ring; /* the ring sums in flight (d->algo ring), NULL once done */
+    int nring, ringcap, tag;
 } pending;
+
+static int ring_tag(pending *p) { return p->tag = (p->tag + 1) % 30000; } /* <= MPI_TAG_UB */
+
+/* Moves every ring sum in flight on; *done when all are. */
+static int test_rings(andrea_dist *d, void *ctx, int *done) {
+    (void)d;
+    pending *p = ctx;
+    int all = 1;
+    for (int i = 0; i < p->nring; i++) {
+        if (!p->ring[i]) continue;
+        int ok = 0, rc = andrea_ring_progress(p->ring[i], &ok);
+        if (rc != MPI_SUCCESS) return rc;
+        if (ok) {
+            andrea_ring_free(p->ring[i]);
+            p->ring[i] = NULL;
+        } else {
+            all = 0;
+        }
+    }
+    if (all) p->nring = 0;
+    *done = all;
+    return MPI_SUCCESS;
+}
+
+static int ring_start(andrea_dist *d, pending *p, float *b, size_t n) {
+    if (p->nring == p->ringcap) {
+        int cap = p->ringcap ? 2 * p->ringcap : 64;
+        andrea_ring **ring = realloc(p->ring, sizeof *ring * (size_t)cap);
+        if (!ring) return andrea_set_error("out of memory for the ring sums");
+        p->ring = ring;
+        p->ringcap = cap;
+    }
+    int rc;
+    p->ring[p->nring] = andrea_ring_start(g_comm, b, n, ring_tag(p), &rc);
+    if (!p->ring[p->nring])
+        return rc != MPI_SUCCESS ? mpi_fail(d, "ring all-reduce", rc)
+                                 : andrea_set_error("out of memory for a ring sum");
+    p->nring++;
+    return 0;
+}
+
+/* a blocking ring sum: started alone, driven to its end */
+static int ring_sum(andrea_dist *d, float *buf, size_t n) {
+    pending one = {0};
+    int rc = ring_start(d, &one, buf, n);
+    if (rc == 0) rc = wait_until(d, test_rings, &one, "ring all-reduce");
+    for (int i = 0; i < one.nring; i++) andrea_ring_free(one.ring[i]);
+    free(one.ring);
+    return rc;
+}
 
 static int start(andrea_dist *d, float *b, size_t n) {
     pending *p = d->impl;
+    if (d->algo == ANDREA_ALLREDUCE_RING) return ring_start(d, p, b, n);
     if (p->n == p->cap) {
         int cap = p->cap ? 2 * p->cap : 64;
         MPI_Request *req = realloc(p->req, sizeof *req * (size_t)cap);
@@ -169,6 +244,8 @@ static int progress(andrea_dist *d) {
     int done = 0, rc = p->n ? MPI_Testall(p->n, p->req, &done, MPI_STATUSES_IGNORE) : MPI_SUCCESS;
     if (rc != MPI_SUCCESS) return mpi_fail(d, "all-reduce", rc);
     if (done) p->n = 0;
+    if (p->nring && (rc = test_rings(d, p, &done)) != MPI_SUCCESS)
+        return mpi_fail(d, "ring all-reduce", rc);
     return 0;
 }
 
@@ -176,6 +253,7 @@ static int finish(andrea_dist *d) {
     pending *p = d->impl;
     int rc = p->n ? wait_all(d, p->req, p->n, "all-reduce of the gradients") : 0;
     p->n = 0;
+    if (rc == 0 && p->nring) rc = wait_until(d, test_rings, p, "ring all-reduce of the gradients");
     return rc;
 }
 
@@ -188,7 +266,12 @@ void andrea_dist_abort(int code) {
 
 static void mpi_close(andrea_dist *d) {
     if (d->broken) g_broken = 1;
-    if (d->impl) free(((pending *)d->impl)->req);
+    pending *p = d->impl;
+    if (p) {
+        free(p->req);
+        for (int i = 0; i < p->nring; i++) andrea_ring_free(p->ring[i]);
+        free(p->ring);
+    }
     free(d->impl);
     free(d);
 }

@@ -49,6 +49,9 @@ int andrea_dist_run_isa(andrea_train_run *r);
  * over the ranks when --dist-check-every is due or a checkpoint is about to be written
  * (saving). -1 with an error naming the step and the ranks when the copies differ. */
 int andrea_dist_check_weights(andrea_train_run *r, int step, int saving);
+/* After andrea_dist_run_isa: the gradient sum's algorithm (--dist-allreduce; auto: both
+ * measured now on the gradient's size), appended to r->dist_ranks. 0 or -1. */
+int andrea_dist_run_plan(andrea_train_run *r);
 /* rank 0's result of an action only it performed (writing a file), on every rank. */
 int andrea_dist_root_rc(andrea_train_run *r, int rc);
 int andrea_dist_is_root(const andrea_train_run *r);

@@ -115,8 +115,14 @@ static const andrea_train_option TABLE[] = {
     {"dist-deterministic", 0, ANDREA_OPT_FLAG, OPT(dist_deterministic), 0, NULL,
      "under mpirun: sum gradients in rank order (same bits every run; slower)", NOCK, NULL},
     {"dist-no-overlap", 0, ANDREA_OPT_FLAG, OPT(dist_no_overlap), 0, NULL,
-     "under mpirun: sum gradients after backward instead of during it (to measure)", NOCK,
+     "under mpirun: sum gradients after backward instead of during it", NOCK,
      NULL},
+    {"dist-overlap", 0, ANDREA_OPT_FLAG, OPT(dist_overlap), 0, NULL,
+     "under mpirun: sum gradients during backward without measuring (default: steps 2-7 "
+     "time both ways, the faster is kept)", NOCK, NULL},
+    {"dist-allreduce", 0, ANDREA_OPT_STR, OPT(dist_allreduce), 0, NULL,
+     "under mpirun: the gradient sum: auto (measure both at start), ring (reduce-scatter + "
+     "all-gather) or mpi (MPI_Iallreduce)", NOCK, NULL},
     {"dist-check-every", 0, ANDREA_OPT_INT, OPT(dist_check_every), 100, NULL,
      "under mpirun: compare a hash of the weights over the ranks every N steps (also at the "
      "start and before each checkpoint), 0 = never", NOCK, NULL},

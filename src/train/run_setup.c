@@ -102,7 +102,7 @@ int andrea_run_setup(andrea_train_run *r, const andrea_config *cfg, const andrea
         r->cfg.vocab = v; /* the tokenizer decides the vocabulary */
         if (fresh_model(r)) return -1;
     }
-    if (andrea_dist_run_moments(r) || andrea_dist_run_isa(r) ||
+    if (andrea_dist_run_moments(r) || andrea_dist_run_isa(r) || andrea_dist_run_plan(r) ||
         andrea_dist_check_weights(r, (int)r->st->step, 1))
         return -1;
     if (andrea_tokenizer_serialize(r->tok, &r->tok_blob)) return -1;
