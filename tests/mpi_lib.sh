@@ -18,3 +18,19 @@ mpi_probe() {
     fi
     [ "$rc" -eq 0 ] || { fail "mpirun -np 2 andrea train: exit $rc: $(cat "$ANDREA_TMP/probe.err")"; finish; }
 }
+
+# rank1 DIR: the pid of rank 1 of the job writing into folder DIR
+rank1() {
+    local p
+    for p in $(pgrep -f "andrea train.*$1"); do
+        tr '\0' '\n' < "/proc/$p/environ" 2> /dev/null | grep -qx OMPI_COMM_WORLD_RANK=1 && echo "$p"
+    done
+}
+# hit SIGNAL DIR: once DIR/ckpt.bin exists, signals rank 1 of the job writing into DIR;
+# prints its pid
+hit() {
+    local i v=""
+    for i in $(seq 300); do [ -f "$2/ckpt.bin" ] && break; sleep 0.05; done
+    for i in $(seq 50); do v=$(rank1 "$2"); [ -n "$v" ] && break; sleep 0.05; done
+    [ -n "$v" ] && kill "-$1" $v && echo "$v"
+}

@@ -17,21 +17,6 @@ M="--data $T/d.txt --preset tiny --n-layer 2 --d-model 64 --n-head 2 --ctx 32 --
    --max-steps 150 --warmup 5 --eval-every 50 --ckpt-every 10 --sample-every 0 -t 1 -q"
 mpi_probe $M
 
-# the pid of rank 1 of the job writing into folder $1
-rank1() {
-    local p
-    for p in $(pgrep -f "andrea train.*$1"); do
-        tr '\0' '\n' < "/proc/$p/environ" 2> /dev/null | grep -qx OMPI_COMM_WORLD_RANK=1 && echo "$p"
-    done
-}
-# hit SIGNAL DIR: once DIR/ckpt.bin exists, signal rank 1 of the job writing into DIR
-hit() {
-    local i v=""
-    for i in $(seq 300); do [ -f "$2/ckpt.bin" ] && break; sleep 0.05; done
-    for i in $(seq 50); do v=$(rank1 "$2"); [ -n "$v" ] && break; sleep 0.05; done
-    [ -n "$v" ] && kill "-$1" $v && echo "$v"
-}
-
 $MPI -np 2 "$A" train $M -o "$T/full" || fail "uninterrupted run"
 
 # 1. killed rank, launcher

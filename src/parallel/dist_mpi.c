@@ -13,10 +13,12 @@
 #ifdef ANDREA_HAVE_MPI
 #include <mpi.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "parallel/ring.h"
 #include "util/error.h"
@@ -259,8 +261,41 @@ static int finish(andrea_dist *d) {
 
 int andrea_dist_failed(void) { return g_broken; }
 
+/* 1 when pid is an MPI launcher (mpirun and its other names): a rank on the launching
+ * machine is its child. Linux (/proc); elsewhere 0. */
+static int is_launcher(pid_t pid) {
+    char path[64], name[32] = "";
+    snprintf(path, sizeof path, "/proc/%ld/comm", (long)pid);
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    if (!fgets(name, sizeof name, f)) name[0] = 0;
+    fclose(f);
+    name[strcspn(name, "\n")] = 0;
+    return !strcmp(name, "mpirun") || !strcmp(name, "mpiexec") || !strcmp(name, "orterun") ||
+           !strcmp(name, "prterun");
+}
+
+/* MPI_Abort asks mpirun to kill every rank; mpirun then waits until each machine's
+ * daemon reports its ranks gone. When a partition cut a machine off, that report never
+ * comes (mpirun's control channel runs over the dead link too) and mpirun would wait
+ * until the link returns. So a rank on mpirun's own machine leaves a watchdog behind:
+ * a child that, if mpirun is still there ABORT_GRACE_S later, kills it. The child
+ * closes every descriptor first (mpirun waits for the ranks' output pipes to close
+ * before it exits) and does nothing else (no MPI after fork). The ranks on the other
+ * side of the cut time out the same way and end by their own MPI_Abort. */
+#define ABORT_GRACE_S 10
+
 void andrea_dist_abort(int code) {
     fflush(NULL); /* the message first: MPI_Abort does not return */
+    pid_t launcher = getppid();
+    if (is_launcher(launcher) && fork() == 0) {
+        for (int fd = 0; fd < 1024; fd++) close(fd);
+        setsid(); /* out of the rank's process group: mpirun's kill of the rank spares it */
+        sleep(ABORT_GRACE_S);
+        if (kill(launcher, 0) == 0 && is_launcher(launcher)) /* not a reused pid */
+            kill(launcher, SIGKILL);
+        _exit(0);
+    }
     MPI_Abort(MPI_COMM_WORLD, code);
 }
 
