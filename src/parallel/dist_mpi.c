@@ -39,6 +39,13 @@ static int world_init(void) {
     if (g_comm != MPI_COMM_NULL) return 0;
     int inited = 0, provided;
     MPI_Initialized(&inited);
+    /* OpenMPI's non-blocking all-reduce (libnbc) picks a binomial tree (reduce to rank 0,
+     * then broadcast: the whole buffer twice, in sequence) for fewer than 4 ranks and for
+     * any in-place sum, which is every gradient sum here; its ring (1) sends 2(N-1)/N of it.
+     * Measured between two namespaces at 100 Mbit/s: 4 MB in 448 ms (tree) against 374 ms
+     * (ring), and a 2-rank step of a 4 MB gradient 706-750 ms against 396-399 ms
+     * (docs/distributed.md). A value the user set (mpirun --mca, the environment) wins. */
+    if (!inited) setenv("OMPI_MCA_coll_libnbc_iallreduce_algorithm", "1", 0);
     /* only the main thread calls MPI (OpenMP threads never do) */
     if (!inited && MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
         return andrea_set_error("MPI_Init failed");
