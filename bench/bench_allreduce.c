@@ -5,9 +5,10 @@
  * each rank sends and receives; docs/distributed.md's model uses the same formula). With
  * a parameter count it times exactly one step's gradient. Rank 0 prints.
  *
- *   mpirun -np 2 build/bench/bench_allreduce [FLOATS [ROUNDS [mpi|ring|both]]]
+ *   mpirun -np 2 build/bench/bench_allreduce [FLOATS [ROUNDS [mpi|ring|both|bf16]]]
  *   (FLOATS 0: a size sweep; mpi: MPI_Iallreduce, ring: src/parallel/ring.c; both: the
- *   two side by side, each size timed with one then the other; default both)
+ *   two side by side, each size timed with one then the other; bf16: the ring with bf16
+ *   on the wire (the test values are small integers: exact in bf16); default both)
  *   mpirun -np 2 build/bench/bench_allreduce $(andrea info ... params) 20
  */
 #include <stdio.h>
@@ -45,9 +46,10 @@ int main(int argc, char **argv) {
     int rounds = argc > 2 ? atoi(argv[2]) : 10;
     if (rounds < 1 || rounds > 64) rounds = 10;
     const char *which = argc > 3 ? argv[3] : "both";
-    int a0 = strcmp(which, "ring") == 0, a1 = strcmp(which, "mpi") == 0 ? 0 : 1;
-    if (strcmp(which, "ring") && strcmp(which, "mpi") && strcmp(which, "both")) {
-        fprintf(stderr, "bench_allreduce: '%s': expected mpi, ring or both\n", which);
+    int bf16 = strcmp(which, "bf16") == 0;
+    int a0 = strcmp(which, "ring") == 0 || bf16, a1 = strcmp(which, "mpi") == 0 ? 0 : 1;
+    if (strcmp(which, "ring") && strcmp(which, "mpi") && strcmp(which, "both") && !bf16) {
+        fprintf(stderr, "bench_allreduce: '%s': expected mpi, ring, both or bf16\n", which);
         return 2;
     }
     andrea_dist *d = andrea_dist_open(60.0, 0);
@@ -60,6 +62,7 @@ int main(int argc, char **argv) {
     for (size_t i = 0; !floats && i < nsz; i++) max = sweep[i] > max ? sweep[i] : max;
     float *buf = malloc(sizeof(float) * max);
     if (!buf) return 1;
+    d->wire_bf16 = bf16;
     if (d->rank == 0)
         printf("all-reduce (%d ranks, fp32 sum, rounds %d)\n%6s %12s %12s %12s %12s\n",
                d->size, rounds, "algo", "floats", "best ms", "median ms", "bus GB/s");
@@ -81,7 +84,7 @@ int main(int argc, char **argv) {
                 }
             double bus = d->size > 1 ? 2.0 * (d->size - 1) / d->size * 4.0 * (double)n / med / 1e9 : 0;
             if (d->rank == 0)
-                printf("%6s %12zu %12.3f %12.3f %12.2f\n", andrea_dist_algo_name(a), n, best * 1e3,
+                printf("%6s %12zu %12.3f %12.3f %12.2f\n", bf16 ? "ring16" : andrea_dist_algo_name(a), n, best * 1e3,
                        med * 1e3, bus);
         }
     }

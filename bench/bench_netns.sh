@@ -60,6 +60,7 @@ for k in 1 2; do
     mpi "$k" --mca coll_libnbc_iallreduce_algorithm 1 "$BENCH" 1048576 3 mpi | tail -n 1 | sed 's/^   mpi/mpi-ring/'
     mpi "$k" "$BENCH" 262144 3 ring | tail -n 1
     mpi "$k" "$BENCH" 1048576 3 ring | tail -n 1
+    mpi "$k" "$BENCH" 1048576 3 bf16 | tail -n 1
 done
 head -c 400000 "${DATA:-/usr/share/dict/words}" > "$T/d.txt" 2> /dev/null || head -c 400000 /dev/urandom | base64 > "$T/d.txt"
 M="--data $T/d.txt --preset tiny --n-layer 2 --d-model 192 --n-head 4 --ctx 64 --seq 64 --batch 2
@@ -86,6 +87,8 @@ run "MPI, libnbc ring forced, during backward" --mca coll_libnbc_iallreduce_algo
 run "MPI, libnbc ring forced, after backward" --mca coll_libnbc_iallreduce_algorithm 1 -- --dist-allreduce mpi --dist-no-overlap
 run "andrea ring, during backward" -- --dist-allreduce ring --dist-overlap
 run "andrea ring, after backward" -- --dist-allreduce ring --dist-no-overlap
+run "andrea ring, bf16 on the wire, during backward" -- --dist-bf16 --dist-overlap
+run "andrea ring, bf16 on the wire, after backward" -- --dist-bf16 --dist-no-overlap
 run "auto (measured at start and on steps 2-7)" --
 grep -o '"ranks":"[^"]*"' "$T/o/log.jsonl"
 grep dist_plan "$T/o/log.jsonl" || true

@@ -401,6 +401,7 @@ typedef struct {
     int dist_overlap;        /* sum them during backward without measuring (default: the
                               * first steps measure both ways and keep the faster) */
     const char *dist_allreduce; /* "auto" (NULL: measured at start), "ring" or "mpi" */
+    int dist_bf16;           /* the gradients travel as bf16 (the ring; half the bytes) */
     int dist_check_every;    /* compare a hash of the weights over the ranks every N steps, at
                               * the start and before each checkpoint (100); 0: never */
     int inject_drift_step;   /* testing: the last rank nudges one weight after this step (-1) */

@@ -6,7 +6,8 @@
 #    give the losses of 1 process x 8 within float rounding; the ring with the overlap
 #    forced (--dist-overlap) is bit-identical on a rerun (each chunk is summed in ring
 #    order on one rank);
-# 3. auto: the start line names the measured choice and a dist_plan line the overlap
+# 3. --dist-bf16: ranks agree, losses near fp32's;
+# 4. auto: the start line names the measured choice and a dist_plan line the overlap
 #    decision from the timed steps; a bad --dist-allreduce is a usage error.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/mpi_lib.sh"
@@ -45,6 +46,19 @@ $MPI -np 4 "$A" train $M --batch 2 --dist-allreduce ring --dist-overlap -o "$T/r
 $MPI -np 4 "$A" train $M --batch 2 --dist-allreduce ring --dist-overlap -o "$T/r2" || fail "ring rerun 2"
 cmp -s "$T/r1/ckpt.bin" "$T/r2/ckpt.bin" && pass "4 ranks, ring, overlap: a rerun is bit-identical" \
     || fail "4 ranks ring reruns differ"
+
+# bf16 on the wire: the ranks still agree (the hash after every step), the losses stay
+# within 1e-3 of fp32's, and they are not fp32's bits (the bf16 path did run)
+$MPI -np 4 "$A" train $M --batch 2 --dist-bf16 --dist-check-every 1 -o "$T/bf" || fail "4 ranks, --dist-bf16"
+w=$(paste -d' ' <(step_losses "$T/ring/log.jsonl") <(step_losses "$T/bf/log.jsonl") | awk '
+    { d = ($2 - $4) / $4; d = d < 0 ? -d : d; if (d > w) w = d; n++ } END { printf "%d %.2g", n, w }')
+awk -v w="${w#* }" -v n="${w% *}" 'BEGIN { exit !(n == 20 && w > 0 && w <= 1e-3) }' \
+    && grep -q 'gradient sums: ring (--dist-bf16: bf16 on the wire)' "$T/bf/log.jsonl" \
+    && pass "--dist-bf16, 4 ranks: weights equal on every rank at every step; losses within 1e-3 of fp32 (worst ${w#* })" \
+    || fail "--dist-bf16: $w"
+rc=0; $MPI -np 2 "$A" train $M --batch 4 --dist-bf16 --dist-allreduce mpi -o "$T/bfm" 2> "$T/bfm.err" || rc=$?
+[ "$rc" -ne 0 ] && grep -q "dist-bf16 needs andrea's ring, not --dist-allreduce mpi" "$T/bfm.err" \
+    && pass "--dist-bf16 with --dist-allreduce mpi: refused" || fail "bf16 + mpi: exit $rc $(cat "$T/bfm.err")"
 
 $MPI -np 2 "$A" train $M --batch 4 -o "$T/auto" || fail "auto"
 grep -q '"ranks":"2 ranks (mpi); weights updated at [a-z0-9]* on every rank; gradient sums: \(ring\|mpi\) (measured on [0-9]* floats: ring [0-9.]* ms, mpi [0-9.]* ms); overlap: measured on steps 2-7"' \

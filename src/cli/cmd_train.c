@@ -28,7 +28,10 @@ typedef struct {
 } engine_flags;
 
 /* --help text of the table's rows: the help and the default */
-static char g_help[64][200];
+/* room for every flag: the option table, the model and engine flags (build_specs drops
+ * what does not fit, so the table outgrowing it lost the last flags, -t among them) */
+#define MAX_SPECS 128
+static char g_help[MAX_SPECS][200];
 
 /* Builds the flag specs: the option table (with the model flags after --tokenizer), then
  * the flags of the engine. Returns their number. */
@@ -211,7 +214,7 @@ static int parse(int argc, char **argv, andrea_train_options *o, engine_flags *e
                  int *n) {
     memset(e, 0, sizeof *e);
     e->attention = "flash";
-    *n = build_specs(o, e, specs, 64);
+    *n = build_specs(o, e, specs, MAX_SPECS);
     return args_parse("train", argc, argv, specs, *n, NULL, 0, NULL);
 }
 
@@ -268,7 +271,7 @@ int cmd_train(int argc, char **argv) {
     char out_dir[4096];
     andrea_train_options o;
     engine_flags e;
-    arg_spec specs[64];
+    arg_spec specs[MAX_SPECS];
     int n_specs;
     andrea_train_options_default(&o);
     /* pass 1: find --resume (and report flag errors once) */

@@ -69,14 +69,17 @@ static int in_buckets(andrea_dist *d, float *buf, size_t n,
     return 0;
 }
 
+/* bytes on the wire per float: the ring's bf16 sends half */
+#define WIRE(d) ((d)->wire_bf16 && (d)->algo == ANDREA_ALLREDUCE_RING ? 2u : 4u)
+
 int andrea_dist_allreduce_sum(andrea_dist *d, float *buf, size_t n) {
-    COLLECTIVE(d, n * sizeof(float), in_buckets(d, buf, n, d->ops->allreduce_f32));
+    COLLECTIVE(d, n * WIRE(d), in_buckets(d, buf, n, d->ops->allreduce_f32));
 }
 
 int andrea_dist_start_sum(andrea_dist *d, float *buf, size_t n) {
     if (d->deterministic && d->size > 1)
         return andrea_set_error("an overlapped sum cannot be deterministic (rank 0 orders it)");
-    COLLECTIVE(d, n * sizeof(float), in_buckets(d, buf, n, d->ops->start_f32));
+    COLLECTIVE(d, n * WIRE(d), in_buckets(d, buf, n, d->ops->start_f32));
 }
 
 int andrea_dist_progress(andrea_dist *d) { COLLECTIVE(d, 0, d->ops->progress(d)); }

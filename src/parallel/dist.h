@@ -47,6 +47,7 @@ struct andrea_dist {
     double comm_s;      /* seconds spent in collectives (waiting included) */
     uint64_t comm_bytes; /* payload bytes this rank sent into collectives */
     int algo;           /* the float sums: ANDREA_ALLREDUCE_MPI or _RING (andrea_dist_plan) */
+    int wire_bf16;      /* the ring's chunks travel as bf16 (--dist-bf16; ring only) */
     double plan_ms[2];  /* what andrea_dist_plan measured: MPI's, the ring's (0: not measured) */
     const andrea_dist_ops *ops;
     void *impl;

@@ -26,15 +26,19 @@ int andrea_dist_run_open(andrea_train_run *r) {
     r->allreduce_choice = strcmp(ar, "ring") == 0  ? ANDREA_ALLREDUCE_RING
                           : strcmp(ar, "mpi") == 0 ? ANDREA_ALLREDUCE_MPI
                           : strcmp(ar, "auto") == 0 ? ANDREA_ALLREDUCE_AUTO : -2;
-    if (r->allreduce_choice == -2 || (o->dist_overlap && o->dist_no_overlap)) {
-        if (r->allreduce_choice == -2)
-            andrea_set_error("--dist-allreduce '%s': expected auto, ring or mpi", ar);
-        else
-            andrea_set_error("--dist-overlap and --dist-no-overlap: give one of them");
+    const char *bad = r->allreduce_choice == -2 ? "" :
+                      o->dist_overlap && o->dist_no_overlap ? "--dist-overlap and --dist-no-overlap: give one of them" :
+                      o->dist_bf16 && r->allreduce_choice == ANDREA_ALLREDUCE_MPI ? "--dist-bf16 needs andrea's ring, not --dist-allreduce mpi" :
+                      o->dist_bf16 && o->dist_deterministic ? "--dist-bf16 and --dist-deterministic: give one of them" : NULL;
+    if (bad) {
+        if (!*bad) andrea_set_error("--dist-allreduce '%s': expected auto, ring or mpi", ar);
+        else andrea_set_error("%s", bad);
         return ANDREA_TRAIN_BAD_OPTIONS;
     }
+    if (o->dist_bf16) r->allreduce_choice = ANDREA_ALLREDUCE_RING;
     r->dist = andrea_dist_open(o->dist_timeout, o->dist_deterministic);
     if (!r->dist) return -1;
+    r->dist->wire_bf16 = o->dist_bf16;
     /* overlap: forced either way, or measured over the first steps */
     r->overlap_plan = o->dist_no_overlap ? 0 : o->dist_overlap || r->dist->size == 1 ? 1 : -1;
     if (r->dist->rank != 0) { /* rank 0 alone prints and logs */
@@ -60,8 +64,8 @@ int andrea_dist_run_plan(andrea_train_run *r) {
                  d->plan_ms[0], r->overlap_plan < 0 ? "measured on steps 2-7" :
                  r->overlap_plan ? "on" : "off");
     else
-        snprintf(b, cap - len, "; gradient sums: %s (--dist-allreduce); overlap: %s",
-                 andrea_dist_algo_name(d->algo), r->overlap_plan < 0 ? "measured on steps 2-7" :
+        snprintf(b, cap - len, "; gradient sums: %s (%s); overlap: %s",
+                 andrea_dist_algo_name(d->algo), d->wire_bf16 ? "--dist-bf16: bf16 on the wire" : "--dist-allreduce", r->overlap_plan < 0 ? "measured on steps 2-7" :
                  r->overlap_plan ? "on" : "off");
     return 0;
 }

@@ -123,6 +123,9 @@ static const andrea_train_option TABLE[] = {
     {"dist-allreduce", 0, ANDREA_OPT_STR, OPT(dist_allreduce), 0, NULL,
      "under mpirun: the gradient sum: auto (measure both at start), ring (reduce-scatter + "
      "all-gather) or mpi (MPI_Iallreduce)", NOCK, NULL},
+    {"dist-bf16", 0, ANDREA_OPT_FLAG, OPT(dist_bf16), 0, NULL,
+     "under mpirun: gradients over the wire as bf16 (andrea's ring; half the bytes, summed "
+     "in fp32)", NOCK, NULL},
     {"dist-check-every", 0, ANDREA_OPT_INT, OPT(dist_check_every), 100, NULL,
      "under mpirun: compare a hash of the weights over the ranks every N steps (also at the "
      "start and before each checkpoint), 0 = never", NOCK, NULL},
