@@ -50,7 +50,7 @@ mpi() { # RANKS_PER_NAMESPACE ARGS...
         --mca plm_rsh_agent "$T/agent.sh" --mca btl tcp,self --mca btl_tcp_if_include $NET.0/24 \
         --mca oob_tcp_if_include $NET.0/24 "$@"
 }
-echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) cores; link $RATE each way (tbf)"
+echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(grep -c ^processor /proc/cpuinfo) cores (nproc obeys OMP_NUM_THREADS); link $RATE each way (tbf)"
 echo "== all-reduce alone (fp32 sum, median of 3; bus GB/s = 2(N-1)/N x bytes / time)"
 for k in 1 2; do
     echo "-- $((2 * k)) ranks, $k per namespace"

@@ -96,7 +96,8 @@ int andrea_dist_run_isa(andrea_train_run *r) {
 }
 
 /* FNV-1a over 32-bit words instead of bytes (a quarter of the multiplies): a difference
- * in any one word always changes the result (xor and the odd multiply are bijections). */
+ * in any one word always changes the 64-bit result (xor and the odd multiply are
+ * bijections); the 52 bits compared miss it with probability 2^-52. */
 static int hash_chunk(void *user, const float *chunk, size_t k, size_t at) {
     (void)at;
     uint64_t h = *(uint64_t *)user;
