@@ -89,7 +89,7 @@ else()
 endif()
 
 # MPI (libopenmpi-dev + openmpi-bin): data-parallel training, `mpirun -np N andrea train`
-#   (src/dist/dist_mpi.c, docs/distributed.md).
+#   (src/parallel/dist_mpi.c, docs/distributed.md).
 #   Without it: andrea trains as one process; started by mpirun it says it has no MPI.
 option(ANDREA_MPI "Use MPI for data-parallel training under mpirun" ON)
 if(ANDREA_MPI)

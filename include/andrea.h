@@ -398,6 +398,14 @@ typedef struct {
     float dist_timeout;      /* seconds a collective may wait for the other ranks (300) */
     int dist_deterministic;  /* sums in rank order: the same bits on every run and network */
     int dist_no_overlap;     /* sum the gradients after backward, not layer by layer during it */
+    int dist_overlap;        /* sum them during backward without measuring (default: the
+                              * first steps measure both ways and keep the faster) */
+    const char *dist_allreduce; /* "auto" (NULL: measured at start), "ring" or "mpi" */
+    int dist_bf16;           /* the gradients travel as bf16 (the ring; half the bytes) */
+    int dist_check_every;    /* compare a hash of the weights over the ranks every N steps, at
+                              * the start and before each checkpoint (100); 0: never */
+    int inject_drift_step;   /* testing: the last rank nudges one weight after this step (-1) */
+    int inject_own_isa;      /* testing: no ISA agreement (each rank updates at its own best) */
     /* hooks (not options: no flag, not saved) */
     const char *backend;     /* where the model runs (andrea_backend_find); NULL: "cpu" */
     const andrea_train_sink *sink; /* progress reports; NULL: only log.jsonl */
@@ -434,6 +442,8 @@ typedef struct {
     int64_t start_step;          /* > 0 when resuming */
     double flops_per_token;      /* of a training step (forward + backward) */
     double peak_gflops;          /* this machine's sgemm, 0 when not measured */
+    const char *ranks;           /* under mpirun: "2 ranks (mpi); weights updated at avx2 on
+                                  * every rank: ..."; NULL for one process */
 } andrea_train_start;
 typedef struct {
     int step, max_steps;         /* step: completed, from 1 */

@@ -150,6 +150,13 @@ const andrea_backend *andrea_backend_default(void);
 /* The CPU settings of a CPU variant (its state), NULL for any other backend. */
 const andrea_cpu_engine *andrea_backend_cpu_engine(be_t be);
 
+/* The ISA level (ANDREA_ISA_*) at which a CPU backend (a cpu variant, cpu-guarded) runs
+ * the kernels that write the weights: AdamW and the gradient norm that scales it; -1 for
+ * any other backend. andrea_backend_cap_updates caps it for every CPU backend of this
+ * process (-1: no cap): the data-parallel ranks agree on one (src/parallel/consistency.c). */
+int andrea_backend_update_isa(be_t be);
+void andrea_backend_cap_updates(int isa);
+
 /* The name of the first operation the model needs that be lacks, or NULL when it has
  * them all (a model refuses an incomplete backend at creation, never a NULL call later). */
 const char *andrea_backend_missing(be_t be);

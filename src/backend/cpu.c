@@ -160,13 +160,25 @@ static void cpu_crossentropy_backward(be_t be, float *probs_to_dlogits, const in
     (void)be;
     andrea_crossentropy_backward(probs_to_dlogits, targets, N, V, dloss);
 }
+/* The cap the ranks of a data-parallel run agreed on for the kernels that write the
+ * weights (src/parallel/consistency.c); -1: none. Process-wide: one process trains one
+ * run at a time, and the agreement sets it again at every run's start. */
+static int g_update_cap = -1;
+
+void andrea_backend_cap_updates(int isa) { g_update_cap = isa; }
+
+static int update_isa(be_t be) {
+    int e = E(be)->isa, cap = e < 0 || (g_update_cap >= 0 && g_update_cap < e) ? g_update_cap : e;
+    return andrea_cpu_isa(cap);
+}
+
 static void cpu_adamw_update(be_t be, float *p, const float *g, float *m, float *v, size_t n,
                              float lr, float b1, float b2, float eps, float wd, int t,
                              float gscale) {
-    andrea_adamw_update_isa(E(be)->isa, p, g, m, v, n, lr, b1, b2, eps, wd, t, gscale);
+    andrea_adamw_update_isa(update_isa(be), p, g, m, v, n, lr, b1, b2, eps, wd, t, gscale);
 }
 static double cpu_sum_squares(be_t be, const float *g, size_t n) {
-    return andrea_grad_sum_squares_isa(E(be)->isa, g, n);
+    return andrea_grad_sum_squares_isa(update_isa(be), g, n);
 }
 
 /* ---- which variants this machine and build can run ---------------------------------- */
@@ -243,6 +255,11 @@ CPU_VARIANT(andrea_backend_cpu_blas, "cpu-blas",
 CPU_VARIANT(andrea_backend_cpu_bf16, "cpu-bf16",
             "CPU, large products with bf16 operands, fp32 accumulation (AVX512-BF16)", e_bf16,
             has_bf16);
+
+int andrea_backend_update_isa(be_t be) {
+    if (be == &andrea_backend_cpu_guarded) be = &andrea_backend_cpu; /* it runs cpu's kernels */
+    return andrea_backend_cpu_engine(be) ? update_isa(be) : -1;
+}
 
 const andrea_cpu_engine *andrea_backend_cpu_engine(be_t be) {
     const andrea_backend *cpus[] = {&andrea_backend_cpu,      &andrea_backend_cpu_avx512,

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "andrea.h"
-#include "dist/dist.h"
+#include "parallel/dist.h"
 #include "args.h"
 #include "backend_flags.h"
 #include "commands.h"
@@ -28,7 +28,10 @@ typedef struct {
 } engine_flags;
 
 /* --help text of the table's rows: the help and the default */
-static char g_help[64][200];
+/* room for every flag: the option table, the model and engine flags (build_specs drops
+ * what does not fit, so the table outgrowing it lost the last flags, -t among them) */
+#define MAX_SPECS 128
+static char g_help[MAX_SPECS][200];
 
 /* Builds the flag specs: the option table (with the model flags after --tokenizer), then
  * the flags of the engine. Returns their number. */
@@ -99,6 +102,7 @@ static void on_start(void *user, const andrea_train_start *s) {
     char line[512];
     andrea_train_options_describe(o, line, sizeof line);
     printf("train: %s\n", line);
+    if (s->ranks) printf("ranks: %s\n", s->ranks);
     if (o->resume_path) printf("resuming '%s' at step %lld\n", o->resume_path, (long long)s->start_step);
     printf("mfu: %.2f MFLOP per token; sgemm peak here %.1f GFLOP/s\n", s->flops_per_token / 1e6,
            s->peak_gflops);
@@ -210,7 +214,7 @@ static int parse(int argc, char **argv, andrea_train_options *o, engine_flags *e
                  int *n) {
     memset(e, 0, sizeof *e);
     e->attention = "flash";
-    *n = build_specs(o, e, specs, 64);
+    *n = build_specs(o, e, specs, MAX_SPECS);
     return args_parse("train", argc, argv, specs, *n, NULL, 0, NULL);
 }
 
@@ -267,7 +271,7 @@ int cmd_train(int argc, char **argv) {
     char out_dir[4096];
     andrea_train_options o;
     engine_flags e;
-    arg_spec specs[64];
+    arg_spec specs[MAX_SPECS];
     int n_specs;
     andrea_train_options_default(&o);
     /* pass 1: find --resume (and report flag errors once) */
@@ -297,6 +301,8 @@ int cmd_train(int argc, char **argv) {
     if (rc == ANDREA_TRAIN_INTERRUPTED) return 130;
     if (rc) {
         fprintf(stderr, "andrea train: %s\n", andrea_error());
+        /* a rank cut off or dead: end the whole job, not just this rank */
+        if (andrea_dist_failed()) andrea_dist_abort(1);
         return rc == ANDREA_TRAIN_BAD_OPTIONS ? 2 : 1;
     }
     return 0;

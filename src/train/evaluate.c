@@ -3,15 +3,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dist/dist.h"
+#include "parallel/dist.h"
 #include "model/model.h"
 #include "train/data.h"
 #include "train/train_run.h"
 #include "util/error.h"
 #include "util/json.h"
 
-/* Sums loss x valid tokens over the batches first, first + stride, ... of B windows (at
- * most max_batches batches in all, counted over every stride): one rank's share. */
+/* Sums loss x valid tokens over the batches first, first + stride, ... of B windows: one
+ * rank's share (stride = the ranks, B = the per-rank batch). max_batches counts global
+ * batches of stride x B windows (the first max_batches x stride batches of B), so
+ * --eval-batches N covers the same windows, and tokens, on any number of ranks. */
 static int eval_share(andrea_model *m, const int32_t *tokens, int64_t n, int B, int T,
                       int max_batches, int first, int stride, double *total, int64_t *count) {
     andrea_clear_error(); /* a stale message must not turn a NaN loss into a failure */
@@ -26,7 +28,8 @@ static int eval_share(andrea_model *m, const int32_t *tokens, int64_t n, int B, 
     int32_t *x = malloc(sizeof(int32_t) * (size_t)B * T * 2);
     if (!x) return andrea_set_error("out of memory");
     int32_t *y = x + (size_t)B * T;
-    for (int64_t b = first; b * B < nw && (max_batches <= 0 || b < max_batches); b += stride) {
+    int64_t limit = (int64_t)max_batches * stride; /* batches of B windows, all ranks */
+    for (int64_t b = first; b * B < nw && (max_batches <= 0 || b < limit); b += stride) {
         andrea_dataset_val_batch(&d, b * B, B, T, x, y);
         andrea_clear_error();
         float loss = andrea_model_forward(m, x, y, B, T);

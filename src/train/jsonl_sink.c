@@ -88,6 +88,7 @@ static void on_start(void *user, const andrea_train_start *s) {
             (long long)s->n_params);
     str(f, "tokenizer", s->tokenizer);
     str(f, "data", s->data);
+    if (s->ranks) str(f, "ranks", s->ranks);
     fprintf(f, ",\"n_train\":%lld,\"n_val\":%lld", (long long)s->n_train, (long long)s->n_val);
     options(f, s->opts);
     log->mfu_measured = s->peak_gflops > 0;

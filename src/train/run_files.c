@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "dist/dist_train.h"
+#include "parallel/dist_train.h"
 #include "train/train_run.h"
 #include "util/error.h"
 

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "dist/dist_train.h"
+#include "parallel/dist_train.h"
 #include "model/model.h"
 #include "train/manifest.h"
 #include "train/run_options.h"
@@ -102,7 +102,9 @@ int andrea_run_setup(andrea_train_run *r, const andrea_config *cfg, const andrea
         r->cfg.vocab = v; /* the tokenizer decides the vocabulary */
         if (fresh_model(r)) return -1;
     }
-    if (andrea_dist_run_moments(r)) return -1;
+    if (andrea_dist_run_moments(r) || andrea_dist_run_isa(r) || andrea_dist_run_plan(r) ||
+        andrea_dist_check_weights(r, (int)r->st->step, 1))
+        return -1;
     if (andrea_tokenizer_serialize(r->tok, &r->tok_blob)) return -1;
     /* what every checkpoint records besides the tensors */
     r->st->tokenizer_kind = (uint32_t)andrea_tokenizer_kind(r->tok);
@@ -137,6 +139,7 @@ void andrea_run_start_report(andrea_train_run *r, andrea_train_start *s, char *d
     s->tokenizer = andrea_tokenizer_kind_name(andrea_tokenizer_kind(r->tok));
     s->opts = &r->o;
     s->start_step = r->st->step;
+    s->ranks = r->dist_ranks[0] ? r->dist_ranks : NULL;
 }
 
 void andrea_run_free(andrea_train_run *r) {

@@ -26,7 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "dist/dist_train.h"
+#include "parallel/dist_train.h"
 #include "train/train_run.h"
 #include "util/atomic_file.h"
 #include "util/error.h"

@@ -8,7 +8,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "dist/dist_train.h"
+#include "parallel/dist_train.h"
 #include "model/model.h"
 #include "train/train_run.h"
 #include "util/error.h"

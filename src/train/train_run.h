@@ -17,7 +17,7 @@
 #include "andrea.h"
 #include "andrea_gate.h"
 #include "andrea_tokenizer.h"
-#include "dist/zero.h"
+#include "parallel/zero.h"
 #include "train/batch_source.h"
 #include "train/checkpoint.h"
 
@@ -50,9 +50,15 @@ typedef struct {
     int lock_fd;              /* holds the run folder's lock; -1: none */
     andrea_jsonl_log log;
     andrea_train_sink jsonl;  /* writes log */
-    andrea_dist *dist;        /* the ranks (rank 0 of 1 without mpirun): src/dist/ */
+    andrea_dist *dist;        /* the ranks (rank 0 of 1 without mpirun): src/parallel/ */
     andrea_zero zero;         /* --zero 1: adam_m, adam_v hold this rank's slice only */
     int overlap_failed;       /* a gradient sum started during backward failed */
+    int allreduce_choice;     /* ANDREA_ALLREDUCE_* from --dist-allreduce */
+    int overlap_plan;         /* 1 sums during backward, 0 after; -1 measuring (trials) */
+    int overlap_trials;       /* gradient sums timed so far while measuring */
+    double overlap_t0;        /* when the last micro-batch's backward began */
+    double overlap_ms[2][3];  /* backward + sums, ms: [after, during][trial] */
+    char dist_ranks[300];     /* what the ranks agreed on at start (andrea_train_start.ranks) */
     float *dist_stage;        /* host copy of the gradients the collectives sum, when the
                                * backend's memory is not the host's (NULL otherwise) */
     int64_t updates_applied;  /* AdamW updates this run (skipped steps do not count) */

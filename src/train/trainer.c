@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "dist/dist_train.h"
+#include "parallel/dist_train.h"
 #include "train/divergence.h"
 #include "train/train_run.h"
 #include "util/error.h"
@@ -189,6 +189,8 @@ static int checkpoint_or_stop(andrea_train_run *r, int done) {
     int asked = o->should_save && o->should_save(o->stop_user); /* SIGUSR1: save, go on */
     /* a signal to any rank stops (or saves) them all: saving is collective */
     if (andrea_dist_agree(r, &stop) || andrea_dist_agree(r, &asked)) return -1;
-    if ((due(o->ckpt_every, done) || last || stop || asked) && andrea_run_save(r, 1)) return -1;
+    int save = due(o->ckpt_every, done) || last || stop || asked;
+    /* the ranks' weights compared when due, and always before a checkpoint */
+    if (andrea_dist_check_weights(r, done, save) || (save && andrea_run_save(r, 1))) return -1;
     return stop;
 }

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dist/dist.h"
+#include "parallel/dist.h"
 #include "util/error.h"
 
 static int f32(andrea_dist *d, float *b, size_t n) { return 0; }

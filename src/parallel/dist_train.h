@@ -8,11 +8,12 @@
  *   trainer.c    andrea_dist_agree (a stop request seen by any rank stops all)
  *   run_files.c  andrea_dist_save_moments, andrea_dist_root_rc (rank 0 writes)
  *   evaluate.c   validation batches dealt round-robin over the ranks, sums reduced
+ *   consistency.c  one ISA for the weight updates, a hash of the weights compared
  */
 #ifndef ANDREA_DIST_DIST_TRAIN_H
 #define ANDREA_DIST_DIST_TRAIN_H
 
-#include "dist/dist.h"
+#include "parallel/dist.h"
 #include "train/train_run.h"
 
 /* Opens the ranks; ranks other than 0 report nothing (no sink, no MFU measurement). */
@@ -40,6 +41,17 @@ int andrea_dist_agree(andrea_train_run *r, int *flag);
 /* The full moments to save: r's own, or (ZeRO-1) gathered to rank 0. Free with _release. */
 int andrea_dist_save_moments(andrea_train_run *r, float **m, float **v);
 void andrea_dist_release_moments(andrea_train_run *r, float *m, float *v);
+/* consistency.c. The ranks agree on one ISA level for the kernels that write the weights
+ * (the lowest any rank has; ranks of different architectures are refused) and describe
+ * it in r->dist_ranks. After the model exists. 0 or -1. */
+int andrea_dist_run_isa(andrea_train_run *r);
+/* After step `step` (and at the start, with saving set): compares a hash of the weights
+ * over the ranks when --dist-check-every is due or a checkpoint is about to be written
+ * (saving). -1 with an error naming the step and the ranks when the copies differ. */
+int andrea_dist_check_weights(andrea_train_run *r, int step, int saving);
+/* After andrea_dist_run_isa: the gradient sum's algorithm (--dist-allreduce; auto: both
+ * measured now on the gradient's size), appended to r->dist_ranks. 0 or -1. */
+int andrea_dist_run_plan(andrea_train_run *r);
 /* rank 0's result of an action only it performed (writing a file), on every rank. */
 int andrea_dist_root_rc(andrea_train_run *r, int rc);
 int andrea_dist_is_root(const andrea_train_run *r);

@@ -1,6 +1,6 @@
 /* dist.c - choosing the ranks (MPI or one local rank) and the collectives' common part:
  * argument checks, buckets, the time and bytes they cost. */
-#include "dist/dist.h"
+#include "parallel/dist.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -69,19 +69,63 @@ static int in_buckets(andrea_dist *d, float *buf, size_t n,
     return 0;
 }
 
+/* bytes on the wire per float: the ring's bf16 sends half */
+#define WIRE(d) ((d)->wire_bf16 && (d)->algo == ANDREA_ALLREDUCE_RING ? 2u : 4u)
+
 int andrea_dist_allreduce_sum(andrea_dist *d, float *buf, size_t n) {
-    COLLECTIVE(d, n * sizeof(float), in_buckets(d, buf, n, d->ops->allreduce_f32));
+    COLLECTIVE(d, n * WIRE(d), in_buckets(d, buf, n, d->ops->allreduce_f32));
 }
 
 int andrea_dist_start_sum(andrea_dist *d, float *buf, size_t n) {
     if (d->deterministic && d->size > 1)
         return andrea_set_error("an overlapped sum cannot be deterministic (rank 0 orders it)");
-    COLLECTIVE(d, n * sizeof(float), in_buckets(d, buf, n, d->ops->start_f32));
+    COLLECTIVE(d, n * WIRE(d), in_buckets(d, buf, n, d->ops->start_f32));
 }
 
 int andrea_dist_progress(andrea_dist *d) { COLLECTIVE(d, 0, d->ops->progress(d)); }
 
 int andrea_dist_finish(andrea_dist *d) { COLLECTIVE(d, 0, d->ops->finish(d)); }
+
+const char *andrea_dist_algo_name(int algo) { return algo == ANDREA_ALLREDUCE_RING ? "ring" : "mpi"; }
+
+/* median seconds of 3 sums of buf (n) with d->algo, after one untimed warm-up */
+static int time_sums(andrea_dist *d, float *buf, size_t n, double *sec) {
+    double t[3];
+    for (int i = -1; i < 3; i++) {
+        if (andrea_dist_barrier(d)) return -1;
+        double t0 = andrea_now();
+        if (andrea_dist_allreduce_sum(d, buf, n)) return -1;
+        if (i >= 0) t[i] = andrea_now() - t0;
+    }
+    double lo = t[0] < t[1] ? t[0] : t[1], hi = t[0] < t[1] ? t[1] : t[0];
+    *sec = t[2] < lo ? lo : t[2] > hi ? hi : t[2];
+    return 0;
+}
+
+int andrea_dist_plan(andrea_dist *d, size_t n, int choice) {
+    d->algo = choice == ANDREA_ALLREDUCE_RING ? ANDREA_ALLREDUCE_RING : ANDREA_ALLREDUCE_MPI;
+    if (choice != ANDREA_ALLREDUCE_AUTO || d->size == 1 || d->deterministic || n == 0) return 0;
+    if (n > ANDREA_DIST_BUCKET) n = ANDREA_DIST_BUCKET;
+    float *buf = calloc(n, sizeof(float));
+    if (!buf) return andrea_set_error("out of memory measuring the all-reduce");
+    double ms[2], comm_s = d->comm_s;
+    uint64_t comm_bytes = d->comm_bytes; /* the measurement is not the run's traffic */
+    int rc = 0;
+    for (int a = 0; rc == 0 && a < 2; a++) {
+        d->algo = a;
+        rc = time_sums(d, buf, n, &ms[a]);
+        ms[a] *= 1e3;
+    }
+    free(buf);
+    d->comm_s = comm_s;
+    d->comm_bytes = comm_bytes;
+    /* every rank decides on the same numbers: the ranks' times summed */
+    if (rc || andrea_dist_allreduce_sum_f64(d, ms, 2)) return -1;
+    d->plan_ms[0] = ms[0] / d->size;
+    d->plan_ms[1] = ms[1] / d->size;
+    d->algo = ms[1] < ms[0] ? ANDREA_ALLREDUCE_RING : ANDREA_ALLREDUCE_MPI;
+    return 0;
+}
 
 int andrea_dist_allreduce_sum_f64(andrea_dist *d, double *buf, size_t n) {
     COLLECTIVE(d, n * sizeof(double), d->ops->allreduce_f64(d, buf, n));

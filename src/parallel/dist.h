@@ -46,6 +46,9 @@ struct andrea_dist {
     int broken;         /* a collective failed or timed out: stop, do not finalize */
     double comm_s;      /* seconds spent in collectives (waiting included) */
     uint64_t comm_bytes; /* payload bytes this rank sent into collectives */
+    int algo;           /* the float sums: ANDREA_ALLREDUCE_MPI or _RING (andrea_dist_plan) */
+    int wire_bf16;      /* the ring's chunks travel as bf16 (--dist-bf16; ring only) */
+    double plan_ms[2];  /* what andrea_dist_plan measured: MPI's, the ring's (0: not measured) */
     const andrea_dist_ops *ops;
     void *impl;
 };
@@ -58,6 +61,17 @@ void andrea_dist_close(andrea_dist *d);
  * one): for front ends that must know before andrea_dist_open (who prints). */
 int andrea_dist_env_size(void);
 int andrea_dist_env_rank(void);
+
+/* How the float sums run: MPI's own MPI_Iallreduce (whatever algorithm the library
+ * picks), or the ring of ring.h (reduce-scatter + all-gather over point-to-point). AUTO:
+ * andrea_dist_plan measures both. */
+enum { ANDREA_ALLREDUCE_AUTO = -1, ANDREA_ALLREDUCE_MPI = 0, ANDREA_ALLREDUCE_RING = 1 };
+/* Sets d->algo: choice itself, or (AUTO) the faster of the two on a sum of min(n,
+ * ANDREA_DIST_BUCKET) floats, timed 3 times each, the times all-reduced so every rank
+ * picks the same; d->plan_ms holds them. One rank, or deterministic sums: nothing to
+ * choose. Collective. 0 or -1. */
+int andrea_dist_plan(andrea_dist *d, size_t n, int choice);
+const char *andrea_dist_algo_name(int algo);
 
 /* Sum over ranks, in place, in buckets of ANDREA_DIST_BUCKET floats in flight together. */
 #define ANDREA_DIST_BUCKET (1u << 22)
@@ -78,6 +92,14 @@ int andrea_dist_gather(andrea_dist *d, const float *part, float *buf, const int 
 int andrea_dist_start_sum(andrea_dist *d, float *buf, size_t n);
 int andrea_dist_progress(andrea_dist *d);
 int andrea_dist_finish(andrea_dist *d);
+
+/* 1 when a collective of this process broke (a timeout, an error MPI reported): the
+ * other ranks are gone or cut off. The front end then prints its message and calls
+ * andrea_dist_abort, which ends the whole job (MPI_Abort: mpirun kills every rank and
+ * exits, also when the control channel to a cut-off rank is gone); the library itself
+ * never exits. Without MPI: 0, and andrea_dist_abort returns. */
+int andrea_dist_failed(void);
+void andrea_dist_abort(int code);
 
 /* dist_local.c, and dist_mpi.c when built (NULL and an error otherwise). */
 andrea_dist *andrea_dist_local_open(void);

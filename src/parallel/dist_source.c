@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dist/dist_train.h"
+#include "parallel/dist_train.h"
 #include "util/error.h"
 
 typedef struct {

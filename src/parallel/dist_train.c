@@ -1,5 +1,5 @@
 /* dist_train.c - the trainer's hooks into the ranks (dist_train.h). */
-#include "dist/dist_train.h"
+#include "parallel/dist_train.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +7,7 @@
 #include "backend/tensor_io.h"
 #include "model/model.h"
 #include "util/error.h"
+#include "util/perf.h"
 
 int andrea_dist_is_root(const andrea_train_run *r) { return !r->dist || r->dist->rank == 0; }
 
@@ -16,12 +17,56 @@ int andrea_dist_run_open(andrea_train_run *r) {
         andrea_set_error("--zero %d: expected 0 (off) or 1 (shard the AdamW moments)", o->zero);
         return ANDREA_TRAIN_BAD_OPTIONS;
     }
+    if (o->dist_check_every < 0) {
+        andrea_set_error("--dist-check-every %d: expected 0 (never) or a number of steps",
+                         o->dist_check_every);
+        return ANDREA_TRAIN_BAD_OPTIONS;
+    }
+    const char *ar = o->dist_allreduce ? o->dist_allreduce : "auto";
+    r->allreduce_choice = strcmp(ar, "ring") == 0  ? ANDREA_ALLREDUCE_RING
+                          : strcmp(ar, "mpi") == 0 ? ANDREA_ALLREDUCE_MPI
+                          : strcmp(ar, "auto") == 0 ? ANDREA_ALLREDUCE_AUTO : -2;
+    const char *bad = r->allreduce_choice == -2 ? "" :
+                      o->dist_overlap && o->dist_no_overlap ? "--dist-overlap and --dist-no-overlap: give one of them" :
+                      o->dist_bf16 && r->allreduce_choice == ANDREA_ALLREDUCE_MPI ? "--dist-bf16 needs andrea's ring, not --dist-allreduce mpi" :
+                      o->dist_bf16 && o->dist_deterministic ? "--dist-bf16 and --dist-deterministic: give one of them" : NULL;
+    if (bad) {
+        if (!*bad) andrea_set_error("--dist-allreduce '%s': expected auto, ring or mpi", ar);
+        else andrea_set_error("%s", bad);
+        return ANDREA_TRAIN_BAD_OPTIONS;
+    }
+    if (o->dist_bf16) r->allreduce_choice = ANDREA_ALLREDUCE_RING;
     r->dist = andrea_dist_open(o->dist_timeout, o->dist_deterministic);
     if (!r->dist) return -1;
+    r->dist->wire_bf16 = o->dist_bf16;
+    /* overlap: forced either way, or measured over the first steps */
+    r->overlap_plan = o->dist_no_overlap ? 0 : o->dist_overlap || r->dist->size == 1 ? 1 : -1;
     if (r->dist->rank != 0) { /* rank 0 alone prints and logs */
         o->sink = NULL;
         o->quiet = 1;
     }
+    return 0;
+}
+
+int andrea_dist_run_plan(andrea_train_run *r) {
+    andrea_dist *d = r->dist;
+    if (d->size == 1) return 0;
+    size_t n = (size_t)r->m->layout.total;
+    if (andrea_dist_plan(d, n, r->allreduce_choice)) return -1;
+    size_t len = strlen(r->dist_ranks), cap = sizeof r->dist_ranks;
+    char *b = r->dist_ranks + len;
+    if (d->deterministic)
+        snprintf(b, cap - len, "; gradient sums in rank order (--dist-deterministic)");
+    else if (d->plan_ms[0] > 0)
+        snprintf(b, cap - len, "; gradient sums: %s (measured on %zu floats: ring %.2f ms, mpi "
+                 "%.2f ms); overlap: %s", andrea_dist_algo_name(d->algo),
+                 n < ANDREA_DIST_BUCKET ? n : (size_t)ANDREA_DIST_BUCKET, d->plan_ms[1],
+                 d->plan_ms[0], r->overlap_plan < 0 ? "measured on steps 2-7" :
+                 r->overlap_plan ? "on" : "off");
+    else
+        snprintf(b, cap - len, "; gradient sums: %s (%s); overlap: %s",
+                 andrea_dist_algo_name(d->algo), d->wire_bf16 ? "--dist-bf16: bf16 on the wire" : "--dist-allreduce", r->overlap_plan < 0 ? "measured on steps 2-7" :
+                 r->overlap_plan ? "on" : "off");
     return 0;
 }
 
@@ -89,11 +134,46 @@ static void sum_ready(void *user, int64_t lo, int64_t hi) {
         r->overlap_failed = 1;
 }
 
+/* While measuring: the first sum is not timed (it pays for allocation), then sums
+ * 1, 3, 5 run during backward and 2, 4, 6 after it. */
+#define OVERLAP_TRIALS 6
+static int overlap_now(const andrea_train_run *r) {
+    if (r->overlap_plan >= 0) return r->overlap_plan;
+    return r->overlap_trials == 0 || r->overlap_trials % 2 == 1;
+}
+
 void andrea_dist_overlap_arm(andrea_train_run *r, int last_micro) {
-    int on = last_micro && r->dist->size > 1 && !r->dist->deterministic && !r->o.dist_no_overlap;
+    int on = last_micro && r->dist->size > 1 && !r->dist->deterministic && overlap_now(r);
+    if (last_micro) r->overlap_t0 = andrea_now();
     r->m->grad_ready = on ? sum_ready : NULL;
     r->m->grad_ready_user = r;
     r->overlap_failed = 0;
+}
+
+static double median3(const double *v) {
+    double lo = v[0] < v[1] ? v[0] : v[1], hi = v[0] < v[1] ? v[1] : v[0];
+    return v[2] < lo ? lo : v[2] > hi ? hi : v[2];
+}
+
+/* After a gradient sum while measuring: records its time (the last backward and the
+ * sums); after the trials every rank decides on the ranks' summed medians, and rank 0
+ * logs the decision ("dist_plan" in log.jsonl). */
+static int overlap_measure(andrea_train_run *r) {
+    int k = r->overlap_trials++;
+    if (k == 0) return 0;
+    r->overlap_ms[k % 2][(k - 1) / 2] = (andrea_now() - r->overlap_t0) * 1e3;
+    if (k < OVERLAP_TRIALS) return 0;
+    double ms[2] = {median3(r->overlap_ms[0]), median3(r->overlap_ms[1])};
+    if (andrea_dist_allreduce_sum_f64(r->dist, ms, 2)) return -1;
+    ms[0] /= r->dist->size;
+    ms[1] /= r->dist->size;
+    r->overlap_plan = ms[1] < ms[0];
+    if (r->log.f)
+        fprintf(r->log.f, "{\"type\":\"dist_plan\",\"step\":%lld,\"overlap\":%s,"
+                "\"ms_during_backward\":%.3f,\"ms_after_backward\":%.3f,\"allreduce\":\"%s\"}\n",
+                (long long)r->st->step + 1, r->overlap_plan ? "true" : "false", ms[1], ms[0],
+                andrea_dist_algo_name(r->dist->algo));
+    return 0;
 }
 
 int andrea_dist_reduce_grads(andrea_train_run *r, double *loss_sum) {
@@ -113,6 +193,7 @@ int andrea_dist_reduce_grads(andrea_train_run *r, double *loss_sum) {
                  ? -1 : 0;
     }
     if (rc == 0 && h != r->m->grads) andrea_tio_write(r->m->be, r->m->grads, h, n);
+    if (rc == 0 && r->overlap_plan < 0 && !d->deterministic) rc = overlap_measure(r);
     return rc;
 }
 

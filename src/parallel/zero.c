@@ -1,12 +1,12 @@
 /* zero.c - ZeRO-1 (zero.h): the shard plan, the sharded AdamW step, the moments gathered
  * for a checkpoint. */
-#include "dist/zero.h"
+#include "parallel/zero.h"
 
 #include <stdlib.h>
 
 #include "backend/backend.h"
 #include "backend/tensor_io.h"
-#include "dist/dist.h"
+#include "parallel/dist.h"
 #include "model/model.h"
 #include "util/error.h"
 
