@@ -423,7 +423,8 @@ void andrea_quantize_rows(void *dst, float *scale, const float *src, int fmt, si
 float andrea_q8_0_block(const float *x, int8_t *q);
 /* ggml's quantize_row_q4_0_ref for 32 values: d = the value of largest |x| / -8, q =
  * min(15, trunc(x / d + 8.5)), element j's q in the low nibble of qs[j], element 16 + j's
- * in its high nibble; returns d rounded to f16. The value is (q - 8) d. */
+ * in its high nibble; returns d rounded to f16 (NaN if a value or d is not finite: no
+ * such block). The value is (q - 8) d; a block's own values requantize to themselves. */
 float andrea_q4_0_block(const float *x, uint8_t *qs);
 /* out(n, K) = rows ids[i] (or i, ids NULL) of w in format fmt, dequantised */
 void andrea_gather_rows(float *out, const void *w, int fmt, const float *scale,
