@@ -1,6 +1,8 @@
 /* test_q4_0_decode.c - a q4_0 GGUF decodes at its own precision: the blocks andrea writes
  * are ggml's layout (f16 d, then 16 bytes: element j's nibble low, element 16 + j's high,
- * checked against values worked out by hand from ggml's rule), a q4_0 file is recognised
+ * checked against values worked out by hand from ggml's rule), the q4_0 product of every
+ * ISA is the f32 product of the dequantised weights (bits on AVX2, AVX-512 and NEON) and
+ * the double reference within rounding, a q4_0 file is recognised
  * as exact q4_0, and KV-cached decoding through the q4_0 path gives the logits and greedy
  * tokens of the same file's dequantised f32 weights. */
 #include <math.h>
@@ -42,6 +44,39 @@ static void layout(void) {
     CHECK(isnan(andrea_q4_0_block(x, qs)));
     x[5] = INFINITY;
     CHECK(isnan(andrea_q4_0_block(x, qs)));
+}
+
+/* K = 96: one 64-wide block of 4 AVX-512 vectors, then a 32 tail; N rows, n inputs */
+enum { K = 96, N = 7, NIN = 3 };
+
+/* Every ISA's q4_0 product is the f32 product of the dequantised weights at that ISA (to
+ * the bit on the vector ISAs, which sum in the f32 dot's order) and the plain double
+ * reference within float rounding. */
+static void kernel_exact(void) {
+    float w[N * K], x[NIN * K], deq[N * K], scale[N * K / 32], want[NIN * N], got[NIN * N];
+    float ref[NIN * N];
+    uint8_t q[N * K / 2];
+    for (int i = 0; i < N * K; i++) w[i] = sinf(0.37f * (float)i) * (1.0f + (float)(i % 5));
+    for (int i = 0; i < NIN * K; i++) x[i] = cosf(0.11f * (float)i);
+    andrea_quantize_rows(q, scale, w, ANDREA_QUANT_Q4_0, N, K);
+    andrea_gather_rows(deq, q, ANDREA_QUANT_Q4_0, scale, NULL, N, K);
+    for (int b = 0; b < N * K / 32; b++) { /* within one step of each block's max / 8 */
+        double amax = tu_max_abs(w + 32 * b, 32);
+        CHECK(tu_check_array("q4_0 rounding", deq + 32 * b, w + 32 * b, 32, 1.002 / 8 * amax, 0));
+    }
+    andrea_ref_matvec_rows(ref, x, q, ANDREA_QUANT_Q4_0, scale, NULL, K, N, NIN);
+    int isas[] = {ANDREA_ISA_BASELINE, ANDREA_ISA_AVX2, ANDREA_ISA_AVX512};
+    for (int i = 0; i < 3; i++) {
+        andrea_matvec_rows_isa(isas[i], want, x, deq, ANDREA_QUANT_NONE, NULL, NULL, K, N, NIN);
+        andrea_matvec_rows_isa(isas[i], got, x, q, ANDREA_QUANT_Q4_0, scale, NULL, K, N, NIN);
+        char what[64];
+        snprintf(what, sizeof what, "q4_0 %s vs double reference", andrea_isa_name(andrea_cpu_isa(isas[i])));
+        CHECK(tu_check_array(what, got, ref, NIN * N, 1e-5, 1e-5));
+        if (andrea_cpu_isa(isas[i]) == ANDREA_ISA_BASELINE) /* capped by ANDREA_ISA too */
+            CHECK(tu_check_array("q4_0 baseline vs f32", got, want, NIN * N, 1e-5, 1e-6));
+        else
+            CHECK(memcmp(want, got, sizeof got) == 0);
+    }
 }
 
 static int argmax(const float *v, int n) {
@@ -113,6 +148,7 @@ int main(void) {
     snprintf(cmd, sizeof cmd, "mkdir -p '%s'", dir);
     if (system(cmd) != 0) return 1;
     layout();
+    kernel_exact();
     gguf_native(dir);
     int k;
     CHECK(andrea_dtype_parse("q4_0", &k) == 0 && k == ANDREA_DTYPE_Q4_0);
