@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "kernels/act_simd.h"
+#include "kernels/dot_q4_0.h"
 #include "kernels/fastmath.h"
 #include "kernels/kernels.h"
 
@@ -73,9 +74,9 @@ typedef struct {
 #define WBYTES_ELEM(k) ((long)(k) * (long)sizeof *w)
 #define WBYTES_NIBBLE(k) ((long)(k) / 2)
 
-/* Defines dot_{f32,bf16,i8,q8b,q4b}_SFX from the ISA's LOAD_{F32,BF16,I8,Q8B,Q4B}, LOADX,
- * FMA, REDUCE4. */
-#define DEFINE_DOTS(SFX, ATTR, VT, VW, ZERO)                                                  \
+/* Defines dot_{f32,bf16,i8,q8b}_SFX from the ISA's LOAD_{F32,BF16,I8,Q8B}, LOADX, FMA,
+ * REDUCE4, and the table dots_SFX with Q4B as its q4_0 dot. */
+#define DEFINE_DOTS(SFX, ATTR, VT, VW, ZERO, Q4B)                                             \
     ATTR static float dot_f32_##SFX(const float *w, const float *x, int K) {                  \
         DOT_BODY(VT, VW, ZERO, LOAD_F32, LOADX, FMA, REDUCE4, SCALAR_F32, WBYTES_ELEM)        \
     }                                                                                         \
@@ -88,11 +89,13 @@ typedef struct {
     ATTR static float dot_q8b_##SFX(const int8_t *w, const float *d, const float *x, int K) { \
         DOT_BODY(VT, VW, ZERO, LOAD_Q8B, LOADX, FMA, REDUCE4, SCALAR_Q8B, WBYTES_ELEM)        \
     }                                                                                         \
+    static const dot_fns dots_##SFX = {dot_f32_##SFX, dot_bf16_##SFX, dot_i8_##SFX,            \
+                                       dot_q8b_##SFX, Q4B};
+/* q4_0 in the same body (NEON; x86 has its own, dot_q4_0_x86.c) */
+#define DEFINE_DOT_Q4B(SFX, ATTR, VT, VW, ZERO)                                               \
     ATTR static float dot_q4b_##SFX(const uint8_t *w, const float *d, const float *x, int K) { \
         DOT_BODY(VT, VW, ZERO, LOAD_Q4B, LOADX, FMA, REDUCE4, SCALAR_Q4B, WBYTES_NIBBLE)      \
-    }                                                                                         \
-    static const dot_fns dots_##SFX = {dot_f32_##SFX, dot_bf16_##SFX, dot_i8_##SFX,            \
-                                       dot_q8b_##SFX, dot_q4b_##SFX};
+    }
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
@@ -109,18 +112,8 @@ typedef struct {
 #define LOAD_I8(k)                                                                            \
     _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(w + (k)))))
 #define LOAD_Q8B(k) _mm512_mul_ps(LOAD_I8(k), _mm512_set1_ps(d[(k) >> 5]))
-/* q4_0, 16 at a time (half a block): its 16 bytes widened to 32 bits, shifted by 0 or 4,
- * masked to the nibble; (q - 8) d as q d - 8 d, both products and the difference exact */
-#define LOAD_Q4B(k)                                                                           \
-    _mm512_fmsub_ps(                                                                          \
-        _mm512_cvtepi32_ps(_mm512_and_si512(                                                  \
-            _mm512_srl_epi32(_mm512_cvtepu8_epi32(                                            \
-                                 _mm_loadu_si128((const __m128i *)(w + 16 * ((k) >> 5)))),    \
-                             _mm_cvtsi32_si128(((k) & 16) >> 2)),                             \
-            _mm512_set1_epi32(15))),                                                          \
-        _mm512_set1_ps(d[(k) >> 5]), _mm512_set1_ps(8.0f * d[(k) >> 5]))
-DEFINE_DOTS(avx512, __attribute__((target("avx512f"))), __m512, 16, _mm512_setzero_ps())
-#undef LOAD_Q4B
+DEFINE_DOTS(avx512, __attribute__((target("avx512f"))), __m512, 16, _mm512_setzero_ps(),
+            andrea_dot_q4_0_avx512)
 #undef LOAD_Q8B
 #undef LOADX
 #undef FMA
@@ -140,17 +133,7 @@ DEFINE_DOTS(avx512, __attribute__((target("avx512f"))), __m512, 16, _mm512_setze
 #define LOAD_I8(k)                                                                            \
     _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(w + (k)))))
 #define LOAD_Q8B(k) _mm256_mul_ps(LOAD_I8(k), _mm256_set1_ps(d[(k) >> 5]))
-/* q4_0, 8 at a time: bytes k % 16 .. + 7 of the block, as AVX-512's */
-#define LOAD_Q4B(k)                                                                           \
-    _mm256_fmsub_ps(                                                                          \
-        _mm256_cvtepi32_ps(_mm256_and_si256(                                                  \
-            _mm256_srl_epi32(_mm256_cvtepu8_epi32(_mm_loadl_epi64(                            \
-                                 (const __m128i *)(w + 16 * ((k) >> 5) + ((k) & 15)))),       \
-                             _mm_cvtsi32_si128(((k) & 16) >> 2)),                             \
-            _mm256_set1_epi32(15))),                                                          \
-        _mm256_set1_ps(d[(k) >> 5]), _mm256_set1_ps(8.0f * d[(k) >> 5]))
-DEFINE_DOTS(avx2, ANDREA_TARGET_AVX2, __m256, 8, _mm256_setzero_ps())
-#undef LOAD_Q4B
+DEFINE_DOTS(avx2, ANDREA_TARGET_AVX2, __m256, 8, _mm256_setzero_ps(), andrea_dot_q4_0_avx2)
 #undef LOAD_Q8B
 #undef LOADX
 #undef FMA
@@ -188,7 +171,8 @@ static inline float32x4_t load_q4x4(const uint8_t *w, int k, float d) {
     return vmulq_n_f32(vcvtq_f32_s32(vsubq_s32(vreinterpretq_s32_u32(u), vdupq_n_s32(8))), d);
 }
 #define LOAD_Q4B(k) load_q4x4(w, k, d[(k) >> 5])
-DEFINE_DOTS(neon, , float32x4_t, 4, vdupq_n_f32(0.0f))
+DEFINE_DOT_Q4B(neon, , float32x4_t, 4, vdupq_n_f32(0.0f))
+DEFINE_DOTS(neon, , float32x4_t, 4, vdupq_n_f32(0.0f), dot_q4b_neon)
 #endif
 
 /* The baseline: one simd reduction per row (SSE2 on x86-64, what the compiler makes of
