@@ -11,6 +11,7 @@
 #include "andrea_tokenizer.h"
 #include "formats/fmt.h"
 #include "model/model.h"
+#include "test_decode.h"
 #include "test_util.h"
 #include "util/le.h"
 
@@ -18,15 +19,7 @@ static char tmpdir[1024];
 
 static const char *tmp(const char *name) { return tu_path(tmpdir, name); }
 
-static andrea_config gpt2_cfg(void) {
-    andrea_config c;
-    andrea_config_preset("tiny", &c);
-    c.norm = ANDREA_NORM_LAYER;
-    c.act = ANDREA_ACT_GELU;
-    c.bias = 1;
-    c.tied = 1;
-    return c;
-}
+static andrea_config gpt2_cfg(void) { return td_gpt2_tiny(); }
 
 static int same_model(const andrea_model *a, const andrea_model *b) {
     return memcmp(&a->cfg, &b->cfg, sizeof a->cfg) == 0 && a->layout.total == b->layout.total &&

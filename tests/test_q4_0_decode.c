@@ -15,6 +15,7 @@
 #include "formats/fmt.h"
 #include "kernels/kernels.h"
 #include "model/model.h"
+#include "test_decode.h"
 #include "test_util.h"
 
 /* x[j] = j - 16: the extreme is x[0] = -16, so d = -16 / -8 = 2 (f16 0x4000), q[j] =
@@ -79,36 +80,8 @@ static void kernel_exact(void) {
     }
 }
 
-static int argmax(const float *v, int n) {
-    int b = 0;
-    for (int i = 1; i < n; i++) b = v[i] > v[b] ? i : b;
-    return b;
-}
-
-/* Greedy decoding of n tokens from `first` in weight format kind; the tokens in ids,
- * every step's logits in lg (n, V). */
-static void decode(andrea_model *m, int kind, int first, int n, int32_t *ids, float *lg) {
-    CHECK(andrea_model_quantize(m, kind) == 0);
-    int V = andrea_model_config(m)->vocab;
-    andrea_kv *kv = andrea_kv_create(m);
-    int tok = first;
-    for (int t = 0; t < n && kv; t++) {
-        const float *l = andrea_kv_step(m, kv, tok);
-        CHECK(l != NULL);
-        if (!l) break;
-        memcpy(lg + (size_t)t * V, l, sizeof(float) * (size_t)V);
-        ids[t] = tok = argmax(l, V);
-    }
-    andrea_kv_free(kv);
-}
-
 static void gguf_native(const char *dir) {
-    andrea_config c;
-    andrea_config_preset("tiny", &c);
-    c.norm = ANDREA_NORM_LAYER;
-    c.act = ANDREA_ACT_GELU;
-    c.bias = 1;
-    c.tied = 1;
+    andrea_config c = td_gpt2_tiny();
     andrea_model *m = andrea_model_create(&c, 5);
     andrea_tokenizer *tok = andrea_tokenizer_byte(), *bt = NULL;
     CHECK(andrea_gguf_save(tu_path(dir, "q4.gguf"), m, tok, ANDREA_DTYPE_Q4_0) == 0);
@@ -121,18 +94,7 @@ static void gguf_native(const char *dir) {
         /* the file holds exactly what --quant q4_0 makes of the original weights */
         CHECK(andrea_model_fake_quantize(m, ANDREA_QUANT_Q4_0) == 0);
         CHECK(memcmp(m->params, q->params, sizeof(float) * (size_t)m->layout.total) == 0);
-        enum { STEPS = 24 };
-        int V = c.vocab;
-        float *lq = malloc(sizeof(float) * STEPS * (size_t)V), *lf = malloc(sizeof(float) * STEPS * (size_t)V);
-        int32_t iq[STEPS], iff[STEPS];
-        decode(q, ANDREA_QUANT_AUTO, 1, STEPS, iq, lq);
-        CHECK(q->quant == ANDREA_QUANT_Q4_0);
-        decode(q, ANDREA_QUANT_NONE, 1, STEPS, iff, lf);
-        /* the same weights decoded exactly: the tolerance is the baseline's float noise */
-        CHECK(tu_check_array("q4_0 path vs dequantised f32", lq, lf, (size_t)STEPS * V, 1e-5, 1e-5));
-        CHECK(memcmp(iq, iff, sizeof iq) == 0);
-        free(lq);
-        free(lf);
+        td_same_as_f32(q, ANDREA_QUANT_Q4_0, "q4_0 path vs dequantised f32");
     }
     andrea_model_free(q);
     andrea_model_free(q8);
