@@ -1,5 +1,6 @@
 /* fuzz_gguf.c - libFuzzer harness for the gguf reader: any bytes must give a model or a
- * one-line error, never a crash, a leak or an out-of-bounds read (ASan + UBSan). */
+ * one-line error, and a model its own weight format (q8_0, q4_0: the file's blocks
+ * requantized), never a crash, a leak or an out-of-bounds read (ASan + UBSan). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     andrea_tokenizer *tok = NULL;
     andrea_model *m = andrea_gguf_parse(p, size, "fuzz", &tok);
     andrea_tokenizer_free(tok);
+    /* the decoding path's weights: a q8_0 or q4_0 file's blocks requantized on load */
+    if (m && andrea_model_quantize(m, ANDREA_QUANT_AUTO) != 0 && !andrea_error()[0]) abort();
     if (m) andrea_model_free(m);
     else if (!andrea_error()[0] || strchr(andrea_error(), '\n')) abort();
     free(p);

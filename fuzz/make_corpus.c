@@ -1,5 +1,5 @@
 /* make_corpus.c - writes the fuzzers' seed files, so the fuzzers start from inputs that
- * parse all the way through: micro models (L 1, C 8 or 32 for q8_0's blocks, T 4, byte
+ * parse all the way through: micro models (L 1, C 8 or 32 for q8_0's and q4_0's blocks, T 4, byte
  * tokenizer) in every format and tensor type; checkpoints (version 2, with and without
  * AdamW state and a char tokenizer); tokenizer blobs of every kind; token files; a
  * harris JSON; chat JSONL and text. Then the hostile inputs of issue 10 as regression
@@ -185,6 +185,7 @@ int main(int argc, char **argv) {
     rc |= andrea_gguf_save(out("gguf/f32.gguf"), m, tok, ANDREA_DTYPE_F32);
     rc |= andrea_gguf_save(out("gguf/f16.gguf"), m, tok, ANDREA_DTYPE_F16);
     rc |= andrea_gguf_save(out("gguf/q8_0.gguf"), mq, tok, ANDREA_DTYPE_Q8_0);
+    rc |= andrea_gguf_save(out("gguf/q4_0.gguf"), mq, tok, ANDREA_DTYPE_Q4_0);
     rc |= andrea_llmc_save(out("llmc/gpt2.bin"), m);
     /* tokenizers: every kind that fits in a small seed (GPT-2's is 0.5 MB) */
     andrea_tokenizer *ch = andrea_tokenizer_char_train(TEXT, sizeof TEXT - 1);

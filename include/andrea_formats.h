@@ -49,7 +49,7 @@ enum {
     ANDREA_FORMAT_LLMC = 4,
 };
 /* Tensor storage types of the writers (GGUF: all three; others: f32). */
-enum { ANDREA_DTYPE_F32 = 0, ANDREA_DTYPE_F16 = 1, ANDREA_DTYPE_Q8_0 = 2 };
+enum { ANDREA_DTYPE_F32 = 0, ANDREA_DTYPE_F16 = 1, ANDREA_DTYPE_Q8_0 = 2, ANDREA_DTYPE_Q4_0 = 3 };
 /* safetensors tensor names: HF's GPT-2 names when the architecture allows, else andrea's. */
 enum { ANDREA_NAMES_AUTO = 0, ANDREA_NAMES_HF = 1, ANDREA_NAMES_ANDREA = 2 };
 
@@ -63,7 +63,7 @@ int andrea_format_sniff(const char *path);
  * andrea); ANDREA_FORMAT_UNKNOWN if the extension says nothing (.bin is both llm.c's
  * and andrea's checkpoint extension: the caller must say which). */
 int andrea_format_from_extension(const char *path);
-int andrea_dtype_parse(const char *s, int *out); /* "f32", "f16", "q8_0" */
+int andrea_dtype_parse(const char *s, int *out); /* "f32", "f16", "q8_0", "q4_0" */
 const char *andrea_dtype_name(int dtype);
 
 /* Any of the four formats, told apart by magic. tok may be NULL; otherwise it

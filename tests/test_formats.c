@@ -11,6 +11,7 @@
 #include "andrea_tokenizer.h"
 #include "formats/fmt.h"
 #include "model/model.h"
+#include "test_decode.h"
 #include "test_util.h"
 #include "util/le.h"
 
@@ -18,15 +19,7 @@ static char tmpdir[1024];
 
 static const char *tmp(const char *name) { return tu_path(tmpdir, name); }
 
-static andrea_config gpt2_cfg(void) {
-    andrea_config c;
-    andrea_config_preset("tiny", &c);
-    c.norm = ANDREA_NORM_LAYER;
-    c.act = ANDREA_ACT_GELU;
-    c.bias = 1;
-    c.tied = 1;
-    return c;
-}
+static andrea_config gpt2_cfg(void) { return td_gpt2_tiny(); }
 
 static int same_model(const andrea_model *a, const andrea_model *b) {
     return memcmp(&a->cfg, &b->cfg, sizeof a->cfg) == 0 && a->layout.total == b->layout.total &&
@@ -206,7 +199,7 @@ static void gguf_malformed(void) {
     gguf_reject("offset outside", gguf_file(32, 2, 0, 64, 0, 100, &n), &n, "outside");
     gguf_reject("misaligned", gguf_file(32, 2, 0, 4, 0, 400, &n), &n, "misaligned");
     gguf_reject("overlap", gguf_file(32, 2, 0, 32, 1, 400, &n), &n, "overlap");
-    gguf_reject("wrong type", gguf_file(32, 2, 2, 0, 0, 400, &n), &n, "ggml type");
+    gguf_reject("wrong type", gguf_file(32, 2, 12, 0, 0, 400, &n), &n, "ggml type"); /* q4_K */
     gguf_reject("absurd shape", gguf_file(1ull << 40, 1ull << 40, 0, 0, 0, 400, &n), &n, "absurd");
     gguf_reject("q8_0 partial block", gguf_file(33, 1, 8, 0, 0, 400, &n), &n, "blocks of 32");
     p = gguf_file(32, 2, 0, 0, 0, 256, &n);
@@ -325,6 +318,9 @@ int main(void) {
 
     gguf_lossy(ANDREA_DTYPE_F16, 0);
     gguf_lossy(ANDREA_DTYPE_Q8_0, 0.5 / 127 * 1.001);
+    /* q4_0: d = max / -8 and q clamped at 15, so the far end of the block is a whole step
+     * (max / 8) off at worst */
+    gguf_lossy(ANDREA_DTYPE_Q4_0, 1.0 / 8 * 1.002);
 
     safetensors_malformed();
     gguf_malformed();

@@ -48,6 +48,15 @@ gen "$T/q8.gguf" "$T/q8.jsonl"
     --logprobs "$T/q8f.jsonl" > "$T/q8f.jsonl.txt" 2> /dev/null
 cmp -s "$T/q8.jsonl" "$T/q8f.jsonl" && cmp -s "$T/q8.jsonl.txt" "$T/q8f.jsonl.txt" &&
     pass "q8_0 path: same tokens and log-probs as the dequantised f32 weights" || fail "q8_0 path differs from f32"
+# a q4_0 GGUF the same way: its own 4-bit blocks, each weight exact, the f32 dot's order
+"$A" convert "$T/g2/ckpt.bin" "$T/q4.gguf" --type q4_0 > /dev/null || fail "convert q4_0"
+banner "$T/q4.gguf" | grep -q "q4_0 weights (the file's own)" && pass "q4_0 GGUF: generate says q4_0 (the file's own)" ||
+    fail "q4_0 GGUF banner: $(banner "$T/q4.gguf")"
+gen "$T/q4.gguf" "$T/q4.jsonl"
+"$A" generate -m "$T/q4.gguf" -p "ROMEO: " -n 24 --temp 0 --seed 1 -t 1 --quant f32 \
+    --logprobs "$T/q4f.jsonl" > "$T/q4f.jsonl.txt" 2> /dev/null
+cmp -s "$T/q4.jsonl" "$T/q4f.jsonl" && cmp -s "$T/q4.jsonl.txt" "$T/q4f.jsonl.txt" &&
+    pass "q4_0 path: same tokens and log-probs as the dequantised f32 weights" || fail "q4_0 path differs from f32"
 
 # the independent reader
 if command -v python3 > /dev/null; then

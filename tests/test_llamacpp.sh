@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # test_llamacpp.sh - llama.cpp itself runs andrea's GGUF export: a small GPT-2-style
-# model with GPT-2's BPE tokenizer is trained, written as GGUF in f32, f16 and q8_0,
+# model with GPT-2's BPE tokenizer is trained, written as GGUF in f32, f16, q8_0 and q4_0,
 # and node-llama-cpp's llama.cpp must (test_llamacpp.mjs) tokenize the prompt into
 # andrea's ids, continue it greedily with andrea's tokens and give each generated token
 # andrea's log-probability within the type's tolerance (docs/formats.md).
 #
 # The reference for a type is andrea running the weights that GGUF file holds (converted
 # back: f16/q8_0 rounding included), so the tolerance measures llama.cpp's arithmetic
-# (its f16/q8_0 matmuls also round the activations), not the weight rounding.
+# (its f16/q8_0 matmuls also round the activations), not the weight rounding. For q4_0 the
+# reference is andrea decoding the q4_0 GGUF itself, through its own q4_0 path (--quant
+# auto): llama.cpp and andrea on the same file must give the same greedy tokens.
 # Skips (77) without node, node-llama-cpp (ANDREA_NODE_DIR, or build-node/ from .ci/run)
 # or GPT-2's tokenizer files.
 source "$(dirname "$0")/lib.sh"
@@ -36,11 +38,18 @@ cp "$HERE/test_llamacpp.mjs" "$T/"
 PROMPT="ROMEO: Is the day so young?"
 IDS=$("$A" tokenizer encode -t "gpt2:$GPT2" -p "$PROMPT")
 # tolerances on |log p| per generated token, from measurements (docs/formats.md)
-declare -A TOL=([f32]=${ANDREA_TOL_F32:-5e-4} [f16]=${ANDREA_TOL_F16:-2e-3} [q8_0]=${ANDREA_TOL_Q8_0:-3e-2})
-for type in f32 f16 q8_0; do
+declare -A TOL=([f32]=${ANDREA_TOL_F32:-5e-4} [f16]=${ANDREA_TOL_F16:-2e-3} [q8_0]=${ANDREA_TOL_Q8_0:-3e-2}
+               [q4_0]=${ANDREA_TOL_Q4_0:-3e-2})
+for type in f32 f16 q8_0 q4_0; do
     "$A" convert "$T/run/ckpt.bin" "$T/m.$type.gguf" --type "$type" > /dev/null &&
         "$A" convert "$T/m.$type.gguf" "$T/ref.$type.ckpt" > /dev/null || { fail "$type: convert"; continue; }
-    "$A" generate -m "$T/ref.$type.ckpt" -p "$PROMPT" -n 24 --temp 0 --seed 1 -t 2 \
+    ref="$T/ref.$type.ckpt"
+    if [ "$type" = q4_0 ]; then
+        ref="$T/m.$type.gguf"
+        "$A" generate -m "$ref" -p "$PROMPT" -n 1 -t 1 2>&1 > /dev/null | grep -q "q4_0 weights (the file's own)" ||
+            fail "q4_0: andrea does not decode the q4_0 GGUF through its q4_0 path"
+    fi
+    "$A" generate -m "$ref" -p "$PROMPT" -n 24 --temp 0 --seed 1 -t 2 \
         --logprobs "$T/lp.$type.jsonl" > /dev/null 2>&1 || { fail "$type: andrea generate"; continue; }
     if out=$(node "$T/test_llamacpp.mjs" "$T/m.$type.gguf" "$IDS" "$T/lp.$type.jsonl" "${TOL[$type]}" 2>&1); then
         pass "$type: llama.cpp agrees (tol ${TOL[$type]}): $out"

@@ -147,7 +147,7 @@ int cmd_bench(int argc, char **argv) {
          "where the model runs: cpu, cpu-blas, cpu-bf16, cpu-avx2, ... (--list-backends) (cpu)", 0},
         {"list-backends", 0, ARG_FLAG, &list, "list the backends this machine can run, and stop", 0},
         {"precision", 0, ARG_STR, &precision, "fp32 | bf16: bf16 is --backend cpu-bf16", 0},
-        {"quant", 0, ARG_STR, &quant, "weights for the generation test: f32 | bf16 | int8", 0},
+        {"quant", 0, ARG_STR, &quant, "weights for the generation test: f32 | bf16 | int8 | q8_0 | q4_0", 0},
         {"matmul", 0, ARG_STR, &matmul, "builtin | blas: blas is --backend cpu-blas", 0},
         {"threads", 't', ARG_INT, &threads, "OpenMP threads, 0 = all cores (0)", 0},
         {"isa", 0, ARG_STR, &isa,
@@ -294,11 +294,16 @@ int cmd_bench(int argc, char **argv) {
         qsort(times, (size_t)n_times, sizeof(double), cmp_double);
         double per = times[0], median = times[n_times / 2];
         free(times);
-        /* every weight matrix is read once per token, at 4, 2 or 1 bytes; of the embedding
-         * tables only one row each (a tied head reads wte whole, as the head) */
+        /* every weight matrix is read once per token, at 4, 2 or 1 bytes (q8_0: 1 + a float
+         * scale per 32, q4_0: 1/2 + the same); of the embedding tables only one row each (a
+         * tied head reads wte whole, as the head) */
         double C = cfg.d_model, read = (double)pc.total - cfg.ctx * C + 2.0 * C;
         if (!cfg.tied) read -= (double)cfg.vocab * C;
-        double bytes = read * 4.0 / (qkind == ANDREA_QUANT_BF16 ? 2 : qkind == ANDREA_QUANT_INT8 ? 4 : 1);
+        double bytes = read * (qkind == ANDREA_QUANT_BF16   ? 2.0
+                               : qkind == ANDREA_QUANT_INT8 ? 1.0
+                               : qkind == ANDREA_QUANT_Q8_0 ? 1.0 + 4.0 / 32
+                               : qkind == ANDREA_QUANT_Q4_0 ? 0.5 + 4.0 / 32
+                                                            : 4.0);
         double bound = bw * 1e9 / bytes;
         printf("generate batch 1 (%s weights): %.1f tok/s (fastest token; median %.1f) | bandwidth "
                "bound %.1f tok/s (%.0f MB of weights per token at %.1f GB/s read) | %.0f%% of "

@@ -98,7 +98,7 @@ int cmd_convert(int argc, char **argv) {
         {"data", 0, ARG_STR, &data, "flat IN -> andrea OUT: the data the resumed run reads "
          "(its batch position is recorded)", 0},
         MODEL_FLAG_SPECS(mf),
-        {"type", 0, ARG_STR, &type, "GGUF tensor type: f32 | f16 | q8_0 (f32)", 0},
+        {"type", 0, ARG_STR, &type, "GGUF tensor type: f32 | f16 | q8_0 | q4_0 (f32)", 0},
         {"tokenizer", 0, ARG_STR, &tok_spec,
          "tokenizer to use instead of the one IN carries: byte | gpt2[:DIR] | FILE.tok", 0},
         {"names", 0, ARG_STR, &names, "safetensors tensor names: hf | andrea (hf for GPT-2-style models)", 0},
@@ -108,7 +108,7 @@ int cmd_convert(int argc, char **argv) {
     int n_pos = 0;
     int r = args_parse("convert", argc, argv, specs, n_specs, pos, 2, &n_pos);
     if (r == 1) {
-        args_usage("convert", "IN OUT [--to FORMAT] [--type f32|f16|q8_0] [--tokenizer SPEC]\n"
+        args_usage("convert", "IN OUT [--to FORMAT] [--type f32|f16|q8_0|q4_0] [--tokenizer SPEC]\n"
                    "  formats: andrea checkpoint, .safetensors, .gguf (llama.cpp), llm.c (--to llmc),\n"
                    "  ANDREA's flat checkpoint (--to flat; read with the harris_segments.json beside\n"
                    "  it, its shape from its size, or --preset and the shape flags);\n"

@@ -48,7 +48,7 @@ int cmd_generate(int argc, char **argv) {
          "likely alternatives (JSONL, to stderr or --logprobs-file); FILE: the same with N = 0 "
          "into FILE (- = stderr)", 0},
         {"logprobs-file", 0, ARG_STR, &logprobs_path, "where --logprobs N writes (stderr)", 0},
-        {"quant", 0, ARG_STR, &quant, "weights for decoding: auto (the file's own: q8_0 for a q8_0 GGUF, else f32) | f32 | bf16 | int8 | q8_0 | q4_0 (auto)", 0},
+        {"quant", 0, ARG_STR, &quant, "weights for decoding: auto (the file's own: q8_0 or q4_0 for such a GGUF, else f32) | f32 | bf16 | int8 | q8_0 | q4_0 (auto)", 0},
         {"backend", 0, ARG_STR, &backend, "where the model runs: cpu, cpu-blas, ... (cpu)", 0},
         {"seed", 0, ARG_U64, &seed, "sampling seed (default: from the clock, printed)", 0},
         {"threads", 't', ARG_INT, &threads, "OpenMP threads, 0 = all cores (0)", 0},

@@ -54,7 +54,7 @@ int cmd_serve(int argc, char **argv) {
         {"attn-max-tokens", 0, ARG_INT, &attn_max, "tokens an /attention page shows, the last "
                                                    "ones (128)", 0},
         SAMPLER_FLAG_SPECS(s),
-        {"quant", 0, ARG_STR, &quant, "weights for decoding: auto (the file's own: q8_0 for a q8_0 GGUF, else f32) | f32 | bf16 | int8 | q8_0 | q4_0 (auto)", 0},
+        {"quant", 0, ARG_STR, &quant, "weights for decoding: auto (the file's own: q8_0 or q4_0 for such a GGUF, else f32) | f32 | bf16 | int8 | q8_0 | q4_0 (auto)", 0},
         {"backend", 0, ARG_STR, &backend, "where the model runs: cpu, cpu-blas, ... (cpu)", 0},
         {"threads", 't', ARG_INT, &threads, "OpenMP threads, 0 = all cores (0)", 0},
     };

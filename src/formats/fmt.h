@@ -64,6 +64,12 @@ float andrea_bf16_to_f32(uint16_t h);
 #define ANDREA_Q8_0_BYTES 34
 void andrea_q8_0_quantize(const float *x, uint8_t *out, int64_t n); /* n % 32 == 0 */
 void andrea_q8_0_dequantize(const uint8_t *q, float *out, int64_t n);
+/* q4_0: blocks of 32 values, an f16 scale d = (the value of largest |x|) / -8, then 16
+ * bytes whose low nibbles hold q[0..15] and high nibbles q[16..31], x = (q - 8) d. */
+#define ANDREA_Q4_0_BLOCK 32
+#define ANDREA_Q4_0_BYTES 18
+void andrea_q4_0_quantize(const float *x, uint8_t *out, int64_t n); /* n % 32 == 0 */
+void andrea_q4_0_dequantize(const uint8_t *q, float *out, int64_t n);
 
 /* ---- tokenizers as byte-level BPE strings (GGUF's gpt2 model, HF vocab.json) ---------- */
 

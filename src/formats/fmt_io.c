@@ -124,11 +124,11 @@ andrea_model *andrea_fmt_build(const andrea_config *cfg, andrea_fill_fn fill, vo
         andrea_set_error("%s: %s", what, msg);
         return NULL;
     }
-    /* Every parameter takes at least one byte of the file in every format we read
-     * (q8_0: 34 bytes per 32), so a config claiming more is a lie: refuse it before
+    /* Every parameter takes at least half a byte of the file in every format we read
+     * (q4_0: 18 bytes per 32), so a config claiming more is a lie: refuse it before
      * allocating what it asks for. */
     andrea_param_counts pc = andrea_config_param_counts(cfg);
-    if (pc.total <= 0 || (uint64_t)pc.total > file_bytes) {
+    if (pc.total <= 0 || (uint64_t)pc.total / 2 > file_bytes) {
         andrea_set_error("%s: its config needs %lld parameters, more than the file's %zu bytes "
                          "could hold", what, (long long)pc.total, file_bytes);
         return NULL;

@@ -1,4 +1,4 @@
-/* fmt_num.c - half precision, bfloat16 and ggml's q8_0 blocks. The f16 rounding is
+/* fmt_num.c - half precision, bfloat16 and ggml's q8_0 and q4_0 blocks. The f16 rounding is
  * IEEE round-to-nearest-even, as numpy and ggml's F32 -> F16 conversion do, so a
  * tensor we write is bit-identical to what llama.cpp's own converter writes. */
 #include <math.h>
@@ -71,5 +71,24 @@ void andrea_q8_0_dequantize(const uint8_t *q, float *out, int64_t n) {
         float d = andrea_f16_to_f32((uint16_t)(q[0] | q[1] << 8));
         for (int j = 0; j < ANDREA_Q8_0_BLOCK; j++)
             out[b * ANDREA_Q8_0_BLOCK + j] = d * (float)(int8_t)q[2 + j];
+    }
+}
+
+/* ggml's quantize_row_q4_0_ref, block by block (andrea_q4_0_block's rule, as q8_0's) */
+void andrea_q4_0_quantize(const float *x, uint8_t *out, int64_t n) {
+    for (int64_t b = 0; b < n / ANDREA_Q4_0_BLOCK; b++, out += ANDREA_Q4_0_BYTES) {
+        uint16_t dh = andrea_f32_to_f16(andrea_q4_0_block(x + b * ANDREA_Q4_0_BLOCK, out + 2));
+        out[0] = (uint8_t)dh;
+        out[1] = (uint8_t)(dh >> 8);
+    }
+}
+
+void andrea_q4_0_dequantize(const uint8_t *q, float *out, int64_t n) {
+    for (int64_t b = 0; b < n / ANDREA_Q4_0_BLOCK; b++, q += ANDREA_Q4_0_BYTES, out += 32) {
+        float d = andrea_f16_to_f32((uint16_t)(q[0] | q[1] << 8));
+        for (int j = 0; j < 16; j++) {
+            out[j] = d * (float)((q[2 + j] & 15) - 8);
+            out[16 + j] = d * (float)((q[2 + j] >> 4) - 8);
+        }
     }
 }

@@ -11,10 +11,10 @@
 #include "util/le.h"
 
 static const char *const FORMAT_NAMES[] = {"unknown", "andrea", "safetensors", "gguf", "llmc"};
-static const char *const DTYPE_NAMES[] = {"f32", "f16", "q8_0"};
+static const char *const DTYPE_NAMES[] = {"f32", "f16", "q8_0", "q4_0"};
 
 const char *andrea_format_name(int f) { return f >= 0 && f <= 4 ? FORMAT_NAMES[f] : "unknown"; }
-const char *andrea_dtype_name(int d) { return d >= 0 && d <= 2 ? DTYPE_NAMES[d] : "?"; }
+const char *andrea_dtype_name(int d) { return d >= 0 && d <= 3 ? DTYPE_NAMES[d] : "?"; }
 
 int andrea_format_parse(const char *s, int *out) {
     for (int i = 1; i <= 4; i++)
@@ -23,9 +23,9 @@ int andrea_format_parse(const char *s, int *out) {
 }
 
 int andrea_dtype_parse(const char *s, int *out) {
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 4; i++)
         if (strcmp(s, DTYPE_NAMES[i]) == 0) return *out = i, 0;
-    return andrea_set_error("unknown tensor type '%s' (expected f32, f16 or q8_0)", s);
+    return andrea_set_error("unknown tensor type '%s' (expected f32, f16, q8_0 or q4_0)", s);
 }
 
 static int ends_with(const char *s, const char *suffix) {

@@ -13,7 +13,7 @@ enum {
     ANDREA_GGUF_F64 = 12, ANDREA_GGUF_NTYPES = 13
 };
 /* ggml tensor types we read and write */
-enum { ANDREA_GGML_F32 = 0, ANDREA_GGML_F16 = 1, ANDREA_GGML_Q8_0 = 8 };
+enum { ANDREA_GGML_F32 = 0, ANDREA_GGML_F16 = 1, ANDREA_GGML_Q4_0 = 2, ANDREA_GGML_Q8_0 = 8 };
 /* llama.cpp's token types */
 enum { ANDREA_GGUF_TOKEN_NORMAL = 1, ANDREA_GGUF_TOKEN_CONTROL = 3 };
 

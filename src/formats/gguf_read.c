@@ -1,6 +1,6 @@
 /* gguf_read.c - reads a GGUF file of llama.cpp's `gpt2` architecture (ours or
  * llama.cpp's converter's): every count, length, dimension and offset is checked
- * against the file before use; tensors in f32, f16 or q8_0. */
+ * against the file before use; tensors in f32, f16, q8_0 or q4_0. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,7 +36,9 @@ typedef struct {
     uint64_t n_ti;
     const uint8_t *data;
     uint64_t data_len;
-    int q8_exact; /* every matrix read so far was q8_0 that requantizes to itself */
+    /* the weight format every matrix read so far is in exactly (q8_0 or q4_0 blocks that
+     * requantize to themselves), ANDREA_QUANT_NONE once one is not, -1 before the first */
+    int native;
 } gguf;
 
 static const uint8_t TYPE_SIZE[ANDREA_GGUF_NTYPES] = {1, 1, 2, 2, 4, 4, 4, 1, 0, 0, 8, 8, 8};
@@ -157,7 +159,7 @@ static int kv_str_eq(const kv_t *kv, const char *s) {
 static uint64_t tensor_bytes(uint32_t type, uint64_t n, uint64_t ne0) {
     if (type == ANDREA_GGML_F32) return 4 * n;
     if (type == ANDREA_GGML_F16) return 2 * n;
-    return ne0 % 32 ? 0 : n / 32 * 34;
+    return ne0 % 32 ? 0 : n / 32 * (type == ANDREA_GGML_Q4_0 ? ANDREA_Q4_0_BYTES : ANDREA_Q8_0_BYTES);
 }
 
 static int read_tensor_info(gguf *g, ti_t *t) {
@@ -179,14 +181,16 @@ static int read_tensor_info(gguf *g, ti_t *t) {
     for (uint32_t d = t->ndim; d < 4; d++) t->ne[d] = 1;
     if (andrea_rd_u32(r, &t->type, "a tensor type") || andrea_rd_u64(r, &t->offset, "a tensor offset"))
         return -1;
-    if (t->type != ANDREA_GGML_F32 && t->type != ANDREA_GGML_F16 && t->type != ANDREA_GGML_Q8_0)
-        return andrea_set_error("%s: tensor '%s' has ggml type %u; this reader takes f32, f16 and "
-                                "q8_0", r->what, andrea_fmt_printable(t->name, (size_t)t->name_len, pr),
+    if (t->type != ANDREA_GGML_F32 && t->type != ANDREA_GGML_F16 && t->type != ANDREA_GGML_Q8_0 &&
+        t->type != ANDREA_GGML_Q4_0)
+        return andrea_set_error("%s: tensor '%s' has ggml type %u; this reader takes f32, f16, "
+                                "q8_0 and q4_0", r->what, andrea_fmt_printable(t->name, (size_t)t->name_len, pr),
                                 t->type);
     t->bytes = tensor_bytes(t->type, n, t->ne[0]);
     if (!t->bytes)
-        return andrea_set_error("%s: tensor '%s': q8_0 rows must be whole blocks of 32", r->what,
-                                andrea_fmt_printable(t->name, (size_t)t->name_len, pr));
+        return andrea_set_error("%s: tensor '%s': %s rows must be whole blocks of 32", r->what,
+                                andrea_fmt_printable(t->name, (size_t)t->name_len, pr),
+                                t->type == ANDREA_GGML_Q4_0 ? "q4_0" : "q8_0");
     return 0;
 }
 
@@ -273,6 +277,20 @@ static int q8_0_exact(const float *x, int64_t n) {
     return 1;
 }
 
+/* The same for q4_0: ggml's quantizer maps each block's extreme value to q = 0 (-8 d),
+ * so its blocks come back with the same d and nibbles; another writer's need not. */
+static int q4_0_exact(const float *x, int64_t n) {
+    uint8_t qs[ANDREA_Q4_0_BLOCK / 2];
+    for (int64_t b = 0; b < n; b += ANDREA_Q4_0_BLOCK) {
+        float d = andrea_q4_0_block(x + b, qs);
+        for (int j = 0; j < 16; j++)
+            if (d * (float)((qs[j] & 15) - 8) != x[b + j] ||
+                d * (float)((qs[j] >> 4) - 8) != x[b + 16 + j])
+                return 0;
+    }
+    return 1;
+}
+
 static int gguf_fill(void *ctx, const andrea_tensor_info *t, float *dst) {
     gguf *g = ctx;
     char name[96];
@@ -288,12 +306,18 @@ static int gguf_fill(void *ctx, const andrea_tensor_info *t, float *dst) {
                                 (unsigned long long)s->ne[1], (unsigned long long)ne0,
                                 (unsigned long long)ne1);
     const uint8_t *p = g->data + s->offset;
+    int blocks = s->type == ANDREA_GGML_Q8_0 || s->type == ANDREA_GGML_Q4_0;
     if (s->type == ANDREA_GGML_Q8_0) andrea_q8_0_dequantize(p, dst, t->size);
-    for (int64_t i = 0; s->type != ANDREA_GGML_Q8_0 && i < t->size; i++)
+    if (s->type == ANDREA_GGML_Q4_0) andrea_q4_0_dequantize(p, dst, t->size);
+    for (int64_t i = 0; !blocks && i < t->size; i++)
         dst[i] = s->type == ANDREA_GGML_F32 ? get_f32(p + 4 * i)
                                             : andrea_f16_to_f32((uint16_t)(p[2 * i] | p[2 * i + 1] << 8));
-    if (t->cols) /* a matrix: the file decodes in q8_0 only if every matrix is exact q8_0 */
-        g->q8_exact &= s->type == ANDREA_GGML_Q8_0 && q8_0_exact(dst, t->size);
+    if (t->cols) { /* a matrix: the file decodes in a block format only if every matrix is in it */
+        int kind = s->type == ANDREA_GGML_Q8_0 && q8_0_exact(dst, t->size)   ? ANDREA_QUANT_Q8_0
+                   : s->type == ANDREA_GGML_Q4_0 && q4_0_exact(dst, t->size) ? ANDREA_QUANT_Q4_0
+                                                                            : ANDREA_QUANT_NONE;
+        g->native = g->native < 0 || g->native == kind ? kind : ANDREA_QUANT_NONE;
+    }
     return 0;
 }
 
@@ -380,9 +404,9 @@ andrea_model *andrea_gguf_parse(const void *buf, size_t n, const char *what,
     andrea_model *m = NULL;
     andrea_config cfg;
     if (parse_structure(&g) || gguf_config(&g, &cfg)) goto done;
-    g.q8_exact = 1;
+    g.native = -1;
     m = andrea_fmt_build(&cfg, gguf_fill, &g, what, n);
-    if (m) m->native_quant = g.q8_exact ? ANDREA_QUANT_Q8_0 : ANDREA_QUANT_NONE;
+    if (m) m->native_quant = g.native < 0 ? ANDREA_QUANT_NONE : g.native;
     if (m && tok && !(*tok = gguf_tokenizer(&g, cfg.vocab))) {
         andrea_model_free(m);
         m = NULL;

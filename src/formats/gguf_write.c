@@ -1,7 +1,7 @@
 /* gguf_write.c - a GGUF file llama.cpp runs: architecture `gpt2` (src/models/gpt2.cpp
  * in llama.cpp: learned positions, LayerNorm with bias, fused qkv with bias, GELU MLP,
  * optional untied output.weight), the GPT-2 BPE tokenizer in the metadata, 2-D weights
- * in f32, f16 or q8_0 (1-D tensors stay f32, as llama.cpp's own converter keeps them).
+ * in f32, f16, q8_0 or q4_0 (1-D tensors stay f32, as llama.cpp's own converter keeps them).
  *
  * Layout: "GGUF", u32 version 3, u64 tensor count, u64 kv count, the kvs (key string,
  * u32 type, value), the tensor infos (name, u32 n_dims, u64 ne[] fastest first, u32
@@ -110,7 +110,10 @@ typedef struct {
 } out_tensor;
 
 static uint64_t type_bytes(uint32_t type, uint64_t n) {
-    return type == ANDREA_GGML_F32 ? 4 * n : type == ANDREA_GGML_F16 ? 2 * n : n / 32 * 34;
+    return type == ANDREA_GGML_F32   ? 4 * n
+           : type == ANDREA_GGML_F16 ? 2 * n
+           : type == ANDREA_GGML_Q4_0 ? n / 32 * ANDREA_Q4_0_BYTES
+                                      : n / 32 * ANDREA_Q8_0_BYTES;
 }
 
 /* The tensors in file order: ours, with zero biases for a model without them. */
@@ -132,9 +135,10 @@ static int plan(const andrea_model *m, int dtype, out_tensor **out, int *n_out) 
         o->ne[1] = (uint64_t)(ti->cols ? ti->rows : 1);
         o->type = ANDREA_GGML_F32;
         if (ti->cols && dtype == ANDREA_DTYPE_F16) o->type = ANDREA_GGML_F16;
-        /* q8_0 needs rows that are whole blocks of 32; others fall back to f16 */
-        if (ti->cols && dtype == ANDREA_DTYPE_Q8_0)
-            o->type = ti->cols % ANDREA_Q8_0_BLOCK == 0 ? ANDREA_GGML_Q8_0 : ANDREA_GGML_F16;
+        /* q8_0 and q4_0 need rows that are whole blocks of 32; others fall back to f16 */
+        if (ti->cols && (dtype == ANDREA_DTYPE_Q8_0 || dtype == ANDREA_DTYPE_Q4_0))
+            o->type = ti->cols % 32 ? ANDREA_GGML_F16
+                      : dtype == ANDREA_DTYPE_Q8_0 ? ANDREA_GGML_Q8_0 : ANDREA_GGML_Q4_0;
         o->data = m->params + ti->offset;
         /* after the last tensor of a layer (or lnf.w), add the biases it lacks */
         int layer, used = 0;
@@ -182,6 +186,12 @@ static void put_data(andrea_wbuf *w, const out_tensor *t, const float *host) {
             uint8_t b[2] = {(uint8_t)h, (uint8_t)(h >> 8)};
             andrea_wb_put(w, b, 2);
         }
+    } else if (t->type == ANDREA_GGML_Q4_0) {
+        uint8_t blk[ANDREA_Q4_0_BYTES];
+        for (uint64_t i = 0; i < n; i += ANDREA_Q4_0_BLOCK) {
+            andrea_q4_0_quantize(host + i, blk, ANDREA_Q4_0_BLOCK);
+            andrea_wb_put(w, blk, sizeof blk);
+        }
     } else {
         uint8_t blk[ANDREA_Q8_0_BYTES];
         for (uint64_t i = 0; i < n; i += ANDREA_Q8_0_BLOCK) {
@@ -196,6 +206,8 @@ int andrea_gguf_save(const char *path, const andrea_model *m, const andrea_token
                      int dtype) {
     const andrea_config *c = &m->cfg;
     if (andrea_gguf_check_arch(c)) return -1;
+    if (dtype < ANDREA_DTYPE_F32 || dtype > ANDREA_DTYPE_Q4_0)
+        return andrea_set_error("'%s': unknown GGUF tensor type %d", path, dtype);
     if (!tok) return andrea_set_error("'%s': GGUF carries the tokenizer and none was given", path);
     if (!andrea_fmt_tok_is_bpe(tok))
         return andrea_set_error("'%s': a %s tokenizer cannot be written as GGUF's gpt2 BPE "
@@ -212,8 +224,9 @@ int andrea_gguf_save(const char *path, const andrea_model *m, const andrea_token
     kv_str(&kv, "general.architecture", "gpt2"), nkv++;
     kv_str(&kv, "general.name", "andrea"), nkv++;
     kv_u32(&kv, "general.alignment", ANDREA_GGUF_ALIGN), nkv++;
-    /* llama_ftype: 0 all f32, 1 mostly f16, 7 mostly q8_0 */
-    kv_u32(&kv, "general.file_type", dtype == ANDREA_DTYPE_F32 ? 0 : dtype == ANDREA_DTYPE_F16 ? 1 : 7), nkv++;
+    /* llama_ftype: 0 all f32, 1 mostly f16, 2 mostly q4_0, 7 mostly q8_0 */
+    static const uint32_t FTYPE[] = {0, 1, 7, 2}; /* by ANDREA_DTYPE_* */
+    kv_u32(&kv, "general.file_type", FTYPE[dtype]), nkv++;
     kv_u32(&kv, "general.quantization_version", 2), nkv++;
     kv_u32(&kv, "gpt2.context_length", (uint32_t)c->ctx), nkv++;
     kv_u32(&kv, "gpt2.embedding_length", (uint32_t)c->d_model), nkv++;

@@ -106,11 +106,14 @@ float andrea_q4_0_block(const float *x, uint8_t *qs) {
     for (int j = 0; j < 32; j++)
         if (amax < fabsf(x[j])) amax = fabsf(x[j]), max = x[j];
     float d = max / -8.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
-    for (int j = 0; j < 16; j++) {
-        int lo = (int)(int8_t)(x[j] * id + 8.5f), hi = (int)(int8_t)(x[16 + j] * id + 8.5f);
+    int finite = isfinite(d);
+    for (int j = 0; j < 16; j++) { /* as q8_0: a NaN or Inf must not reach the cast */
+        float a = x[j] * id + 8.5f, b = x[16 + j] * id + 8.5f;
+        finite &= isfinite(a) && isfinite(b);
+        int lo = isfinite(a) ? (int)(int8_t)a : 8, hi = isfinite(b) ? (int)(int8_t)b : 8;
         qs[j] = (uint8_t)((lo < 15 ? lo : 15) | (hi < 15 ? hi : 15) << 4);
     }
-    return andrea_f16_to_f32(andrea_f32_to_f16(d));
+    return finite ? andrea_f16_to_f32(andrea_f32_to_f16(d)) : NAN; /* NaN: no such block */
 }
 
 void andrea_gather_rows(float *out, const void *w, int fmt, const float *scale,

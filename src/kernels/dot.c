@@ -1,7 +1,7 @@
 /*
  * dot.c - the row dot products of batch-1 decoding: sum_k w[k] x[k] with w in fp32,
- * bf16, int8 or int8 with a scale per block of 32 (ggml's q8_0: the weight formats of
- * quant.c) and x in fp32. Decoding reads every
+ * bf16, int8, int8 with a scale per block of 32 (ggml's q8_0) or 4-bit with a scale per
+ * block of 32 (ggml's q4_0: the weight formats of quant.c) and x in fp32. Decoding reads every
  * weight once per token, so these run at memory speed only if the arithmetic keeps
  * up: a single accumulator chain (what `omp simd reduction` compiles to) waits 4
  * cycles per FMA, which capped bf16 and int8 well below their bandwidth bound. Each
@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "kernels/act_simd.h"
+#include "kernels/dot_q4_0.h"
 #include "kernels/fastmath.h"
 #include "kernels/kernels.h"
 
@@ -21,11 +22,13 @@ typedef float (*dot_f32_fn)(const float *w, const float *x, int K);
 typedef float (*dot_bf16_fn)(const uint16_t *w, const float *x, int K);
 typedef float (*dot_i8_fn)(const int8_t *w, const float *x, int K);
 typedef float (*dot_q8b_fn)(const int8_t *w, const float *d, const float *x, int K);
+typedef float (*dot_q4b_fn)(const uint8_t *w, const float *d, const float *x, int K);
 typedef struct {
     dot_f32_fn f32;
     dot_bf16_fn bf16;
     dot_i8_fn i8;
     dot_q8b_fn q8b; /* int8 times a scale per block of 32 (ggml's q8_0) */
+    dot_q4b_fn q4b; /* nibbles - 8 times a scale per block of 32 (ggml's q4_0) */
 } dot_fns;
 
 /* Bytes of weights requested ahead of the dot. The hardware prefetcher alone kept
@@ -38,14 +41,17 @@ typedef struct {
 
 /* 4 accumulators x VW lanes over blocks of 4 VW, then VW at a time, then scalars;
  * LOAD(k) gives the VW weights at k as floats, FMA(a, b, c) = a b + c, REDUCE4 sums the
- * four accumulators' lanes. Each block first asks for the cache lines DOT_PREFETCH_AHEAD
- * bytes ahead of it (one request per 64 bytes of weights, at least one per block). */
-#define DOT_BODY(VT, VW, ZERO, LOAD, LOADX, FMA, REDUCE4, SCALAR)                              \
+ * four accumulators' lanes, WBYTES(k) is the byte offset of weight k. Each block first
+ * asks for the cache lines DOT_PREFETCH_AHEAD bytes ahead of it (one request per 64 bytes
+ * of weights, at least one per block). The loop is the same for every format, so a
+ * format whose LOAD decodes each weight exactly (q8_0, q4_0: a small integer times an f16
+ * scale fits a float) sums in the f32 dot's order and gives its bits. */
+#define DOT_BODY(VT, VW, ZERO, LOAD, LOADX, FMA, REDUCE4, SCALAR, WBYTES)                     \
     VT a0 = ZERO, a1 = a0, a2 = a0, a3 = a0;                                                  \
     int k = 0;                                                                                \
     for (; k + 4 * (VW) <= K; k += 4 * (VW)) {                                                \
-        const char *ahead = (const char *)(w + k) + DOT_PREFETCH_AHEAD;                       \
-        for (int b = 0; b < (int)(4 * (VW) * sizeof *w); b += 64)                             \
+        const char *ahead = (const char *)w + WBYTES(k) + DOT_PREFETCH_AHEAD;                 \
+        for (int b = 0; b < (int)WBYTES(4 * (VW)); b += 64)                                   \
             __builtin_prefetch(ahead + b);                                                    \
         a0 = FMA(LOAD(k), LOADX(k), a0);                                                      \
         a1 = FMA(LOAD(k + (VW)), LOADX(k + (VW)), a1);                                        \
@@ -61,23 +67,35 @@ typedef struct {
 #define SCALAR_BF16(k) andrea_bf16_to_f32(w[k])
 #define SCALAR_I8(k) (float)w[k]
 #define SCALAR_Q8B(k) ((float)w[k] * d[(k) >> 5])
+/* q4_0: weight k of a row is nibble k % 16 of block k / 32's 16 bytes, low for the first
+ * half of the block, high for the second */
+#define Q4_NIBBLE(k) ((w[16 * ((k) >> 5) + ((k) & 15)] >> ((k) & 16 ? 4 : 0)) & 15)
+#define SCALAR_Q4B(k) ((float)(Q4_NIBBLE(k) - 8) * d[(k) >> 5])
+#define WBYTES_ELEM(k) ((long)(k) * (long)sizeof *w)
+#define WBYTES_NIBBLE(k) ((long)(k) / 2)
 
-/* Defines dot_{f32,bf16,i8}_SFX from the ISA's LOAD_{F32,BF16,I8}, LOADX, FMA, REDUCE4. */
-#define DEFINE_DOTS(SFX, ATTR, VT, VW, ZERO)                                                  \
+/* Defines dot_{f32,bf16,i8,q8b}_SFX from the ISA's LOAD_{F32,BF16,I8,Q8B}, LOADX, FMA,
+ * REDUCE4, and the table dots_SFX with Q4B as its q4_0 dot. */
+#define DEFINE_DOTS(SFX, ATTR, VT, VW, ZERO, Q4B)                                             \
     ATTR static float dot_f32_##SFX(const float *w, const float *x, int K) {                  \
-        DOT_BODY(VT, VW, ZERO, LOAD_F32, LOADX, FMA, REDUCE4, SCALAR_F32)                     \
+        DOT_BODY(VT, VW, ZERO, LOAD_F32, LOADX, FMA, REDUCE4, SCALAR_F32, WBYTES_ELEM)        \
     }                                                                                         \
     ATTR static float dot_bf16_##SFX(const uint16_t *w, const float *x, int K) {              \
-        DOT_BODY(VT, VW, ZERO, LOAD_BF16, LOADX, FMA, REDUCE4, SCALAR_BF16)                   \
+        DOT_BODY(VT, VW, ZERO, LOAD_BF16, LOADX, FMA, REDUCE4, SCALAR_BF16, WBYTES_ELEM)      \
     }                                                                                         \
     ATTR static float dot_i8_##SFX(const int8_t *w, const float *x, int K) {                  \
-        DOT_BODY(VT, VW, ZERO, LOAD_I8, LOADX, FMA, REDUCE4, SCALAR_I8)                       \
+        DOT_BODY(VT, VW, ZERO, LOAD_I8, LOADX, FMA, REDUCE4, SCALAR_I8, WBYTES_ELEM)          \
     }                                                                                         \
     ATTR static float dot_q8b_##SFX(const int8_t *w, const float *d, const float *x, int K) { \
-        DOT_BODY(VT, VW, ZERO, LOAD_Q8B, LOADX, FMA, REDUCE4, SCALAR_Q8B)                     \
+        DOT_BODY(VT, VW, ZERO, LOAD_Q8B, LOADX, FMA, REDUCE4, SCALAR_Q8B, WBYTES_ELEM)        \
     }                                                                                         \
     static const dot_fns dots_##SFX = {dot_f32_##SFX, dot_bf16_##SFX, dot_i8_##SFX,            \
-                                       dot_q8b_##SFX};
+                                       dot_q8b_##SFX, Q4B};
+/* q4_0 in the same body (NEON; x86 has its own, dot_q4_0_x86.c) */
+#define DEFINE_DOT_Q4B(SFX, ATTR, VT, VW, ZERO)                                               \
+    ATTR static float dot_q4b_##SFX(const uint8_t *w, const float *d, const float *x, int K) { \
+        DOT_BODY(VT, VW, ZERO, LOAD_Q4B, LOADX, FMA, REDUCE4, SCALAR_Q4B, WBYTES_NIBBLE)      \
+    }
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
@@ -94,7 +112,8 @@ typedef struct {
 #define LOAD_I8(k)                                                                            \
     _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(w + (k)))))
 #define LOAD_Q8B(k) _mm512_mul_ps(LOAD_I8(k), _mm512_set1_ps(d[(k) >> 5]))
-DEFINE_DOTS(avx512, __attribute__((target("avx512f"))), __m512, 16, _mm512_setzero_ps())
+DEFINE_DOTS(avx512, __attribute__((target("avx512f"))), __m512, 16, _mm512_setzero_ps(),
+            andrea_dot_q4_0_avx512)
 #undef LOAD_Q8B
 #undef LOADX
 #undef FMA
@@ -114,7 +133,7 @@ DEFINE_DOTS(avx512, __attribute__((target("avx512f"))), __m512, 16, _mm512_setze
 #define LOAD_I8(k)                                                                            \
     _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(w + (k)))))
 #define LOAD_Q8B(k) _mm256_mul_ps(LOAD_I8(k), _mm256_set1_ps(d[(k) >> 5]))
-DEFINE_DOTS(avx2, ANDREA_TARGET_AVX2, __m256, 8, _mm256_setzero_ps())
+DEFINE_DOTS(avx2, ANDREA_TARGET_AVX2, __m256, 8, _mm256_setzero_ps(), andrea_dot_q4_0_avx2)
 #undef LOAD_Q8B
 #undef LOADX
 #undef FMA
@@ -142,7 +161,18 @@ static inline float32x4_t load_i8x4(const int8_t *p) {
 }
 #define LOAD_I8(k) load_i8x4(w + (k))
 #define LOAD_Q8B(k) vmulq_n_f32(LOAD_I8(k), d[(k) >> 5])
-DEFINE_DOTS(neon, , float32x4_t, 4, vdupq_n_f32(0.0f))
+/* q4_0, 4 at a time: bytes k % 16 .. + 3 of the block, widened twice, shifted right by 0
+ * or 4 (a left shift by -0 / -4), masked; (q - 8) exact, times d exact */
+static inline float32x4_t load_q4x4(const uint8_t *w, int k, float d) {
+    uint32_t v;
+    memcpy(&v, w + 16 * (k >> 5) + (k & 15), sizeof v);
+    uint32x4_t u = vmovl_u16(vget_low_u16(vmovl_u8(vreinterpret_u8_u32(vdup_n_u32(v)))));
+    u = vandq_u32(vshlq_u32(u, vdupq_n_s32(-((k & 16) >> 2))), vdupq_n_u32(15));
+    return vmulq_n_f32(vcvtq_f32_s32(vsubq_s32(vreinterpretq_s32_u32(u), vdupq_n_s32(8))), d);
+}
+#define LOAD_Q4B(k) load_q4x4(w, k, d[(k) >> 5])
+DEFINE_DOT_Q4B(neon, , float32x4_t, 4, vdupq_n_f32(0.0f))
+DEFINE_DOTS(neon, , float32x4_t, 4, vdupq_n_f32(0.0f), dot_q4b_neon)
 #endif
 
 /* The baseline: one simd reduction per row (SSE2 on x86-64, what the compiler makes of
@@ -171,19 +201,18 @@ static float dot_q8b_plain(const int8_t *w, const float *d, const float *x, int 
     for (int k = 0; k < K; k++) s += SCALAR_Q8B(k) * x[k];
     return s;
 }
-/* q4_0 at every ISA for now: per block, the 32 nibbles (q - 8) against x, then times d */
-static float dot_q4_plain(const uint8_t *w, const float *d, const float *x, int K) {
+/* q4_0: each weight decoded exactly, as q8_0's, in the baseline's simd reduction */
+static float dot_q4b_plain(const uint8_t *w, const float *d, const float *x, int K) {
     float s = 0.0f;
     for (int b = 0; b < K / 32; b++, w += 16, x += 32) {
-        float sb = 0.0f;
-#pragma omp simd reduction(+ : sb)
+#pragma omp simd reduction(+ : s)
         for (int j = 0; j < 16; j++)
-            sb += (float)((w[j] & 15) - 8) * x[j] + (float)((w[j] >> 4) - 8) * x[16 + j];
-        s += sb * d[b];
+            s += (float)((w[j] & 15) - 8) * d[b] * x[j] + (float)((w[j] >> 4) - 8) * d[b] * x[16 + j];
     }
     return s;
 }
-static const dot_fns dots_plain = {dot_f32_plain, dot_bf16_plain, dot_i8_plain, dot_q8b_plain};
+static const dot_fns dots_plain = {dot_f32_plain, dot_bf16_plain, dot_i8_plain, dot_q8b_plain,
+                                   dot_q4b_plain};
 
 static const dot_fns *dot_pick(int cap) {
     int isa = andrea_cpu_isa(cap);
@@ -216,7 +245,7 @@ void andrea_matvec_rows_isa(int isa, float *out, const float *x, const void *w, 
             float s = fmt == ANDREA_QUANT_BF16 ? d->bf16((const uint16_t *)w + row, xi, K)
                       : fmt == ANDREA_QUANT_INT8 ? d->i8((const int8_t *)w + row, xi, K) * scale[r]
                       : fmt == ANDREA_QUANT_Q8_0 ? d->q8b((const int8_t *)w + row, scale + row / 32, xi, K)
-                      : fmt == ANDREA_QUANT_Q4_0 ? dot_q4_plain((const uint8_t *)w + row / 2, scale + row / 32, xi, K)
+                      : fmt == ANDREA_QUANT_Q4_0 ? d->q4b((const uint8_t *)w + row / 2, scale + row / 32, xi, K)
                                                  : d->f32((const float *)w + row, xi, K);
             out[(long)i * N + r] = s + (bias ? bias[r] : 0.0f);
         }

@@ -192,10 +192,9 @@ float andrea_dot_i8(const int8_t *w, const float *x, int K);
 /* Decoding's product for n inputs: out(n, N) = x(n, K) w(N, K)^T + bias, w's rows in format
  * fmt (ANDREA_QUANT_NONE: float, _BF16: uint16_t, _INT8: int8_t times scale[r], _Q8_0:
  * int8_t times scale[(r K + k) / 32], K % 32 == 0; _Q4_0: andrea_q4_0_block's bytes, K / 2
- * per row, the same scales, summed block by block at the baseline ISA whatever the cap.
- * q8_0 decodes each weight exactly, so the
- * result is the fp32 product with the dequantised weights, to the bit at AVX2, AVX-512 and
- * NEON; the baseline's simd reduction may sum in another order). Each weight
+ * per row, the same scales). q8_0 and q4_0 decode each weight exactly, so the result is
+ * the fp32 product with the dequantised weights, to the bit at AVX2, AVX-512 and NEON
+ * (the baseline's simd reduction may sum in another order). Each weight
  * row is read once for all n inputs (batched decoding: n sequences for the price of about
  * one read of the weights); every output is one dot in k order, the same for any n (the
  * fp32 rows are andrea_matmul_forward's at M = 1, to the bit). */
@@ -423,7 +422,8 @@ void andrea_quantize_rows(void *dst, float *scale, const float *src, int fmt, si
 float andrea_q8_0_block(const float *x, int8_t *q);
 /* ggml's quantize_row_q4_0_ref for 32 values: d = the value of largest |x| / -8, q =
  * min(15, trunc(x / d + 8.5)), element j's q in the low nibble of qs[j], element 16 + j's
- * in its high nibble; returns d rounded to f16. The value is (q - 8) d. */
+ * in its high nibble; returns d rounded to f16 (NaN if a value or d is not finite: no
+ * such block). The value is (q - 8) d; a block's own values requantize to themselves. */
 float andrea_q4_0_block(const float *x, uint8_t *qs);
 /* out(n, K) = rows ids[i] (or i, ids NULL) of w in format fmt, dequantised */
 void andrea_gather_rows(float *out, const void *w, int fmt, const float *scale,

@@ -384,6 +384,13 @@ void andrea_ref_matmul_forward_residual(float *out, const float *inp, const floa
         }
 }
 
+/* Weight i of q4_0 rows: its block's byte i % 16, low nibble in the block's first half. */
+static double ref_q4_0(const void *w, const float *scale, size_t i) {
+    uint8_t byte = ((const uint8_t *)w)[16 * (i / 32) + i % 16];
+    int q = i % 32 < 16 ? byte & 15 : byte >> 4;
+    return (double)(q - 8) * scale[i / 32];
+}
+
 void andrea_ref_matvec_rows(float *out, const float *x, const void *w, int fmt,
                             const float *scale, const float *bias, int K, int N, int n) {
     for (int j = 0; j < n; j++)
@@ -394,6 +401,8 @@ void andrea_ref_matvec_rows(float *out, const float *x, const void *w, int fmt,
                 double wv = fmt == ANDREA_QUANT_BF16
                                 ? (double)andrea_bf16_to_f32(((const uint16_t *)w)[i])
                             : fmt == ANDREA_QUANT_INT8 ? (double)((const int8_t *)w)[i] * scale[r]
+                            : fmt == ANDREA_QUANT_Q8_0 ? (double)((const int8_t *)w)[i] * scale[i / 32]
+                            : fmt == ANDREA_QUANT_Q4_0 ? ref_q4_0(w, scale, i)
                                                        : (double)((const float *)w)[i];
                 s += wv * x[(size_t)j * K + k];
             }
