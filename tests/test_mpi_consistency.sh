@@ -34,6 +34,8 @@ if grep -q "lowest of: rank 0 avx" <<< "$ranks"; then # this CPU has more than t
     rc=0; mixed "$T/own" --inject-own-isa || rc=$?
     [ "$rc" -ne 0 ] && grep -q "andrea train: step 1: the weights of rank 1 differ from rank 0's (parameter hash" "$T/own.log" \
         && pass "without the agreement the copies drift: $(grep -m1 'andrea train' "$T/own.log")" \
+        || { [ "$rc" -eq 0 ] && [ -n "${ASAN_OPTIONS:-}" ] &&
+             echo "skip: --inject-own-isa: the sanitizer build (-O0, no FMA contraction) rounds every ISA alike, so there is no drift to catch"; } \
         || fail "--inject-own-isa: exit $rc, $(tail -3 "$T/own.log")"
 else
     echo "note: this CPU runs the baseline only; no mixed-ISA drift to show (ranks: $ranks)"
