@@ -8,6 +8,14 @@ export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_mpi_yield_when_idle=1
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 MPI="mpirun --oversubscribe"
 
+# mpi_text: the first 100 KB of the machine's text (lib.sh's need_text) as $ANDREA_TMP/d.txt,
+# the training data of the short MPI runs
+mpi_text() {
+    local text
+    need_text text
+    head -c 100000 "$text" > "$ANDREA_TMP/d.txt"
+}
+
 # mpi_probe ARGS...: one short 2-rank training (andrea train ARGS --max-steps 1), or the
 # test skips when this andrea was built without MPI
 mpi_probe() {

@@ -12,8 +12,7 @@
 . "$(dirname "$0")/mpi_lib.sh"
 A="$ANDREA_BIN"
 T="$ANDREA_TMP"
-need_text text
-head -c 100000 "$text" > "$T/d.txt"
+mpi_text
 M="--data $T/d.txt --preset tiny --n-layer 1 --d-model 16 --n-head 2 --ctx 16 --seq 16 --batch 4
    --max-steps 30 --warmup 1 --eval-every 0 --sample-every 0 -t 1 -q"
 mpi_probe $M

@@ -13,8 +13,7 @@
 . "$(dirname "$0")/mpi_lib.sh"
 A="$ANDREA_BIN"
 T="$ANDREA_TMP"
-need_text text
-head -c 100000 "$text" > "$T/d.txt"
+mpi_text
 M="--data $T/d.txt --preset tiny --n-layer 2 --d-model 32 --n-head 2 --ctx 32 --seq 32
    --max-steps 20 --warmup 2 --eval-every 10 --ckpt-every 0 --sample-every 0 -t 1 -q"
 mpi_probe $M

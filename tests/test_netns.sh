@@ -52,8 +52,7 @@ export OMPI_MCA_oob_tcp_keepalive_time=2 OMPI_MCA_oob_tcp_keepalive_intvl=1 OMPI
 NS_MPI="ip netns exec $NA mpirun --hostfile $T/hosts -np 2 --map-by node --mca plm_rsh_agent $T/agent.sh
         --mca btl tcp,self --mca btl_tcp_if_include $NET.0/24 --mca oob_tcp_if_include $NET.0/24"
 
-need_text text
-head -c 100000 "$text" > "$T/d.txt"
+mpi_text
 M="--data $T/d.txt --preset tiny --n-layer 2 --d-model 64 --n-head 2 --ctx 32 --seq 32 --batch 4
    --max-steps 60 --warmup 2 --eval-every 30 --ckpt-every 10 --sample-every 0 -t 1 -q
    --dist-timeout 2"
