@@ -11,6 +11,8 @@
 
 int andrea_dist_is_root(const andrea_train_run *r) { return !r->dist || r->dist->rank == 0; }
 
+enum { ALLREDUCE_UNKNOWN = -2 }; /* not a --dist-allreduce name (AUTO is -1) */
+
 int andrea_dist_run_open(andrea_train_run *r) {
     andrea_train_options *o = &r->o;
     if (o->zero != 0 && o->zero != 1) {
@@ -23,18 +25,22 @@ int andrea_dist_run_open(andrea_train_run *r) {
         return ANDREA_TRAIN_BAD_OPTIONS;
     }
     const char *ar = o->dist_allreduce ? o->dist_allreduce : "auto";
-    r->allreduce_choice = strcmp(ar, "ring") == 0  ? ANDREA_ALLREDUCE_RING
-                          : strcmp(ar, "mpi") == 0 ? ANDREA_ALLREDUCE_MPI
-                          : strcmp(ar, "auto") == 0 ? ANDREA_ALLREDUCE_AUTO : -2;
-    const char *bad = r->allreduce_choice == -2 ? "" :
-                      o->dist_overlap && o->dist_no_overlap ? "--dist-overlap and --dist-no-overlap: give one of them" :
-                      o->dist_bf16 && r->allreduce_choice == ANDREA_ALLREDUCE_MPI ? "--dist-bf16 needs andrea's ring, not --dist-allreduce mpi" :
-                      o->dist_bf16 && o->dist_deterministic ? "--dist-bf16 and --dist-deterministic: give one of them" : NULL;
-    if (bad) {
-        if (!*bad) andrea_set_error("--dist-allreduce '%s': expected auto, ring or mpi", ar);
-        else andrea_set_error("%s", bad);
-        return ANDREA_TRAIN_BAD_OPTIONS;
-    }
+    r->allreduce_choice = strcmp(ar, "ring") == 0   ? ANDREA_ALLREDUCE_RING
+                          : strcmp(ar, "mpi") == 0  ? ANDREA_ALLREDUCE_MPI
+                          : strcmp(ar, "auto") == 0 ? ANDREA_ALLREDUCE_AUTO
+                                                    : ALLREDUCE_UNKNOWN;
+    const char *clash = NULL;
+    if (o->dist_overlap && o->dist_no_overlap)
+        clash = "--dist-overlap and --dist-no-overlap: give one of them";
+    else if (o->dist_bf16 && r->allreduce_choice == ANDREA_ALLREDUCE_MPI)
+        clash = "--dist-bf16 needs andrea's ring, not --dist-allreduce mpi";
+    else if (o->dist_bf16 && o->dist_deterministic)
+        clash = "--dist-bf16 and --dist-deterministic: give one of them";
+    if (r->allreduce_choice == ALLREDUCE_UNKNOWN)
+        andrea_set_error("--dist-allreduce '%s': expected auto, ring or mpi", ar);
+    else if (clash)
+        andrea_set_error("%s", clash);
+    if (r->allreduce_choice == ALLREDUCE_UNKNOWN || clash) return ANDREA_TRAIN_BAD_OPTIONS;
     if (o->dist_bf16) r->allreduce_choice = ANDREA_ALLREDUCE_RING;
     r->dist = andrea_dist_open(o->dist_timeout, o->dist_deterministic);
     if (!r->dist) return -1;
