@@ -25,7 +25,7 @@
 #include <omp.h>
 #endif
 
-#include "kernels/kernels.h"
+#include "backend/cpu/kernels/kernels.h"
 
 static double now_ms(void) {
     struct timespec ts;

@@ -16,7 +16,7 @@
 
 #include "andrea.h"
 #include "backend/backend.h"
-#include "kernels/kernels.h"
+#include "backend/cpu/kernels/kernels.h"
 #include "util/perf.h"
 
 typedef struct {

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/kernels.h"
+#include "backend/cpu/kernels/kernels.h"
 #include "util/perf.h"
 
 enum { K = 768, N = 3072, MATS = 8, MAX_ROUNDS = 31, NFMT = 5, NISA = 3 };

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/kernels.h"
+#include "backend/cpu/kernels/kernels.h"
 #include "util/perf.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))

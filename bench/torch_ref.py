@@ -72,7 +72,7 @@ def layout(cfg):
 
 def load_checkpoint(path):
     """Returns (cfg, state, {name: float32 tensor}); checks magic, version, sizes, length.
-    Reads version 1 (a 512-byte header) and version 2 (tagged sections, train/checkpoint.c)."""
+    Reads version 1 (a 512-byte header) and version 2 (tagged sections, train/checkpoint/checkpoint.c)."""
     with open(path, "rb") as f:
         h = f.read(24)
         if len(h) < 24 or h[:8] != MAGIC:

@@ -6,7 +6,7 @@
 #include <math.h>
 
 #include "model/model.h"
-#include "train/checkpoint.h"
+#include "train/checkpoint/checkpoint.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const char *path = fuzz_file(data, size);

@@ -2,7 +2,7 @@
  * eval -d read it): any bytes, with the byte tokenizer or a char tokenizer trained on
  * them, give token ids inside the vocabulary or a one-line error. */
 #include "fuzz_file.h" /* first: it defines _GNU_SOURCE */
-#include "train/corpus.h"
+#include "train/data/corpus.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const char *path = fuzz_file(data, size);

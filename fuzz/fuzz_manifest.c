@@ -3,7 +3,7 @@
  * no control character in it. Numbers that become integers are the point (issue 22): an
  * out-of-range double cast to int is undefined behaviour, which UBSan reports here. */
 #include "fuzz_file.h"
-#include "train/manifest.h"
+#include "train/curriculum/manifest.h"
 
 static void check_manifest(const andrea_manifest *m) {
     if (m->n < 1 || m->n > ANDREA_MANIFEST_MAX_SOURCES) abort();

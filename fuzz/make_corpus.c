@@ -15,7 +15,7 @@
 #include "andrea_tokenizer.h"
 #include "model/model.h"
 #include "tokenizer/tok_internal.h"
-#include "train/checkpoint.h"
+#include "train/checkpoint/checkpoint.h"
 #include "train/run_options.h"
 #include "util/file.h"
 #include "util/hash.h"

@@ -26,7 +26,7 @@
 #include <omp.h>
 #endif
 
-#include "kernels/kernels.h"
+#include "reference/reference.h"
 #include "test_util.h"
 
 #define EPS ((double)FLT_EPSILON)

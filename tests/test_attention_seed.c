@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/kernels.h"
+#include "backend/cpu/kernels/kernels.h"
 #include "test_util.h"
 
 /* ---- helpers ------------------------------------------------------------------------- */

@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include "backend/backend.h"
-#include "kernels/fastmath.h"
-#include "kernels/kernels.h"
+#include "backend/cpu/kernels/fastmath.h"
+#include "backend/cpu/kernels/kernels.h"
 #include "model/model.h"
 #include "test_util.h"
 

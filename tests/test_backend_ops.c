@@ -1,6 +1,6 @@
 /*
  * test_backend_ops.c - every operation of every backend this machine can run, against
- * the double-precision references (kernels/reference.c), in the manner of ggml's
+ * the double-precision references (tests/reference/reference.c), in the manner of ggml's
  * test-backend-ops: random inputs at several shapes (ragged edges included), each
  * result compared element by element with |got - want| <= atol + rtol |want|.
  * One line per (backend, op, shape): the largest error, the worst error / tolerance
@@ -21,8 +21,8 @@
 
 #include "andrea.h"
 #include "backend/backend.h"
-#include "kernels/fastmath.h"
-#include "kernels/kernels.h"
+#include "backend/cpu/kernels/fastmath.h"
+#include "reference/reference.h"
 #include "test_util.h"
 
 #define EPS ((double)FLT_EPSILON)

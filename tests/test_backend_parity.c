@@ -22,7 +22,7 @@
 #include "backend/backend.h"
 #include "model/model.h"
 #include "test_util.h"
-#include "train/checkpoint.h"
+#include "train/checkpoint/checkpoint.h"
 
 static double tol(be_t be) {
     if (be == &andrea_backend_cpu_guarded) return 0.0;

@@ -1,5 +1,5 @@
 /*
- * test_bandit.c - each part of the curriculum's arithmetic (src/train/bandit.c) against
+ * test_bandit.c - each part of the curriculum's arithmetic (src/train/curriculum/bandit.c) against
  * values computed by hand: EMA and reward, UCB1 scores, the coverage bonus, the epoch
  * penalty, floors and caps with renormalisation, the UCB1/uniform/fixed weights, the
  * warmup's eligibility, the draw and the dice interval.
@@ -8,7 +8,7 @@
 #include <stdio.h>
 
 #include "test_util.h"
-#include "train/bandit.h"
+#include "train/curriculum/bandit.h"
 
 #define TOL 1e-12
 

@@ -16,8 +16,8 @@
 #include "andrea_tokenizer.h"
 #include "model/model.h"
 #include "test_util.h"
-#include "train/batch_source.h"
-#include "train/checkpoint.h"
+#include "train/data/batch_source.h"
+#include "train/checkpoint/checkpoint.h"
 #include "util/error.h"
 #include "util/hash.h"
 #include "util/le.h"
@@ -234,7 +234,7 @@ static void test_stale_error(andrea_model *m) {
     CHECK(andrea_eval_tokens(m, tokens, 200, 2, 16, 0, &loss, NULL) == 0 && isfinite(loss));
 #if !defined(__SANITIZE_ADDRESS__)
     /* (not under the sanitizers: andrea_expf of a NaN shifts a negative int, which UBSan
-     * stops at; src/kernels/fastmath.h, reported) */
+     * stops at; src/backend/cpu/kernels/fastmath.h, reported) */
     float *wte = malloc(sizeof(float) * 257 * (size_t)m->cfg.d_model);
     memcpy(wte, m->params, sizeof(float) * 257 * (size_t)m->cfg.d_model);
     for (int64_t i = 0; i < 257 * m->cfg.d_model; i++) m->params[i] = NAN;

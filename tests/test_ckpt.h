@@ -7,7 +7,7 @@
 
 #include "andrea.h"
 #include "test_util.h"
-#include "train/checkpoint.h"
+#include "train/checkpoint/checkpoint.h"
 
 /* Creates the model of cfg (seed), saves it to path; the model is the caller's (NULL when
  * creating or saving failed, which also fails the test). */

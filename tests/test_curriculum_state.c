@@ -12,8 +12,8 @@
 
 #include "andrea_tokenizer.h"
 #include "test_util.h"
-#include "train/batch_source.h"
-#include "train/curriculum.h"
+#include "train/data/batch_source.h"
+#include "train/curriculum/curriculum.h"
 
 static char g_dir[1024];
 

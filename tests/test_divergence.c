@@ -12,10 +12,10 @@
 
 #include "andrea.h"
 #include "andrea_tokenizer.h"
-#include "kernels/kernels.h"
+#include "backend/cpu/kernels/kernels.h"
 #include "model/model.h"
 #include "test_util.h"
-#include "train/checkpoint.h"
+#include "train/checkpoint/checkpoint.h"
 #include "train/divergence.h"
 
 /* |update| / lr never exceeds the bound, whatever the gradients do: here wild swings of

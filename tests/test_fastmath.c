@@ -1,7 +1,7 @@
 /* test_fastmath.c - the vectorisable expf/tanhf against double-precision libm. */
 #include <math.h>
 
-#include "kernels/fastmath.h"
+#include "backend/cpu/kernels/fastmath.h"
 #include "test_util.h"
 
 int main(void) {

@@ -23,8 +23,8 @@
 #endif
 
 #include "andrea.h"
-#include "kernels/fastmath.h"
-#include "kernels/kernels.h"
+#include "backend/cpu/kernels/fastmath.h"
+#include "reference/reference.h"
 #include "test_util.h"
 
 #define EPS ((double)FLT_EPSILON)

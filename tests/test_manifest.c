@@ -12,8 +12,8 @@
 
 #include "andrea_tokenizer.h"
 #include "test_util.h"
-#include "train/docset.h"
-#include "train/manifest.h"
+#include "train/curriculum/docset.h"
+#include "train/curriculum/manifest.h"
 
 static char g_dir[1024];
 

@@ -7,7 +7,7 @@
 
 #include "andrea.h"
 #include "backend/backend.h"
-#include "kernels/kernels.h"
+#include "reference/reference.h"
 #include "test_util.h"
 
 static float bf16_round(float f) {

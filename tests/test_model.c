@@ -14,7 +14,7 @@
 #include "andrea.h"
 #include "model/model.h"
 #include "test_util.h"
-#include "train/checkpoint.h"
+#include "train/checkpoint/checkpoint.h"
 
 static void test_presets(void) {
     andrea_config c;

@@ -24,7 +24,7 @@
 #endif
 
 #include "andrea.h"
-#include "kernels/kernels.h"
+#include "backend/cpu/kernels/kernels.h"
 #include "model/model.h"
 #include "test_util.h"
 

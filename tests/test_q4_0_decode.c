@@ -13,7 +13,7 @@
 #include "andrea_formats.h"
 #include "andrea_tokenizer.h"
 #include "formats/fmt.h"
-#include "kernels/kernels.h"
+#include "reference/reference.h"
 #include "model/model.h"
 #include "test_decode.h"
 #include "test_util.h"

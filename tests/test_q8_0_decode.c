@@ -10,7 +10,7 @@
 #include "andrea.h"
 #include "andrea_formats.h"
 #include "andrea_tokenizer.h"
-#include "kernels/kernels.h"
+#include "backend/cpu/kernels/kernels.h"
 #include "model/model.h"
 #include "test_decode.h"
 #include "test_util.h"

@@ -31,7 +31,7 @@
 #include <stdint.h>
 
 #include "andrea.h"
-#include "kernels/kernels.h"
+#include "backend/cpu/kernels/kernels.h"
 
 typedef const andrea_backend *be_t; /* the first argument of every operation */
 

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "andrea.h"
-#include "kernels/kernels.h"
+#include "backend/cpu/kernels/kernels.h"
 
 const char *backend_from_flags(const char *cmd, const char *backend, const char *matmul,
                                const char *precision) {

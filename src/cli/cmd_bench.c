@@ -12,7 +12,7 @@
 #include "andrea.h"
 #include "args.h"
 #include "commands.h"
-#include "kernels/kernels.h"
+#include "backend/cpu/kernels/kernels.h"
 #include "model/model.h"
 #include "backend_flags.h"
 #include "model_flags.h"

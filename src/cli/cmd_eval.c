@@ -10,7 +10,7 @@
 #include "model_open.h"
 #include "backend_flags.h"
 #include "threads.h"
-#include "train/corpus.h"
+#include "train/data/corpus.h"
 
 int cmd_eval(int argc, char **argv) {
     const char *model_path = NULL, *data_path = NULL, *quant = "f32", *backend = NULL;

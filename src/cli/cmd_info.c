@@ -9,7 +9,7 @@
 #include "model_flags.h"
 #include "model_open.h"
 #include "andrea_tokenizer.h"
-#include "train/checkpoint.h"
+#include "train/checkpoint/checkpoint.h"
 #include "train/run_options.h"
 
 static void print_mb(const char *what, int64_t bytes) {

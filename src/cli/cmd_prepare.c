@@ -16,7 +16,7 @@
 #include "andrea_tokenizer.h"
 #include "args.h"
 #include "commands.h"
-#include "train/docset.h"
+#include "train/curriculum/docset.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/file.h"

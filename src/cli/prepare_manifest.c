@@ -12,8 +12,8 @@
 
 #include "andrea_tokenizer.h"
 #include "commands.h"
-#include "train/docset.h"
-#include "train/manifest.h"
+#include "train/curriculum/docset.h"
+#include "train/curriculum/manifest.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
 

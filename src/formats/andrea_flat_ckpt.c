@@ -14,8 +14,8 @@
 
 #include "model/model.h"
 #include "andrea_formats.h"
-#include "train/batch_source.h"
-#include "train/checkpoint.h"
+#include "train/data/batch_source.h"
+#include "train/checkpoint/checkpoint.h"
 #include "train/run_options.h"
 #include "util/error.h"
 

@@ -119,9 +119,7 @@ int andrea_wb_save(const andrea_wbuf *w, const char *path) {
 andrea_model *andrea_fmt_build(const andrea_config *cfg, andrea_fill_fn fill, void *ctx,
                                const char *what, size_t file_bytes) {
     if (andrea_config_validate(cfg)) {
-        char msg[512];
-        snprintf(msg, sizeof msg, "%s", andrea_error());
-        andrea_set_error("%s: %s", what, msg);
+        andrea_set_error("%s: %s", what, andrea_error());
         return NULL;
     }
     /* Every parameter takes at least half a byte of the file in every format we read

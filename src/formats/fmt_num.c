@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "formats/fmt.h"
-#include "kernels/kernels.h"
+#include "backend/cpu/kernels/kernels.h"
 #include "util/le.h"
 
 uint16_t andrea_f32_to_f16(float f) {

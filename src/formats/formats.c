@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "formats/fmt.h"
-#include "train/checkpoint.h"
+#include "train/checkpoint/checkpoint.h"
 #include "util/error.h"
 #include "util/file.h"
 #include "util/le.h"
@@ -81,9 +81,7 @@ andrea_model *andrea_model_load_any(const char *path, andrea_tokenizer **tok) {
             else andrea_tokenizer_free(t);
             return m;
         }
-        char msg[1024];
-        snprintf(msg, sizeof msg, "%s", andrea_error());
-        andrea_set_error("%s (nor safetensors, GGUF or llm.c)", msg);
+        andrea_set_error("%s (nor safetensors, GGUF or llm.c)", andrea_error());
         return NULL;
     }
     }

@@ -7,7 +7,7 @@
 
 #include "formats/fmt.h"
 #include "formats/gguf.h"
-#include "kernels/kernels.h"
+#include "backend/cpu/kernels/kernels.h"
 #include "model/model.h"
 #include "util/error.h"
 #include "util/hash.h"

@@ -132,9 +132,7 @@ andrea_model *andrea_llmc_parse(const void *buf, size_t n, const char *what) {
                                 what, Vp, V), NULL;
     andrea_config cfg = {L, NH, C, T, V, ANDREA_NORM_LAYER, ANDREA_ACT_GELU, 1, 1, 1e-5f, 0.02f};
     if (andrea_config_validate(&cfg)) {
-        char msg[512];
-        snprintf(msg, sizeof msg, "%s", andrea_error());
-        return andrea_set_error("%s: %s", what, msg), NULL;
+        return andrea_set_error("%s: %s", what, andrea_error()), NULL;
     }
     /* the file must be exactly header + parameters: check before allocating anything big */
     andrea_param_counts pc = andrea_config_param_counts(&cfg);

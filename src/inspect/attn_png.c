@@ -20,7 +20,7 @@
 #ifdef ANDREA_HAVE_PNG
 #include <png.h>
 
-#include "inspect/image.h"
+#include "raster/image.h"
 
 static const andrea_rgb MASKED = {214, 214, 214};
 

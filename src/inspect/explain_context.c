@@ -12,7 +12,7 @@
 #include <stdlib.h>
 
 #include "inspect/explain_int.h"
-#include "kernels/kernels.h"
+#include "backend/cpu/kernels/kernels.h"
 #include "util/error.h"
 
 #define EPS32 (1.0 / 8388608.0) /* 2^-23 */

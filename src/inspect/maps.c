@@ -10,7 +10,7 @@
 
 #include "backend/tensor_io.h"
 #include "andrea_inspect.h"
-#include "kernels/kernels.h"
+#include "backend/cpu/kernels/kernels.h"
 #include "model/model.h"
 #include "util/error.h"
 

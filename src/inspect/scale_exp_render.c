@@ -11,7 +11,7 @@
 
 #include "andrea_inspect.h"
 #include "inspect/export.h"
-#include "inspect/plot.h"
+#include "raster/plot.h"
 #include "util/error.h"
 
 #define TR(key) andrea_lang_text(lang, key)

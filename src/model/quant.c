@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/fastmath.h"
+#include "backend/cpu/kernels/fastmath.h"
 #include "backend/backend.h"
 #include "model/model.h"
 #include "util/bigalloc.h"

@@ -24,7 +24,7 @@
 #include <string.h>
 
 #include "backend/tensor_io.h"
-#include "kernels/kernels.h"
+#include "backend/cpu/kernels/kernels.h"
 #include "model/model.h"
 #include "parallel/dist_train.h"
 #include "util/error.h"

@@ -14,7 +14,7 @@
 
 #include "andrea_report.h"
 #include "andrea_writer.h"
-#include "inspect/plot.h"
+#include "raster/plot.h"
 #include "report/run_plots.h"
 #include "util/atomic_file.h"
 #include "util/error.h"

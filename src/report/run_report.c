@@ -13,7 +13,7 @@
 #include "andrea_report.h"
 #include "andrea_writer.h"
 #include "report/run_plots.h"
-#include "train/checkpoint.h"
+#include "train/checkpoint/checkpoint.h"
 #include "util/atomic_file.h"
 #include "util/base64.h"
 #include "util/error.h"

@@ -10,8 +10,8 @@
 #include "util/error.h"
 
 #ifdef ANDREA_HAVE_PNG
-#include "inspect/image.h"
-#include "inspect/plot.h"
+#include "raster/image.h"
+#include "raster/plot.h"
 
 enum { SW = 860, LABEL = 110, RIGHT = 20, TOP = 34, ROW = 16, BOTTOM = 40 };
 

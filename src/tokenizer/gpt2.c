@@ -57,10 +57,8 @@ static int check_readable(const char *path) {
     uint64_t size;
     FILE *f = andrea_file_fopen_regular(path, NULL, ANDREA_TOK_FILE_MAX, &size);
     if (!f) {
-        char why[700];
-        snprintf(why, sizeof why, "%s", andrea_error());
         return andrea_set_error("GPT-2 tokenizer: %s (it needs encoder.json and vocab.bpe from "
-                                "OpenAI's release)", why);
+                                "OpenAI's release)", andrea_error());
     }
     fclose(f);
     return 0;
@@ -187,9 +185,7 @@ andrea_tokenizer *andrea_tokenizer_gpt2_load(const char *encoder_json, const cha
     t = andrea_bpe_build(&andrea_tok_gpt2_ops, (int32_t)V, bos, byte_to_id, merges, nm,
                   (const uint8_t *)GPT2_SPECIAL, strlen(GPT2_SPECIAL));
     if (!t) {
-        char msg[1024];
-        snprintf(msg, sizeof msg, "%s", andrea_error());
-        andrea_set_error("'%s' + '%s': %s", encoder_json, vocab_bpe, msg);
+        andrea_set_error("'%s' + '%s': %s", encoder_json, vocab_bpe, andrea_error());
     }
 done:
     json_decref(root);

@@ -556,9 +556,7 @@ andrea_tokenizer *andrea_tokenizer_harris_import(const char *json_path) {
     }
     t = andrea_harris_build(segs, lens, (int32_t)n);
     if (!t) {
-        char msg[900];
-        snprintf(msg, sizeof msg, "%s", andrea_error());
-        andrea_set_error("'%s': %s", json_path, msg);
+        andrea_set_error("'%s': %s", json_path, andrea_error());
     }
 done:
     free(segs);

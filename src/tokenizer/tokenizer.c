@@ -168,9 +168,7 @@ andrea_tokenizer *andrea_tokenizer_deserialize(const void *blob, size_t n, const
     if (!ops) return andrea_set_error("%s: unknown tokenizer kind %u", what, kind), NULL;
     andrea_tokenizer *t = ops->deserialize(vocab, bos, p + TOK_HEADER, (size_t)plen, what);
     if (!t && strncmp(andrea_error(), what, strlen(what)) != 0) { /* name the file */
-        char why[700];
-        snprintf(why, sizeof why, "%s", andrea_error());
-        andrea_set_error("%s: %s", what, why);
+        andrea_set_error("%s: %s", what, andrea_error());
     }
     if (t && (t->vocab != (int32_t)vocab || t->bos != (int32_t)bos)) {
         andrea_set_error("%s: header (vocab %u, bos %u) disagrees with the payload", what, vocab, bos);

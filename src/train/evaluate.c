@@ -5,7 +5,7 @@
 
 #include "parallel/dist.h"
 #include "model/model.h"
-#include "train/data.h"
+#include "train/data/data.h"
 #include "train/train_run.h"
 #include "util/error.h"
 #include "util/json.h"

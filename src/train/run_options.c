@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "andrea_gate.h"
-#include "train/checkpoint.h"
+#include "train/checkpoint/checkpoint.h"
 #include "util/error.h"
 
 #define OPT(field) offsetof(andrea_train_options, field)
@@ -262,9 +262,7 @@ int andrea_train_options_validate(const andrea_config *cfg, const andrea_train_o
     if (!(o->beta1 >= 0 && o->beta1 < 1) || !(o->beta2 >= 0 && o->beta2 < 1) || !(o->eps > 0))
         return bad("need 0 <= --beta1, --beta2 < 1 and --eps > 0");
     if (!andrea_backend_find(o->backend)) {
-        char why[512]; /* andrea_error() is the buffer bad() writes: copy it first */
-        snprintf(why, sizeof why, "%s", andrea_error());
-        return bad("--backend '%s': %s", o->backend ? o->backend : "", why);
+        return bad("--backend '%s': %s", o->backend ? o->backend : "", andrea_error());
     }
     if (!(o->weight_decay >= 0) || !isfinite(o->weight_decay) || !(o->grad_clip >= 0) ||
         !isfinite(o->grad_clip) || o->warmup < 0)

@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "andrea.h"
-#include "train/checkpoint.h"
+#include "train/checkpoint/checkpoint.h"
 
 /* Stored in checkpoints (the OPTS section): never renumber. */
 typedef enum {

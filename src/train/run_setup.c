@@ -11,7 +11,7 @@
 
 #include "parallel/dist_train.h"
 #include "model/model.h"
-#include "train/manifest.h"
+#include "train/curriculum/manifest.h"
 #include "train/run_options.h"
 #include "train/train_run.h"
 #include "util/bigalloc.h"
@@ -51,10 +51,8 @@ static int effective_options(andrea_train_run *r) {
     }
     int rc = andrea_train_options_validate(&r->cfg, o);
     if (rc && o->resume_path) { /* the value may be the checkpoint's, not a flag's */
-        char why[900];
-        snprintf(why, sizeof why, "%s", andrea_error());
         andrea_set_error("resuming '%s' (its saved options, with the flags given): %s",
-                         o->resume_path, why);
+                         o->resume_path, andrea_error());
     }
     return rc;
 }

@@ -18,8 +18,8 @@
 #include "andrea_gate.h"
 #include "andrea_tokenizer.h"
 #include "parallel/zero.h"
-#include "train/batch_source.h"
-#include "train/checkpoint.h"
+#include "train/data/batch_source.h"
+#include "train/checkpoint/checkpoint.h"
 
 /* log.jsonl: err is the errno of the first failed write (0: none); the run stops on it.
  * mfu_measured: the start record's sgemm peak was measured (not -q), else steps write

@@ -10,10 +10,13 @@
 static _Thread_local char g_error[1024];
 
 int andrea_set_error(const char *fmt, ...) {
+    /* formatted aside first: the arguments may quote the message being replaced */
+    char msg[sizeof g_error];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(g_error, sizeof g_error, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    memcpy(g_error, msg, sizeof g_error);
     /* one line, whatever the arguments hold (a parser's message quoting hostile input,
      * a file name with a newline), and nothing a terminal would act on (ESC sequences
      * from a manifest's names): front ends print it as "andrea CMD: message\n" */

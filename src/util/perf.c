@@ -7,7 +7,7 @@
 #include <time.h>
 
 #include "backend/backend.h"
-#include "kernels/kernels.h"
+#include "backend/cpu/kernels/kernels.h"
 #include "util/bigalloc.h"
 
 double andrea_now(void) {

@@ -1,0 +1,258 @@
+/*
+ * dot.c - the row dot products of batch-1 decoding: sum_k w[k] x[k] with w in fp32,
+ * bf16, int8, int8 with a scale per block of 32 (ggml's q8_0) or 4-bit with a scale per
+ * block of 32 (ggml's q4_0: the weight formats of quant.c) and x in fp32. Decoding reads every
+ * weight once per token, so these run at memory speed only if the arithmetic keeps
+ * up: a single accumulator chain (what `omp simd reduction` compiles to) waits 4
+ * cycles per FMA, which capped bf16 and int8 well below their bandwidth bound. Each
+ * ISA's version keeps 4 independent accumulators and widens bf16/int8 with one
+ * instruction per vector of weights (a memory-operand vpmovzxwd/vpmovsxbd on x86,
+ * vmovl on NEON); the baseline is a portable simd loop. The ISA is chosen per call
+ * under the cap (andrea_cpu_isa), and the summation order is fixed by the code, so
+ * results do not vary between runs (they differ between ISAs in the last bits).
+ */
+#include <string.h>
+
+#include "backend/cpu/kernels/act_simd.h"
+#include "backend/cpu/kernels/dot_q4_0.h"
+#include "backend/cpu/kernels/fastmath.h"
+#include "backend/cpu/kernels/kernels.h"
+
+typedef float (*dot_f32_fn)(const float *w, const float *x, int K);
+typedef float (*dot_bf16_fn)(const uint16_t *w, const float *x, int K);
+typedef float (*dot_i8_fn)(const int8_t *w, const float *x, int K);
+typedef float (*dot_q8b_fn)(const int8_t *w, const float *d, const float *x, int K);
+typedef float (*dot_q4b_fn)(const uint8_t *w, const float *d, const float *x, int K);
+typedef struct {
+    dot_f32_fn f32;
+    dot_bf16_fn bf16;
+    dot_i8_fn i8;
+    dot_q8b_fn q8b; /* int8 times a scale per block of 32 (ggml's q8_0) */
+    dot_q4b_fn q4b; /* nibbles - 8 times a scale per block of 32 (ggml's q4_0) */
+} dot_fns;
+
+/* Bytes of weights requested ahead of the dot. The hardware prefetcher alone kept
+ * decoding's weight stream fed only while the arithmetic per byte was small: int8 and
+ * bf16 rows from DRAM ran at about the sum of their compute and memory times (andrea-480m
+ * at AVX2: 53% and 67% of the read bound; f32 96%). A software prefetch a few rows'
+ * worth of lines ahead (rows are contiguous, so it runs on into the next row) overlaps
+ * the two. */
+#define DOT_PREFETCH_AHEAD 4096
+
+/* 4 accumulators x VW lanes over blocks of 4 VW, then VW at a time, then scalars;
+ * LOAD(k) gives the VW weights at k as floats, FMA(a, b, c) = a b + c, REDUCE4 sums the
+ * four accumulators' lanes, WBYTES(k) is the byte offset of weight k. Each block first
+ * asks for the cache lines DOT_PREFETCH_AHEAD bytes ahead of it (one request per 64 bytes
+ * of weights, at least one per block). The loop is the same for every format, so a
+ * format whose LOAD decodes each weight exactly (q8_0, q4_0: a small integer times an f16
+ * scale fits a float) sums in the f32 dot's order and gives its bits. */
+#define DOT_BODY(VT, VW, ZERO, LOAD, LOADX, FMA, REDUCE4, SCALAR, WBYTES)                     \
+    VT a0 = ZERO, a1 = a0, a2 = a0, a3 = a0;                                                  \
+    int k = 0;                                                                                \
+    for (; k + 4 * (VW) <= K; k += 4 * (VW)) {                                                \
+        const char *ahead = (const char *)w + WBYTES(k) + DOT_PREFETCH_AHEAD;                 \
+        for (int b = 0; b < (int)WBYTES(4 * (VW)); b += 64)                                   \
+            __builtin_prefetch(ahead + b);                                                    \
+        a0 = FMA(LOAD(k), LOADX(k), a0);                                                      \
+        a1 = FMA(LOAD(k + (VW)), LOADX(k + (VW)), a1);                                        \
+        a2 = FMA(LOAD(k + 2 * (VW)), LOADX(k + 2 * (VW)), a2);                                \
+        a3 = FMA(LOAD(k + 3 * (VW)), LOADX(k + 3 * (VW)), a3);                                \
+    }                                                                                         \
+    for (; k + (VW) <= K; k += (VW)) a0 = FMA(LOAD(k), LOADX(k), a0);                         \
+    float s = REDUCE4(a0, a1, a2, a3);                                                        \
+    for (; k < K; k++) s += SCALAR(k) * x[k];                                                 \
+    return s;
+
+#define SCALAR_F32(k) w[k]
+#define SCALAR_BF16(k) andrea_bf16_to_f32(w[k])
+#define SCALAR_I8(k) (float)w[k]
+#define SCALAR_Q8B(k) ((float)w[k] * d[(k) >> 5])
+/* q4_0: weight k of a row is nibble k % 16 of block k / 32's 16 bytes, low for the first
+ * half of the block, high for the second */
+#define Q4_NIBBLE(k) ((w[16 * ((k) >> 5) + ((k) & 15)] >> ((k) & 16 ? 4 : 0)) & 15)
+#define SCALAR_Q4B(k) ((float)(Q4_NIBBLE(k) - 8) * d[(k) >> 5])
+#define WBYTES_ELEM(k) ((long)(k) * (long)sizeof *w)
+#define WBYTES_NIBBLE(k) ((long)(k) / 2)
+
+/* Defines dot_{f32,bf16,i8,q8b}_SFX from the ISA's LOAD_{F32,BF16,I8,Q8B}, LOADX, FMA,
+ * REDUCE4, and the table dots_SFX with Q4B as its q4_0 dot. */
+#define DEFINE_DOTS(SFX, ATTR, VT, VW, ZERO, Q4B)                                             \
+    ATTR static float dot_f32_##SFX(const float *w, const float *x, int K) {                  \
+        DOT_BODY(VT, VW, ZERO, LOAD_F32, LOADX, FMA, REDUCE4, SCALAR_F32, WBYTES_ELEM)        \
+    }                                                                                         \
+    ATTR static float dot_bf16_##SFX(const uint16_t *w, const float *x, int K) {              \
+        DOT_BODY(VT, VW, ZERO, LOAD_BF16, LOADX, FMA, REDUCE4, SCALAR_BF16, WBYTES_ELEM)      \
+    }                                                                                         \
+    ATTR static float dot_i8_##SFX(const int8_t *w, const float *x, int K) {                  \
+        DOT_BODY(VT, VW, ZERO, LOAD_I8, LOADX, FMA, REDUCE4, SCALAR_I8, WBYTES_ELEM)          \
+    }                                                                                         \
+    ATTR static float dot_q8b_##SFX(const int8_t *w, const float *d, const float *x, int K) { \
+        DOT_BODY(VT, VW, ZERO, LOAD_Q8B, LOADX, FMA, REDUCE4, SCALAR_Q8B, WBYTES_ELEM)        \
+    }                                                                                         \
+    static const dot_fns dots_##SFX = {dot_f32_##SFX, dot_bf16_##SFX, dot_i8_##SFX,            \
+                                       dot_q8b_##SFX, Q4B};
+/* q4_0 in the same body (NEON; x86 has its own, dot_q4_0_x86.c) */
+#define DEFINE_DOT_Q4B(SFX, ATTR, VT, VW, ZERO)                                               \
+    ATTR static float dot_q4b_##SFX(const uint8_t *w, const float *d, const float *x, int K) { \
+        DOT_BODY(VT, VW, ZERO, LOAD_Q4B, LOADX, FMA, REDUCE4, SCALAR_Q4B, WBYTES_NIBBLE)      \
+    }
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define HAVE_DOT_X86 1
+
+/* ---- AVX-512: 16 lanes ---- */
+#define LOADX(k) _mm512_loadu_ps(x + (k))
+#define FMA(a, b, c) _mm512_fmadd_ps(a, b, c)
+#define REDUCE4(a, b, c, d) _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a, b), _mm512_add_ps(c, d)))
+#define LOAD_F32(k) _mm512_loadu_ps(w + (k))
+#define LOAD_BF16(k)                                                                          \
+    _mm512_castsi512_ps(_mm512_slli_epi32(                                                    \
+        _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(w + (k)))), 16))
+#define LOAD_I8(k)                                                                            \
+    _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(w + (k)))))
+#define LOAD_Q8B(k) _mm512_mul_ps(LOAD_I8(k), _mm512_set1_ps(d[(k) >> 5]))
+DEFINE_DOTS(avx512, __attribute__((target("avx512f"))), __m512, 16, _mm512_setzero_ps(),
+            andrea_dot_q4_0_avx512)
+#undef LOAD_Q8B
+#undef LOADX
+#undef FMA
+#undef REDUCE4
+#undef LOAD_F32
+#undef LOAD_BF16
+#undef LOAD_I8
+
+/* ---- AVX2+FMA: 8 lanes ---- */
+#define LOADX(k) _mm256_loadu_ps(x + (k))
+#define FMA(a, b, c) _mm256_fmadd_ps(a, b, c)
+#define REDUCE4(a, b, c, d) andrea_hsum_avx2(_mm256_add_ps(_mm256_add_ps(a, b), _mm256_add_ps(c, d)))
+#define LOAD_F32(k) _mm256_loadu_ps(w + (k))
+#define LOAD_BF16(k)                                                                          \
+    _mm256_castsi256_ps(_mm256_slli_epi32(                                                    \
+        _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(w + (k)))), 16))
+#define LOAD_I8(k)                                                                            \
+    _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(w + (k)))))
+#define LOAD_Q8B(k) _mm256_mul_ps(LOAD_I8(k), _mm256_set1_ps(d[(k) >> 5]))
+DEFINE_DOTS(avx2, ANDREA_TARGET_AVX2, __m256, 8, _mm256_setzero_ps(), andrea_dot_q4_0_avx2)
+#undef LOAD_Q8B
+#undef LOADX
+#undef FMA
+#undef REDUCE4
+#undef LOAD_F32
+#undef LOAD_BF16
+#undef LOAD_I8
+#endif
+
+#if defined(__aarch64__)
+#include <arm_neon.h>
+#define HAVE_DOT_NEON 1
+/* ---- NEON: 4 lanes ---- */
+#define LOADX(k) vld1q_f32(x + (k))
+#define FMA(a, b, c) vfmaq_f32(c, a, b)
+#define REDUCE4(a, b, c, d) vaddvq_f32(vaddq_f32(vaddq_f32(a, b), vaddq_f32(c, d)))
+#define LOAD_F32(k) vld1q_f32(w + (k))
+#define LOAD_BF16(k) vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(w + (k)), 16))
+/* 4 int8 at a time: 32 bits into a d register, widened twice */
+static inline float32x4_t load_i8x4(const int8_t *p) {
+    uint32_t v;
+    memcpy(&v, p, sizeof v);
+    int8x8_t b = vreinterpret_s8_u32(vdup_n_u32(v));
+    return vcvtq_f32_s32(vmovl_s16(vget_low_s16(vmovl_s8(b))));
+}
+#define LOAD_I8(k) load_i8x4(w + (k))
+#define LOAD_Q8B(k) vmulq_n_f32(LOAD_I8(k), d[(k) >> 5])
+/* q4_0, 4 at a time: bytes k % 16 .. + 3 of the block, widened twice, shifted right by 0
+ * or 4 (a left shift by -0 / -4), masked; (q - 8) exact, times d exact */
+static inline float32x4_t load_q4x4(const uint8_t *w, int k, float d) {
+    uint32_t v;
+    memcpy(&v, w + 16 * (k >> 5) + (k & 15), sizeof v);
+    uint32x4_t u = vmovl_u16(vget_low_u16(vmovl_u8(vreinterpret_u8_u32(vdup_n_u32(v)))));
+    u = vandq_u32(vshlq_u32(u, vdupq_n_s32(-((k & 16) >> 2))), vdupq_n_u32(15));
+    return vmulq_n_f32(vcvtq_f32_s32(vsubq_s32(vreinterpretq_s32_u32(u), vdupq_n_s32(8))), d);
+}
+#define LOAD_Q4B(k) load_q4x4(w, k, d[(k) >> 5])
+DEFINE_DOT_Q4B(neon, , float32x4_t, 4, vdupq_n_f32(0.0f))
+DEFINE_DOTS(neon, , float32x4_t, 4, vdupq_n_f32(0.0f), dot_q4b_neon)
+#endif
+
+/* The baseline: one simd reduction per row (SSE2 on x86-64, what the compiler makes of
+ * it elsewhere). */
+static float dot_f32_plain(const float *w, const float *x, int K) {
+    float s = 0.0f;
+#pragma omp simd reduction(+ : s)
+    for (int k = 0; k < K; k++) s += w[k] * x[k];
+    return s;
+}
+static float dot_bf16_plain(const uint16_t *w, const float *x, int K) {
+    float s = 0.0f;
+#pragma omp simd reduction(+ : s)
+    for (int k = 0; k < K; k++) s += andrea_bf16_to_f32(w[k]) * x[k];
+    return s;
+}
+static float dot_i8_plain(const int8_t *w, const float *x, int K) {
+    float s = 0.0f;
+#pragma omp simd reduction(+ : s)
+    for (int k = 0; k < K; k++) s += (float)w[k] * x[k];
+    return s;
+}
+static float dot_q8b_plain(const int8_t *w, const float *d, const float *x, int K) {
+    float s = 0.0f;
+#pragma omp simd reduction(+ : s)
+    for (int k = 0; k < K; k++) s += SCALAR_Q8B(k) * x[k];
+    return s;
+}
+/* q4_0: each weight decoded exactly, as q8_0's, in the baseline's simd reduction */
+static float dot_q4b_plain(const uint8_t *w, const float *d, const float *x, int K) {
+    float s = 0.0f;
+    for (int b = 0; b < K / 32; b++, w += 16, x += 32) {
+#pragma omp simd reduction(+ : s)
+        for (int j = 0; j < 16; j++)
+            s += (float)((w[j] & 15) - 8) * d[b] * x[j] + (float)((w[j] >> 4) - 8) * d[b] * x[16 + j];
+    }
+    return s;
+}
+static const dot_fns dots_plain = {dot_f32_plain, dot_bf16_plain, dot_i8_plain, dot_q8b_plain,
+                                   dot_q4b_plain};
+
+static const dot_fns *dot_pick(int cap) {
+    int isa = andrea_cpu_isa(cap);
+#ifdef HAVE_DOT_X86
+    if (isa == ANDREA_ISA_AVX512) return &dots_avx512;
+    if (isa == ANDREA_ISA_AVX2) return &dots_avx2;
+#endif
+#ifdef HAVE_DOT_NEON
+    if (isa >= ANDREA_ISA_NEON) return &dots_neon;
+#endif
+    (void)isa;
+    return &dots_plain;
+}
+
+float andrea_dot_f32(const float *w, const float *x, int K) { return dot_pick(-1)->f32(w, x, K); }
+float andrea_dot_bf16(const uint16_t *w, const float *x, int K) {
+    return dot_pick(-1)->bf16(w, x, K);
+}
+float andrea_dot_i8(const int8_t *w, const float *x, int K) { return dot_pick(-1)->i8(w, x, K); }
+
+void andrea_matvec_rows_isa(int isa, float *out, const float *x, const void *w, int fmt,
+                            const float *scale, const float *bias, int K, int N, int n) {
+    const dot_fns *d = dot_pick(isa);
+    /* threads only pay off once there is real work (a fork/join costs microseconds) */
+#pragma omp parallel for schedule(static) if ((long)N * K * n >= (1L << 16))
+    for (int r = 0; r < N; r++) {
+        long row = (long)r * K;
+        for (int i = 0; i < n; i++) { /* the row stays in L1 for the n inputs */
+            const float *xi = x + (long)i * K;
+            float s = fmt == ANDREA_QUANT_BF16 ? d->bf16((const uint16_t *)w + row, xi, K)
+                      : fmt == ANDREA_QUANT_INT8 ? d->i8((const int8_t *)w + row, xi, K) * scale[r]
+                      : fmt == ANDREA_QUANT_Q8_0 ? d->q8b((const int8_t *)w + row, scale + row / 32, xi, K)
+                      : fmt == ANDREA_QUANT_Q4_0 ? d->q4b((const uint8_t *)w + row / 2, scale + row / 32, xi, K)
+                                                 : d->f32((const float *)w + row, xi, K);
+            out[(long)i * N + r] = s + (bias ? bias[r] : 0.0f);
+        }
+    }
+}
+
+void andrea_matvec_rows(float *out, const float *x, const void *w, int fmt, const float *scale,
+                        const float *bias, int K, int N, int n) {
+    andrea_matvec_rows_isa(-1, out, x, w, fmt, scale, bias, K, N, n);
+}
