@@ -2,8 +2,8 @@
  * generate.c - the decoding loop shared by `generate`, `chat` and training's
  * samples: sample, stream the token's bytes, feed it back through the KV
  * cache; stop at n-predict, BOS, a stop string or a full context.
- * A stop string is never printed: the last len(longest stop) - 1 bytes are held back
- * until it is certain they do not start one.
+ * A stop string is never printed, nor half of a UTF-8 character: infer/stops.c holds
+ * back what could still begin one, the same code as the server's.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,17 +12,10 @@
 
 #include "andrea.h"
 #include "andrea_tokenizer.h"
+#include "infer/stops.h"
 #include "util/error.h"
 #include "util/json.h"
 #include "util/perf.h"
-
-/* Finds needle in hay[0..n); returns its offset or -1. */
-static long find(const uint8_t *hay, size_t n, const char *needle, size_t k) {
-    if (k == 0 || k > n) return -1;
-    for (size_t i = 0; i + k <= n; i++)
-        if (memcmp(hay + i, needle, k) == 0) return (long)i;
-    return -1;
-}
 
 /* One JSON line of --logprobs: the token drawn, and with n_probs the most likely ones. */
 static void write_logprobs(FILE *f, const andrea_tokenizer *tok, const float *logits, int V,
@@ -47,18 +40,41 @@ static void write_logprobs(FILE *f, const andrea_tokenizer *tok, const float *lo
     fputs("}\n", f);
 }
 
+/* Adds token id's bytes to the held text and streams what can no longer begin a stop
+ * string: 1 when a stop string ended the text (it and what follows are dropped), 0, or
+ * -1 on out of memory. */
+static int stream_token(andrea_stops *st, const andrea_tokenizer *tok, int id,
+                        const andrea_gen_options *g) {
+    size_t nb = 0, rel = 0;
+    const uint8_t *b = andrea_tokenizer_token_bytes(tok, id, &nb);
+    if (b && andrea_stops_push(st, b, nb)) return andrea_set_error("out of memory");
+    int stop = andrea_stops_check(st, &rel);
+    if (rel) g->emit(st->pend.data, rel, g->user);
+    andrea_stops_release(st, stop ? st->pend.len : rel);
+    return stop;
+}
+
+/* The logits after hist's last token: one step, or with the context full the last ctx/2
+ * tokens re-encoded from position 0 in one batched pass (positions are absolute; this is
+ * llama.cpp's context shift). NULL on failure. */
+static const float *feed(andrea_model *m, andrea_kv *kv, const int32_t *hist, int n_hist) {
+    int ctx = andrea_model_config(m)->ctx;
+    if (andrea_kv_pos(kv) < ctx) return andrea_kv_step(m, kv, hist[n_hist - 1]);
+    int half = ctx / 2 < n_hist ? ctx / 2 : n_hist;
+    andrea_kv_reset(kv);
+    return andrea_kv_prefill(m, kv, hist + n_hist - half, half);
+}
+
 int andrea_generate(andrea_model *m, andrea_kv *kv, const andrea_tokenizer *tok,
                     const float *logits, const andrea_gen_options *g, andrea_rng *rng,
                     andrea_gen_result *res) {
     const andrea_config *c = andrea_model_config(m);
     int32_t bos = andrea_tokenizer_bos(tok);
-    size_t stop_len = 0; /* the longest stop string */
-    for (int i = 0; i < g->n_stops; i++)
-        if (strlen(g->stops[i]) > stop_len) stop_len = strlen(g->stops[i]);
     int cap = g->n_context + g->n_predict + 1;
     int32_t *hist = malloc(sizeof(int32_t) * (size_t)cap);
     int32_t *top = g->n_probs > 0 ? malloc(sizeof(int32_t) * (size_t)g->n_probs) : NULL;
-    andrea_bytes pending = {0};
+    andrea_stops pending;
+    andrea_stops_init(&pending, g->stops, g->n_stops);
     if (!hist || (g->n_probs > 0 && !top)) {
         free(hist);
         free(top);
@@ -89,49 +105,25 @@ int andrea_generate(andrea_model *m, andrea_kv *kv, const andrea_tokenizer *tok,
         }
         hist[n_hist++] = next;
         res->n_generated++;
-        size_t nb = 0;
-        const uint8_t *b = andrea_tokenizer_token_bytes(tok, next, &nb);
-        if (b && nb && andrea_bytes_append(&pending, b, nb)) {
-            rc = andrea_set_error("out of memory");
+        int stop = stream_token(&pending, tok, next, g);
+        if (stop < 0) {
+            rc = -1;
             break;
         }
-        long at = -1; /* the earliest occurrence of any stop string */
-        for (int i = 0; i < g->n_stops; i++) {
-            long a = find(pending.data, pending.len, g->stops[i], strlen(g->stops[i]));
-            if (a >= 0 && (at < 0 || a < at)) at = a;
-        }
-        if (at >= 0) {
-            if (at > 0) g->emit(pending.data, (size_t)at, g->user);
-            pending.len = 0;
+        if (stop) {
             res->stop_reason = "stop string";
             break;
         }
-        /* emit all but the bytes that could still begin the stop string */
-        size_t keep = stop_len > 0 ? stop_len - 1 : 0;
-        if (pending.len > keep) {
-            size_t out = pending.len - keep;
-            g->emit(pending.data, out, g->user);
-            memmove(pending.data, pending.data + out, keep);
-            pending.len = keep;
-        }
         if (res->n_generated >= g->n_predict) break;
-        if (andrea_kv_pos(kv) >= c->ctx) {
-            if (!g->context_shift) {
-                res->stop_reason = "context full";
-                break;
-            }
-            /* positions are absolute, so the kept half is re-encoded from position 0:
-             * one batched pass over the last ctx/2 tokens (llama.cpp's context shift) */
-            int half = c->ctx / 2 < n_hist ? c->ctx / 2 : n_hist;
-            andrea_kv_reset(kv);
-            logits = andrea_kv_prefill(m, kv, hist + n_hist - half, half);
-            continue;
+        if (andrea_kv_pos(kv) >= c->ctx && !g->context_shift) {
+            res->stop_reason = "context full";
+            break;
         }
-        logits = andrea_kv_step(m, kv, next);
+        logits = feed(m, kv, hist, n_hist);
     }
-    if (pending.len) g->emit(pending.data, pending.len, g->user);
+    if (pending.pend.len) g->emit(pending.pend.data, pending.pend.len, g->user); /* no stop in it */
     res->seconds = andrea_now() - t0;
-    andrea_bytes_free(&pending);
+    andrea_stops_free(&pending);
     free(hist);
     free(top);
     return rc;

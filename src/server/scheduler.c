@@ -165,7 +165,7 @@ static void seq_deliver(serve_sched *s, seq *q) {
     if (!j->done && !j->cancelled && (q->rel_len || n_lp || q->finish)) {
         int held = j->p.stream && j->p.tools; /* a call or not is known at the end */
         if (held) {
-            if (q->rel_len) andrea_bytes_append(&ch->text, q->pend.data, q->rel_len);
+            if (q->rel_len) andrea_bytes_append(&ch->text, q->text.pend.data, q->rel_len);
             if (q->finish) ch->finish = q->finish;
             andrea_writer w = andrea_writer_buffer(&j->out);
             if (!q->opened) sse_chunk(&w, j, s->cfg->tok, q->choice, "", 0, NULL, 0, NULL, 1);
@@ -175,7 +175,7 @@ static void seq_deliver(serve_sched *s, seq *q) {
             if (j->p.kind == SERVE_CHAT && !q->opened)
                 sse_chunk(&w, j, s->cfg->tok, q->choice, "", 0, NULL, 0, NULL, 1);
             if (q->rel_len || n_lp)
-                sse_chunk(&w, j, s->cfg->tok, q->choice, q->rel_len ? (const void *)q->pend.data : "",
+                sse_chunk(&w, j, s->cfg->tok, q->choice, q->rel_len ? (const void *)q->text.pend.data : "",
                           q->rel_len, q->plp, n_lp, NULL, 0);
             if (q->finish)
                 sse_chunk(&w, j, s->cfg->tok, q->choice, "", 0, NULL, 0, q->finish, 0);
@@ -188,13 +188,11 @@ static void seq_deliver(serve_sched *s, seq *q) {
             }
         }
         q->opened = 1;
-        if (!held && q->rel_len) andrea_bytes_append(&ch->text, q->pend.data, q->rel_len);
+        if (!held && q->rel_len) andrea_bytes_append(&ch->text, q->text.pend.data, q->rel_len);
         if (!held && q->finish) ch->finish = q->finish;
         pthread_cond_broadcast(&j->cond);
     }
-    if (q->rel_len) memmove(q->pend.data, q->pend.data + q->rel_len, q->pend.len - q->rel_len);
-    q->pend.len -= q->rel_len;
-    q->scan_from = q->scan_from > q->rel_len ? q->scan_from - q->rel_len : 0;
+    andrea_stops_release(&q->text, q->rel_len);
     if (n_lp) memmove(q->plp, q->plp + n_lp, sizeof *q->plp * (size_t)(q->n_plp - n_lp));
     q->n_plp -= n_lp;
     q->rel_len = 0;
@@ -227,7 +225,7 @@ static void seq_retire(serve_sched *s, int i) {
     s->pool_toks[s->n_pool] = q->hist;
     s->pool[s->n_pool++] = q->kv;
     memset(&q->hist, 0, sizeof q->hist);
-    andrea_bytes_free(&q->pend);
+    andrea_stops_free(&q->text);
     free(q->plp);
     andrea_grammar_state_free(q->gs);
     s->seqs[i] = s->seqs[--s->n_seqs];
@@ -300,6 +298,7 @@ static void job_start(serve_sched *s, serve_job *j, int at) {
         memset(q, 0, sizeof *q);
         q->job = j;
         q->choice = c;
+        andrea_stops_init(&q->text, (const char *const *)p->stops, p->n_stops);
         /* echo needs the logits of every prompt position: a fresh prefill */
         int reuse = pool_take(s, p, p->cache_prompt && !p->echo);
         q->kv = s->pool[s->n_pool];
@@ -317,7 +316,7 @@ static void job_start(serve_sched *s, serve_job *j, int at) {
         if (!q->finish && p->grammar && !(q->gs = andrea_grammar_start(p->grammar))) q->finish = "error";
         if (!q->finish && p->max_tokens == 0) { /* the prompt scored, nothing generated */
             q->finish = "length";
-            q->rel_len = q->pend.len;
+            q->rel_len = q->text.pend.len;
         }
     }
     serve_metrics_add(s->mx, &s->mx->prompt_tokens, p->prompt.len * (size_t)p->n);

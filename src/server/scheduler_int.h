@@ -3,6 +3,7 @@
 #ifndef ANDREA_SERVER_SCHEDULER_INT_H
 #define ANDREA_SERVER_SCHEDULER_INT_H
 
+#include "infer/stops.h"
 #include "scheduler.h"
 
 typedef struct {
@@ -11,8 +12,7 @@ typedef struct {
     andrea_kv *kv;
     andrea_rng rng;
     andrea_ids hist;        /* prompt and generated tokens (the repeat penalty's window) */
-    andrea_bytes pend;      /* text not yet released (could start a stop string) */
-    size_t scan_from;       /* stop strings are looked for in pend from here (not in an echo) */
+    andrea_stops text;      /* text not yet released, and the stop strings it is matched against */
     andrea_grammar_state *gs; /* constrained decoding: where the text is in the grammar */
     serve_tokprob *plp;     /* log-probabilities of tokens not yet released */
     int n_plp, cap_plp;

@@ -2,7 +2,8 @@
  * sequence.c - one sequence of the batch between two steps: its next token drawn from its
  * logits (logit_bias, OpenAI's penalties, the grammar's mask when the draw breaks it, then
  * the sampler), its log-probabilities, and how much of its text may be released: all but
- * what could still begin a stop string or finish a UTF-8 character.
+ * what could still begin a stop string or finish a UTF-8 character (infer/stops.c, the
+ * same code as andrea_generate()'s).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -10,42 +11,6 @@
 
 #include "scheduler_int.h"
 #include "util/perf.h"
-
-/* Bytes of pend that may be released: all but what could still begin a stop string, and
- * never half of a UTF-8 character (a stream's chunk is a JSON string). */
-static size_t releasable(const seq *q) {
-    size_t keep = 0;
-    for (int i = 0; i < q->job->p.n_stops; i++) {
-        size_t k = strlen(q->job->p.stops[i]);
-        if (k - 1 > keep) keep = k - 1;
-    }
-    size_t n = q->pend.len > keep ? q->pend.len - keep : 0;
-    if (n < q->scan_from) n = q->scan_from; /* an echoed prompt is never a stop string's start */
-    const uint8_t *b = q->pend.data;
-    for (size_t back = 1; back <= 3 && back <= n; back++) {
-        uint8_t c = b[n - back];
-        if ((c & 0xC0) == 0x80) continue; /* a continuation byte: look further back */
-        int need = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
-        if ((size_t)need > back) n -= back; /* the character is not complete yet */
-        break;
-    }
-    return n;
-}
-
-/* The earliest stop string in pend, or -1. */
-static long find_stop(const seq *q) {
-    long at = -1;
-    for (int i = 0; i < q->job->p.n_stops; i++) {
-        const char *st = q->job->p.stops[i];
-        size_t k = strlen(st);
-        for (size_t o = q->scan_from; o + k <= q->pend.len && (at < 0 || (long)o < at); o++)
-            if (memcmp(q->pend.data + o, st, k) == 0) {
-                at = (long)o;
-                break;
-            }
-    }
-    return at;
-}
 
 /* One more pending log-probability entry of q, or NULL. */
 static serve_tokprob *new_logprob(seq *q) {
@@ -149,29 +114,29 @@ void seq_sample(serve_sched *s, seq *q, int32_t *next) {
     if (tok == andrea_tokenizer_bos(s->cfg->tok)) { /* the end of a text: not part of it */
         q->finish = "stop";
         q->n_plp -= p->logprobs;
-        q->rel_len = q->pend.len;
+        q->rel_len = q->text.pend.len;
         return;
     }
     ch->n_tokens++;
     size_t nb = 0;
     const uint8_t *b = andrea_tokenizer_token_bytes(s->cfg->tok, tok, &nb);
-    if ((b && nb && andrea_bytes_append(&q->pend, b, nb)) ||
+    if ((b && andrea_stops_push(&q->text, b, nb)) ||
         (q->gs && andrea_grammar_advance(p->grammar, q->gs, b, nb))) {
         q->finish = "error";
         return;
     }
-    long at = find_stop(q);
-    if (at >= 0) {
+    size_t rel = 0; /* before the stop string, or what may be released now */
+    if (andrea_stops_check(&q->text, &rel)) {
         q->finish = "stop";
-        q->rel_len = (size_t)at;
+        q->rel_len = rel;
     } else if (q->gs && !andrea_grammar_can_continue(q->gs)) { /* the grammar's text is complete */
         q->finish = "stop";
-        q->rel_len = q->pend.len;
+        q->rel_len = q->text.pend.len;
     } else if (ch->n_tokens >= p->max_tokens || andrea_kv_pos(q->kv) >= c->ctx) {
         q->finish = "length";
-        q->rel_len = q->pend.len;
+        q->rel_len = q->text.pend.len;
     } else {
-        q->rel_len = releasable(q);
+        q->rel_len = rel;
     }
 }
 
@@ -184,11 +149,11 @@ int seq_echo(serve_sched *s, seq *q, const float *prompt_logits) {
     for (size_t i = 0; i < p->prompt.len; i++) {
         size_t nb = 0;
         const uint8_t *b = andrea_tokenizer_token_bytes(s->cfg->tok, p->prompt.data[i], &nb);
-        if (b && nb && andrea_bytes_append(&q->pend, b, nb)) return -1;
+        if (b && andrea_stops_push(&q->text, b, nb)) return -1;
         const float *lg = i ? prompt_logits + (i - 1) * (size_t)V : NULL;
         if (p->logprobs && push_logprob(q, lg, V, p->prompt.data[i], p->top_logprobs)) return -1;
     }
-    q->scan_from = q->pend.len;
+    andrea_stops_echoed(&q->text);
     return 0;
 }
 
