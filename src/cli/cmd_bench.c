@@ -128,31 +128,70 @@ static void print_engines(const andrea_backend *be) {
     }
 }
 
-int cmd_bench(int argc, char **argv) {
+/* What the command line asked for, once parsed and checked. */
+typedef struct {
     model_flags mf;
-    memset(&mf, 0, sizeof mf);
-    int batch = 4, seq = 0, steps = 10, warmup = 2, threads = 0, gen = 64, profile = 0, list = 0;
-    const char *quant = "f32", *attention = "flash";
+    andrea_config cfg;
+    int batch, seq, steps, warmup, gen, profile;
+    int nt;    /* the OpenMP threads in use */
+    int qkind; /* --quant, parsed */
+    const char *quant, *attention, *be_name;
+    const andrea_backend *be;
+} bench_request;
+
+/* The flags that need the model's shape and the backend, checked: seq's default is the
+ * model's context. Returns -1 to go on, else the exit status. */
+static int check_request(bench_request *q, const char *backend, const char *matmul,
+                         const char *precision, int threads) {
+    if (q->seq <= 0) q->seq = q->cfg.ctx < 256 ? q->cfg.ctx : 256;
+    if (q->batch <= 0 || q->seq > q->cfg.ctx || q->steps <= 0 || q->warmup < 0 || q->gen < 0) {
+        fprintf(stderr, "andrea bench: need --batch >= 1, --seq <= ctx %d, --steps >= 1\n", q->cfg.ctx);
+        return 2;
+    }
+    q->be_name = backend_from_flags("bench", backend, matmul, precision);
+    if (!q->be_name) return 2;
+    q->be = andrea_backend_find(q->be_name);
+    if (!q->be) {
+        fprintf(stderr, "andrea bench: --backend: %s\n", andrea_error());
+        return 2;
+    }
+    if (andrea_quant_parse(q->quant, &q->qkind)) {
+        fprintf(stderr, "andrea bench: --quant: %s\n", andrea_error());
+        return 2;
+    }
+    if (strcmp(q->attention, "flash") != 0 && strcmp(q->attention, "explicit") != 0) {
+        fprintf(stderr, "andrea bench: --attention '%s': expected flash or explicit\n", q->attention);
+        return 2;
+    }
+    q->nt = cli_set_threads(threads);
+    return -1;
+}
+
+/* Parses the flags into q. Returns -1 to go on, else the exit status (0 after --help
+ * and --list-backends). */
+static int parse_request(int argc, char **argv, bench_request *q) {
+    *q = (bench_request){.batch = 4, .steps = 10, .warmup = 2, .gen = 64, .quant = "f32",
+                         .attention = "flash", .qkind = ANDREA_QUANT_NONE};
+    int threads = 0, list = 0;
     const char *backend = NULL, *matmul = NULL, *precision = NULL, *isa = NULL;
-    int qkind = ANDREA_QUANT_NONE;
     arg_spec specs[] = {
-        MODEL_FLAG_SPECS(mf),
-        {"batch", 'b', ARG_INT, &batch, "training batch B (4)", 0},
-        {"seq", 0, ARG_INT, &seq, "training sequence length T (default: min(ctx, 256))", 0},
-        {"steps", 0, ARG_INT, &steps, "timed training steps (10)", 0},
-        {"warmup", 0, ARG_INT, &warmup, "untimed steps first (2)", 0},
-        {"generate", 'n', ARG_INT, &gen, "tokens of batch-1 generation to time, 0 = skip (64)", 0},
-        {"attention", 0, ARG_STR, &attention, "flash | explicit (flash)", 0},
+        MODEL_FLAG_SPECS(q->mf),
+        {"batch", 'b', ARG_INT, &q->batch, "training batch B (4)", 0},
+        {"seq", 0, ARG_INT, &q->seq, "training sequence length T (default: min(ctx, 256))", 0},
+        {"steps", 0, ARG_INT, &q->steps, "timed training steps (10)", 0},
+        {"warmup", 0, ARG_INT, &q->warmup, "untimed steps first (2)", 0},
+        {"generate", 'n', ARG_INT, &q->gen, "tokens of batch-1 generation to time, 0 = skip (64)", 0},
+        {"attention", 0, ARG_STR, &q->attention, "flash | explicit (flash)", 0},
         {"backend", 0, ARG_STR, &backend,
          "where the model runs: cpu, cpu-blas, cpu-bf16, cpu-avx2, ... (--list-backends) (cpu)", 0},
         {"list-backends", 0, ARG_FLAG, &list, "list the backends this machine can run, and stop", 0},
         {"precision", 0, ARG_STR, &precision, "fp32 | bf16: bf16 is --backend cpu-bf16", 0},
-        {"quant", 0, ARG_STR, &quant, "weights for the generation test: f32 | bf16 | int8 | q8_0 | q4_0", 0},
+        {"quant", 0, ARG_STR, &q->quant, "weights for the generation test: f32 | bf16 | int8 | q8_0 | q4_0", 0},
         {"matmul", 0, ARG_STR, &matmul, "builtin | blas: blas is --backend cpu-blas", 0},
         {"threads", 't', ARG_INT, &threads, "OpenMP threads, 0 = all cores (0)", 0},
         {"isa", 0, ARG_STR, &isa,
          "cap every kernel's instruction set: avx512 | avx2 | neon | baseline (= ANDREA_ISA)", 0},
-        {"profile", 0, ARG_FLAG, &profile, "time each kind of operation of a training step", 0},
+        {"profile", 0, ARG_FLAG, &q->profile, "time each kind of operation of a training step", 0},
     };
     int n_specs = (int)(sizeof specs / sizeof specs[0]);
     int r = args_parse("bench", argc, argv, specs, n_specs, NULL, 0, NULL);
@@ -167,167 +206,203 @@ int cmd_bench(int argc, char **argv) {
         backend_list();
         return 0;
     }
-    andrea_config cfg;
-    if (model_flags_apply("bench", &mf, specs, n_specs, "andrea-12m", &cfg)) return 2;
-    if (seq <= 0) seq = cfg.ctx < 256 ? cfg.ctx : 256;
-    if (batch <= 0 || seq > cfg.ctx || steps <= 0 || warmup < 0 || gen < 0) {
-        fprintf(stderr, "andrea bench: need --batch >= 1, --seq <= ctx %d, --steps >= 1\n", cfg.ctx);
-        return 2;
-    }
-    const char *be_name = backend_from_flags("bench", backend, matmul, precision);
-    if (!be_name) return 2;
-    const andrea_backend *be = andrea_backend_find(be_name);
-    if (!be) {
-        fprintf(stderr, "andrea bench: --backend: %s\n", andrea_error());
-        return 2;
-    }
-    if (andrea_quant_parse(quant, &qkind)) {
-        fprintf(stderr, "andrea bench: --quant: %s\n", andrea_error());
-        return 2;
-    }
-    if (strcmp(attention, "flash") != 0 && strcmp(attention, "explicit") != 0) {
-        fprintf(stderr, "andrea bench: --attention '%s': expected flash or explicit\n", attention);
-        return 2;
-    }
-    int nt = cli_set_threads(threads);
+    if (model_flags_apply("bench", &q->mf, specs, n_specs, "andrea-12m", &q->cfg)) return 2;
+    return check_request(q, backend, matmul, precision, threads);
+}
 
-    /* the machine, measured now (and again after training: see peak_gflops) */
-    const andrea_backend *be_blas = andrea_backend_find("cpu-blas");
-    int bf16 = strcmp(andrea_backend_name(be), "cpu-bf16") == 0;
-    double g_ours = andrea_perf_gemm_gflops(andrea_backend_find("cpu"), 1024, 1.0);
-    double g_blas = be_blas ? andrea_perf_gemm_gflops(be_blas, 1024, 1.0) : 0.0;
+/* The machine's product rates, GFLOP/s of a 1024^3 product, measured in this run. */
+typedef struct {
+    const andrea_backend *be_blas; /* NULL without BLAS */
+    double ours, blas, bf16;       /* bf16: only when the bench runs on cpu-bf16 */
+    int bf16_run;
+} bench_peaks;
+
+/* The machine, measured now (and again after training: see best_peak), and its line. */
+static bench_peaks measure_machine(const bench_request *q) {
+    bench_peaks pk = {0};
+    pk.be_blas = andrea_backend_find("cpu-blas");
+    pk.bf16_run = strcmp(andrea_backend_name(q->be), "cpu-bf16") == 0;
+    pk.ours = andrea_perf_gemm_gflops(andrea_backend_find("cpu"), 1024, 1.0);
+    pk.blas = pk.be_blas ? andrea_perf_gemm_gflops(pk.be_blas, 1024, 1.0) : 0.0;
     /* bf16 training is measured against the bf16 product's own rate (twice fp32's peak) */
-    double g_bf16 = bf16 ? andrea_perf_gemm_gflops(be, 1024, 1.0) : 0.0;
-    printf("machine: %d threads | ISA %s%s | sgemm 1024^3: cpu %.1f GFLOP/s", nt,
+    pk.bf16 = pk.bf16_run ? andrea_perf_gemm_gflops(q->be, 1024, 1.0) : 0.0;
+    printf("machine: %d threads | ISA %s%s | sgemm 1024^3: cpu %.1f GFLOP/s", q->nt,
            andrea_isa_name(andrea_cpu_isa(-1)), getenv("ANDREA_ISA") ? " (capped by ANDREA_ISA/--isa)" : "",
-           g_ours);
-    if (g_blas > 0) printf(", OpenBLAS (%s kernel) %.1f GFLOP/s", andrea_blas_core(), g_blas);
-    if (g_bf16 > 0) printf(" | bf16 gemm 1024^3: %.1f GFLOP/s", g_bf16);
+           pk.ours);
+    if (pk.blas > 0) printf(", OpenBLAS (%s kernel) %.1f GFLOP/s", andrea_blas_core(), pk.blas);
+    if (pk.bf16 > 0) printf(" | bf16 gemm 1024^3: %.1f GFLOP/s", pk.bf16);
     printf("\n");
-    if (g_blas > 0 && blas_core_pre_avx2(andrea_blas_core()) && andrea_cpu_isa(-1) >= ANDREA_ISA_AVX2)
+    if (pk.blas > 0 && blas_core_pre_avx2(andrea_blas_core()) && andrea_cpu_isa(-1) >= ANDREA_ISA_AVX2)
         printf("note: OpenBLAS chose its %s kernel (SSE only), likely a CPU model it does not "
                "know; OPENBLAS_CORETYPE=Haswell (AVX2) or SkylakeX (AVX-512) gives it this "
                "CPU's vectors\n", andrea_blas_core());
+    return pk;
+}
 
-    andrea_model *m = andrea_model_create_on(&cfg, 1, be_name);
-    if (!m) {
-        fprintf(stderr, "andrea bench: %s\n", andrea_error());
-        andrea_model_free(m);
-        return 1;
-    }
-    andrea_model_set_flash_attention(m, strcmp(attention, "flash") == 0);
-    andrea_param_counts pc = andrea_config_param_counts(&cfg);
-    printf("model: L=%d NH=%d C=%d V=%d %s/%s | %.2fM params | backend %s | attention %s\n",
-           cfg.n_layer, cfg.n_head, cfg.d_model, cfg.vocab, andrea_norm_name(cfg.norm),
-           andrea_act_name(cfg.act), pc.total / 1e6, be_name, attention);
-    andrea_prof_on = profile != 0;
-    double s = bench_train(m, batch, seq, warmup, steps);
+/* The reference product measured again, after training: a peak measured while other
+ * work had the cores is too low (MFU over 100% was printed), and the better of two
+ * moments is less likely to be that. */
+static double best_peak(const bench_request *q, const bench_peaks *pk) {
+    double peak = pk->bf16_run ? pk->bf16 : (pk->ours > pk->blas ? pk->ours : pk->blas);
+    const andrea_backend *ref = pk->bf16_run            ? q->be
+                                : pk->ours >= pk->blas ? andrea_backend_find("cpu")
+                                                       : pk->be_blas;
+    double again = andrea_perf_gemm_gflops(ref, 1024, 0.5);
+    return again > peak ? again : peak;
+}
+
+/* Times the training steps and prints the train line: speed, MFU against the best
+ * peak, and the peak RSS against the estimate. Returns seconds per step, or -1. */
+static double report_training(const bench_request *q, andrea_model *m, const bench_peaks *pk) {
+    andrea_prof_on = q->profile != 0;
+    double s = bench_train(m, q->batch, q->seq, q->warmup, q->steps);
     andrea_prof_on = 0;
     if (s < 0) {
         fprintf(stderr, "andrea bench: out of memory\n");
-        andrea_model_free(m);
-        return 1;
+        return -1.0;
     }
-    double tok_s = batch * seq / s;
-    double gflops = andrea_train_flops_per_token(&cfg, seq) * tok_s / 1e9;
-    /* The reference product measured again, after training: a peak measured while other
-     * work had the cores is too low (MFU over 100% was printed), and the better of two
-     * moments is less likely to be that. */
+    double tok_s = q->batch * q->seq / s;
+    double gflops = andrea_train_flops_per_token(&q->cfg, q->seq) * tok_s / 1e9;
     double rss = (double)andrea_perf_peak_rss(); /* before the product's buffers below */
-    double peak = bf16 ? g_bf16 : (g_ours > g_blas ? g_ours : g_blas);
-    double again = andrea_perf_gemm_gflops(bf16 ? be : g_ours >= g_blas ? andrea_backend_find("cpu") : be_blas,
-                                           1024, 0.5);
-    if (again > peak) peak = again;
+    double peak = best_peak(q, pk);
     double mfu = 100.0 * gflops / peak;
-    andrea_memory mem = andrea_config_memory(&cfg, batch, seq);
+    andrea_memory mem = andrea_config_memory(&q->cfg, q->batch, q->seq);
     double est = (double)(mem.weights + mem.grads + mem.optimizer + mem.activations);
+    const char *ref = pk->bf16_run ? "bf16 gemm" : "sgemm";
     printf("train B=%d T=%d %s: %.1f ms/step | %.0f tok/s | %.1f GFLOP/s | MFU %.1f%% of the best "
            "%s (%.1f GFLOP/s) | peak RSS %.0f MiB = %.2f x (weights+grads+adam+activations %.0f MiB)\n",
-           batch, seq, be_name, s * 1e3, tok_s, gflops, mfu > 100.0 ? 100.0 : mfu,
-           bf16 ? "bf16 gemm" : "sgemm", peak, rss / 1048576.0, rss / est, est / 1048576.0);
+           q->batch, q->seq, q->be_name, s * 1e3, tok_s, gflops, mfu > 100.0 ? 100.0 : mfu, ref, peak,
+           rss / 1048576.0, rss / est, est / 1048576.0);
     if (mfu > 100.0) /* training cannot outrun its own products: the reference was slowed */
         printf("note: MFU capped at 100%% (measured %.0f%%): the reference %s ran slower than "
                "training's products, so other work had the cores while it was measured; rerun on "
-               "an idle machine for a true figure\n", mfu, bf16 ? "bf16 gemm" : "sgemm");
-    print_engines(be);
-    if (profile) {
-        double sum = 0.0;
-        printf("profile (ms per step, share of the step):");
-        for (int k = 0; k < PROF_N; k++) {
-            double ms = andrea_prof_seconds[k] * 1e3 / steps;
-            sum += ms;
-            printf(" %s %.1f (%.0f%%) |", andrea_prof_name(k), ms, ms / (s * 10.0));
-        }
-        printf(" other %.1f (%.0f%%)\n", s * 1e3 - sum, (s * 1e3 - sum) / (s * 10.0));
+               "an idle machine for a true figure\n", mfu, ref);
+    return s;
+}
+
+/* --profile of training: each kind's ms per step of s seconds, and its share. */
+static void print_train_profile(double s, int steps) {
+    double sum = 0.0;
+    printf("profile (ms per step, share of the step):");
+    for (int k = 0; k < PROF_N; k++) {
+        double ms = andrea_prof_seconds[k] * 1e3 / steps;
+        sum += ms;
+        printf(" %s %.1f (%.0f%%) |", andrea_prof_name(k), ms, ms / (s * 10.0));
     }
-    if (gen > 0) {
-        if (andrea_model_quantize(m, qkind)) {
-            fprintf(stderr, "andrea bench: %s\n", andrea_error());
-            andrea_model_free(m);
-            return 1;
-        }
-        /* Three rounds of (decode, then read bandwidth): interleaved, so that a noisy spell
-         * of this shared machine hits both alike. The bound compares like with like: the
-         * fastest token (~10 ms) against the fastest read of 512 MiB (also ~10 ms), each
-         * what the machine does when undisturbed; the median token is printed too. The
-         * bandwidth is measured last: its buffer must not count in the training peak. */
-        double *times = malloc(sizeof(double) * 3 * (size_t)gen), bw = 0.0;
-        int n_times = 0;
-        andrea_prof_reset();
-        andrea_prof_on = profile != 0;
-        for (int round = 0; round < 3 && times; round++) {
-            int got = bench_generate(m, gen, times + n_times);
-            if (got < 0) break;
-            n_times += got;
-            double b = andrea_perf_read_gbps((size_t)512 << 20, 0.4);
-            if (b > bw) bw = b;
-        }
-        if (n_times == 0) {
-            fprintf(stderr, "andrea bench: out of memory for the KV cache\n");
-            free(times);
-            andrea_model_free(m);
-            return 1;
-        }
-        andrea_prof_on = 0;
-        double token_sum = 0.0;
-        for (int i = 0; i < n_times; i++) token_sum += times[i];
-        qsort(times, (size_t)n_times, sizeof(double), cmp_double);
-        double per = times[0], median = times[n_times / 2];
+    printf(" other %.1f (%.0f%%)\n", s * 1e3 - sum, (s * 1e3 - sum) / (s * 10.0));
+}
+
+/* Three rounds of (decode, then read bandwidth): interleaved, so that a noisy spell of
+ * this shared machine hits both alike. The bound compares like with like: the fastest
+ * token (~10 ms) against the fastest read of 512 MiB (also ~10 ms), each what the
+ * machine does when undisturbed. The bandwidth is measured last: its buffer must not
+ * count in the training peak. Returns the tokens timed into times (room for 3 x gen,
+ * or NULL: none), the best GB/s into *bw. */
+static int time_generation(const bench_request *q, andrea_model *m, double *times, double *bw) {
+    int n_times = 0;
+    *bw = 0.0;
+    andrea_prof_reset();
+    andrea_prof_on = q->profile != 0;
+    for (int round = 0; round < 3 && times; round++) {
+        int got = bench_generate(m, q->gen, times + n_times);
+        if (got < 0) break;
+        n_times += got;
+        double b = andrea_perf_read_gbps((size_t)512 << 20, 0.4);
+        if (b > *bw) *bw = b;
+    }
+    andrea_prof_on = 0;
+    return n_times;
+}
+
+/* Bytes that decoding one token reads: every weight matrix once, at 4, 2 or 1 bytes
+ * (q8_0: 1 + a float scale per 32, q4_0: 1/2 + the same); of the embedding tables
+ * only one row each (a tied head reads wte whole, as the head). */
+static double weight_bytes_per_token(const andrea_config *cfg, const andrea_param_counts *pc, int qkind) {
+    double C = cfg->d_model, read = (double)pc->total - cfg->ctx * C + 2.0 * C;
+    if (!cfg->tied) read -= (double)cfg->vocab * C;
+    return read * (qkind == ANDREA_QUANT_BF16   ? 2.0
+                   : qkind == ANDREA_QUANT_INT8 ? 1.0
+                   : qkind == ANDREA_QUANT_Q8_0 ? 1.0 + 4.0 / 32
+                   : qkind == ANDREA_QUANT_Q4_0 ? 0.5 + 4.0 / 32
+                                                : 4.0);
+}
+
+/* --profile of generation: the kinds that decoding has, per token, over every timed token. */
+static void print_generate_profile(double token_sum, int n_times) {
+    double ms = token_sum * 1e3 / n_times, sum = 0.0;
+    printf("generate profile (ms per token, share):");
+    static const int kinds[] = {PROF_MATMUL, PROF_ATTENTION, PROF_NORM};
+    for (int k = 0; k < 3; k++) {
+        double v = andrea_prof_seconds[kinds[k]] * 1e3 / n_times;
+        sum += v;
+        printf(" %s %.3f (%.0f%%) |", kinds[k] == PROF_MATMUL ? "matvec" : andrea_prof_name(kinds[k]),
+               v, 100.0 * v / ms);
+    }
+    printf(" other %.3f (%.0f%%)\n", ms - sum, 100.0 * (ms - sum) / ms);
+}
+
+/* Batch-1 generation in the --quant weights: the fastest token against the bandwidth
+ * bound, the median token too. Returns 0, or 1 after an error. */
+static int report_generation(const bench_request *q, andrea_model *m, const andrea_param_counts *pc) {
+    if (andrea_model_quantize(m, q->qkind)) {
+        fprintf(stderr, "andrea bench: %s\n", andrea_error());
+        return 1;
+    }
+    double *times = malloc(sizeof(double) * 3 * (size_t)q->gen), bw;
+    int n_times = time_generation(q, m, times, &bw);
+    if (n_times == 0) {
+        fprintf(stderr, "andrea bench: out of memory for the KV cache\n");
         free(times);
-        /* every weight matrix is read once per token, at 4, 2 or 1 bytes (q8_0: 1 + a float
-         * scale per 32, q4_0: 1/2 + the same); of the embedding tables only one row each (a
-         * tied head reads wte whole, as the head) */
-        double C = cfg.d_model, read = (double)pc.total - cfg.ctx * C + 2.0 * C;
-        if (!cfg.tied) read -= (double)cfg.vocab * C;
-        double bytes = read * (qkind == ANDREA_QUANT_BF16   ? 2.0
-                               : qkind == ANDREA_QUANT_INT8 ? 1.0
-                               : qkind == ANDREA_QUANT_Q8_0 ? 1.0 + 4.0 / 32
-                               : qkind == ANDREA_QUANT_Q4_0 ? 0.5 + 4.0 / 32
-                                                            : 4.0);
-        double bound = bw * 1e9 / bytes;
-        printf("generate batch 1 (%s weights): %.1f tok/s (fastest token; median %.1f) | bandwidth "
-               "bound %.1f tok/s (%.0f MB of weights per token at %.1f GB/s read) | %.0f%% of "
-               "bound\n", quant, 1.0 / per, 1.0 / median, bound, bytes / 1e6, bw,
-               100.0 / per / bound);
-        if (profile) { /* the kinds that decoding has, per token, over every timed token */
-            double ms = token_sum * 1e3 / n_times, sum = 0.0;
-            printf("generate profile (ms per token, share):");
-            static const int kinds[] = {PROF_MATMUL, PROF_ATTENTION, PROF_NORM};
-            for (int k = 0; k < 3; k++) {
-                double v = andrea_prof_seconds[kinds[k]] * 1e3 / n_times;
-                sum += v;
-                printf(" %s %.3f (%.0f%%) |", kinds[k] == PROF_MATMUL ? "matvec" : andrea_prof_name(kinds[k]),
-                       v, 100.0 * v / ms);
-            }
-            printf(" other %.3f (%.0f%%)\n", ms - sum, 100.0 * (ms - sum) / ms);
-        }
+        return 1;
     }
-    char model[512];
-    model_flags_reproduce(mf.preset ? mf.preset : "andrea-12m", &cfg, model, sizeof model);
-    printf("reproduce: andrea bench %s --batch %d --seq %d --steps %d --warmup %d -t %d --backend %s "
-           "--attention %s --generate %d --quant %s%s%s%s\n", model, batch, seq, steps, warmup, nt,
-           be_name, attention, gen, quant, profile ? " --profile" : "",
-           getenv("ANDREA_ISA") ? " --isa " : "", getenv("ANDREA_ISA") ? andrea_isa_name(andrea_cpu_isa(-1)) : "");
-    andrea_model_free(m);
+    double token_sum = 0.0;
+    for (int i = 0; i < n_times; i++) token_sum += times[i];
+    qsort(times, (size_t)n_times, sizeof(double), cmp_double);
+    double per = times[0], median = times[n_times / 2];
+    free(times);
+    double bytes = weight_bytes_per_token(&q->cfg, pc, q->qkind);
+    double bound = bw * 1e9 / bytes;
+    printf("generate batch 1 (%s weights): %.1f tok/s (fastest token; median %.1f) | bandwidth "
+           "bound %.1f tok/s (%.0f MB of weights per token at %.1f GB/s read) | %.0f%% of "
+           "bound\n", q->quant, 1.0 / per, 1.0 / median, bound, bytes / 1e6, bw,
+           100.0 / per / bound);
+    if (q->profile) print_generate_profile(token_sum, n_times);
     return 0;
+}
+
+/* The command line that measures the same model the same way again. */
+static void print_reproduce(const bench_request *q) {
+    char model[512];
+    model_flags_reproduce(q->mf.preset ? q->mf.preset : "andrea-12m", &q->cfg, model, sizeof model);
+    printf("reproduce: andrea bench %s --batch %d --seq %d --steps %d --warmup %d -t %d --backend %s "
+           "--attention %s --generate %d --quant %s%s%s%s\n", model, q->batch, q->seq, q->steps,
+           q->warmup, q->nt, q->be_name, q->attention, q->gen, q->quant, q->profile ? " --profile" : "",
+           getenv("ANDREA_ISA") ? " --isa " : "", getenv("ANDREA_ISA") ? andrea_isa_name(andrea_cpu_isa(-1)) : "");
+}
+
+int cmd_bench(int argc, char **argv) {
+    bench_request q;
+    int rc = parse_request(argc, argv, &q);
+    if (rc >= 0) return rc;
+    bench_peaks pk = measure_machine(&q);
+    andrea_model *m = andrea_model_create_on(&q.cfg, 1, q.be_name);
+    if (!m) {
+        fprintf(stderr, "andrea bench: %s\n", andrea_error());
+        return 1;
+    }
+    andrea_model_set_flash_attention(m, strcmp(q.attention, "flash") == 0);
+    andrea_param_counts pc = andrea_config_param_counts(&q.cfg);
+    printf("model: L=%d NH=%d C=%d V=%d %s/%s | %.2fM params | backend %s | attention %s\n",
+           q.cfg.n_layer, q.cfg.n_head, q.cfg.d_model, q.cfg.vocab, andrea_norm_name(q.cfg.norm),
+           andrea_act_name(q.cfg.act), pc.total / 1e6, q.be_name, q.attention);
+    double s = report_training(&q, m, &pk);
+    rc = s < 0 ? 1 : 0;
+    if (!rc) {
+        print_engines(q.be);
+        if (q.profile) print_train_profile(s, q.steps);
+    }
+    if (!rc && q.gen > 0) rc = report_generation(&q, m, &pc);
+    if (!rc) print_reproduce(&q);
+    andrea_model_free(m);
+    return rc;
 }

@@ -199,17 +199,8 @@ static size_t merge_scan(const bpe_state *b, int32_t *sym, size_t m) {
         for (size_t i = 0; i + 1 < m; i++)
             if (rank_of(b, sym[i], sym[i + 1], &r) && r < best) best = r;
         if (best == UINT32_MAX) break;
-        int32_t a = b->merges[3 * best], c = b->merges[3 * best + 1], res = b->merges[3 * best + 2];
-        size_t j = 0;
-        for (size_t i = 0; i < m;) {
-            if (i + 1 < m && sym[i] == a && sym[i + 1] == c) {
-                sym[j++] = res;
-                i += 2;
-            } else {
-                sym[j++] = sym[i++];
-            }
-        }
-        m = j;
+        m = andrea_bpe_replace_pair(sym, m, b->merges[3 * best], b->merges[3 * best + 1],
+                                    b->merges[3 * best + 2]);
     }
     return m;
 }

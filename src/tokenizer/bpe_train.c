@@ -111,10 +111,10 @@ typedef struct {
     uint32_t pair;
 } heap_entry;
 
-typedef struct {
-    uint32_t *w;
+typedef struct { /* a growable list of word or pair indices */
+    uint32_t *v;
     uint32_t n, cap;
-} word_list;
+} id_list;
 
 typedef struct {
     /* words */
@@ -128,7 +128,7 @@ typedef struct {
     u64map pair_idx;  /* (a << 32 | b) -> pair */
     int64_t *pcount;
     int32_t *pa, *pb;
-    word_list *where;
+    id_list *where; /* per pair: the words it occurs in (a word may stay after the pair left it) */
     uint32_t *pstamp;
     size_t n_pairs, cap_pairs;
     /* heap */
@@ -176,10 +176,11 @@ static heap_entry heap_pop(trainer *tr) {
     return top;
 }
 
+static uint64_t pair_key(int32_t a, int32_t b) { return (uint64_t)(uint32_t)a << 32 | (uint32_t)b; }
+
 static int64_t pair_get_or_add(trainer *tr, int32_t a, int32_t b) {
     int added;
-    uint32_t *v = andrea_u64map_upsert(&tr->pair_idx, (uint64_t)(uint32_t)a << 32 | (uint32_t)b,
-                                (uint32_t)tr->n_pairs, &added);
+    uint32_t *v = andrea_u64map_upsert(&tr->pair_idx, pair_key(a, b), (uint32_t)tr->n_pairs, &added);
     if (!v) return -1;
     if (!added) return *v;
     if (tr->n_pairs == tr->cap_pairs) {
@@ -190,7 +191,7 @@ static int64_t pair_get_or_add(trainer *tr, int32_t a, int32_t b) {
         if (x) tr->pa = x;
         int32_t *y = realloc(tr->pb, nc * sizeof *y);
         if (y) tr->pb = y;
-        word_list *wl = realloc(tr->where, nc * sizeof *wl);
+        id_list *wl = realloc(tr->where, nc * sizeof *wl);
         if (wl) tr->where = wl;
         uint32_t *st = realloc(tr->pstamp, nc * sizeof *st);
         if (st) tr->pstamp = st;
@@ -206,18 +207,24 @@ static int64_t pair_get_or_add(trainer *tr, int32_t a, int32_t b) {
     return (int64_t)p;
 }
 
-static int where_add(trainer *tr, size_t p, uint32_t w) {
-    word_list *l = &tr->where[p];
-    if (l->n && l->w[l->n - 1] == w) return 0;
+/* Appends v to l, which grows from first_cap; oom is the error if it cannot. */
+static int id_list_push(id_list *l, uint32_t v, uint32_t first_cap, const char *oom) {
     if (l->n == l->cap) {
-        uint32_t nc = l->cap ? l->cap * 2 : 4;
-        uint32_t *x = realloc(l->w, nc * sizeof *x);
-        if (!x) return andrea_set_error("out of memory (bpe pair lists)");
-        l->w = x;
+        uint32_t nc = l->cap ? l->cap * 2 : first_cap;
+        uint32_t *x = realloc(l->v, nc * sizeof *x);
+        if (!x) return andrea_set_error("%s", oom);
+        l->v = x;
         l->cap = nc;
     }
-    l->w[l->n++] = w;
+    l->v[l->n++] = v;
     return 0;
+}
+
+/* Word w holds pair p; a word's pairs are added together, so a repeat is the last entry. */
+static int where_add(trainer *tr, size_t p, uint32_t w) {
+    id_list *l = &tr->where[p];
+    if (l->n && l->v[l->n - 1] == w) return 0;
+    return id_list_push(l, w, 4, "out of memory (bpe pair lists)");
 }
 
 static void trainer_free(trainer *tr) {
@@ -227,13 +234,167 @@ static void trainer_free(trainer *tr) {
     free(tr->wcount);
     free(tr->wstamp);
     andrea_u64map_free(&tr->pair_idx);
-    for (size_t p = 0; p < tr->n_pairs; p++) free(tr->where[p].w);
+    for (size_t p = 0; p < tr->n_pairs; p++) free(tr->where[p].v);
     free(tr->pcount);
     free(tr->pa);
     free(tr->pb);
     free(tr->where);
     free(tr->pstamp);
     free(tr->heap);
+}
+
+/* 1. Counts the pieces of the text, in slices of 16 MB so that progress can be shown.
+ * Returns 0 or -1 (error set). */
+static int count_pieces(const uint8_t *s, size_t n, const andrea_bpe_train_options *o,
+                        piece_counter *pc, double t0) {
+    pretok *pt = andrea_pretok_gpt2_create();
+    if (!pt) return -1;
+    size_t slice = (size_t)16 << 20;
+    int rc = 0;
+    for (size_t off = 0; off < n && !rc;) {
+        size_t end = off + slice < n ? off + slice : n;
+        if (end < n) { /* a slice ends where a piece cannot go on */
+            size_t cut = andrea_tokenizer_safe_cut(s + off, end - off + 1);
+            if (cut) end = off + cut;
+        }
+        rc = andrea_pretok_run(pt, s + off, end - off, count_piece, pc);
+        off = end;
+        if (!rc && n > slice)
+            andrea_tok_progress(o->progress, o->progress_user,
+                                "bpe: counted %.1f / %.1f MB, %zu distinct pieces (%.1fs)", off / 1e6,
+                                n / 1e6, pc->pieces.n, andrea_now() - t0);
+    }
+    andrea_pretok_free(pt);
+    return rc ? -1 : 0;
+}
+
+/* 2. Each piece of two bytes or more becomes a word (its bytes and its count); every
+ * adjacent pair in it is counted at the word's count and lists the word. A piece of one
+ * byte has no pair to merge. Returns 0 or -1 (error set). */
+static int build_words(trainer *tr, const piece_counter *pc) {
+    size_t total_sym = 0;
+    for (size_t i = 0; i < pc->pieces.n; i++)
+        if (pc->pieces.lens[i] >= 2) { tr->n_words++; total_sym += pc->pieces.lens[i]; }
+    size_t nw = tr->n_words ? tr->n_words : 1;
+    tr->sym = malloc((total_sym ? total_sym : 1) * sizeof *tr->sym);
+    tr->woff = malloc(nw * sizeof *tr->woff);
+    tr->wlen = malloc(nw * sizeof *tr->wlen);
+    tr->wcount = malloc(nw * sizeof *tr->wcount);
+    tr->wstamp = calloc(nw, sizeof *tr->wstamp);
+    if (!tr->sym || !tr->woff || !tr->wlen || !tr->wcount || !tr->wstamp ||
+        andrea_u64map_init(&tr->pair_idx, 1 << 16))
+        return andrea_set_error("out of memory (bpe words)");
+    size_t w = 0, so = 0;
+    for (size_t i = 0; i < pc->pieces.n; i++) {
+        size_t len;
+        const uint8_t *p = strmap_key(&pc->pieces, i, &len);
+        if (len < 2) continue;
+        tr->woff[w] = so;
+        tr->wlen[w] = (uint32_t)len;
+        tr->wcount[w] = pc->count[i];
+        for (size_t k = 0; k < len; k++) tr->sym[so + k] = p[k];
+        for (size_t k = 0; k + 1 < len; k++) {
+            int64_t pi = pair_get_or_add(tr, p[k], p[k + 1]);
+            if (pi < 0 || where_add(tr, (size_t)pi, (uint32_t)w)) return -1;
+            tr->pcount[pi] += pc->count[i];
+        }
+        so += len;
+        w++;
+    }
+    return 0;
+}
+
+static int word_has_pair(const int32_t *sy, uint32_t len, int32_t a, int32_t b) {
+    for (uint32_t k = 0; k + 1 < len; k++)
+        if (sy[k] == a && sy[k + 1] == b) return 1;
+    return 0;
+}
+
+/* Counts the rewritten word wi's pairs back in at the word's count. Those that hold the
+ * new token r are new to the word: they list it, and join `touched` (once per merge,
+ * by pstamp), since the heap has no entry with their count. */
+static int count_word_pairs(trainer *tr, uint32_t wi, int32_t r, uint32_t stamp, id_list *touched) {
+    const int32_t *sy = tr->sym + tr->woff[wi];
+    uint32_t len = tr->wlen[wi];
+    int64_t wc = tr->wcount[wi];
+    for (uint32_t k = 0; k + 1 < len; k++) {
+        int64_t pi = pair_get_or_add(tr, sy[k], sy[k + 1]);
+        if (pi < 0) return -1;
+        tr->pcount[pi] += wc;
+        if (sy[k] != r && sy[k + 1] != r) continue;
+        if (where_add(tr, (size_t)pi, wi)) return -1;
+        if (tr->pstamp[pi] == stamp) continue;
+        tr->pstamp[pi] = stamp;
+        if (id_list_push(touched, (uint32_t)pi, 1024, "out of memory")) return -1;
+    }
+    return 0;
+}
+
+/* Merge number `stamp`, e's pair made r, in word wi: the word's pairs are counted out,
+ * the word rewritten, and its new pairs counted in. A word stands in a pair's list
+ * after the pair has left it (lists only grow), and is done once per merge (wstamp). */
+static int merge_in_word(trainer *tr, uint32_t wi, const heap_entry *e, int32_t r, uint32_t stamp,
+                         id_list *touched) {
+    if (tr->wstamp[wi] == stamp) return 0;
+    tr->wstamp[wi] = stamp;
+    int32_t *sy = tr->sym + tr->woff[wi];
+    uint32_t len = tr->wlen[wi];
+    int64_t wc = tr->wcount[wi];
+    if (!word_has_pair(sy, len, e->a, e->b)) return 0;
+    for (uint32_t k = 0; k + 1 < len; k++)
+        tr->pcount[*andrea_u64map_get(&tr->pair_idx, pair_key(sy[k], sy[k + 1]))] -= wc;
+    tr->wlen[wi] = (uint32_t)andrea_bpe_replace_pair(sy, len, e->a, e->b, r);
+    return count_word_pairs(tr, wi, r, stamp, touched);
+}
+
+/* Merge number `stamp`: e's pair made r in every word that lists it, then the touched
+ * pairs pushed with their counts now. Returns 0 or -1 (error set). */
+static int apply_merge(trainer *tr, const heap_entry *e, int32_t r, uint32_t stamp, id_list *touched) {
+    touched->n = 0;
+    id_list list = tr->where[e->pair]; /* taken: the pair will not occur again */
+    memset(&tr->where[e->pair], 0, sizeof list);
+    int rc = 0;
+    for (uint32_t li = 0; li < list.n && !rc; li++) rc = merge_in_word(tr, list.v[li], e, r, stamp, touched);
+    free(list.v);
+    for (size_t i = 0; i < touched->n && !rc; i++) {
+        uint32_t p = touched->v[i];
+        if (tr->pcount[p] > 0) rc = heap_push(tr, (heap_entry){tr->pcount[p], tr->pa[p], tr->pb[p], p});
+    }
+    return rc;
+}
+
+/* 3. Merges the most frequent pair, up to `want` times or while one is seen
+ * min_frequency times; merge i is merges[3i .. 3i + 2] = (left, right, new id).
+ * Returns the merges made, or -1 (error set). */
+static int32_t run_merges(trainer *tr, const andrea_bpe_train_options *o, int32_t want, int32_t *merges,
+                          double t0) {
+    id_list touched = {0};
+    int32_t nm = 0;
+    int rc = 0;
+    double last_report = andrea_now();
+    while (nm < want && tr->heap_n && !rc) {
+        heap_entry e = heap_pop(tr);
+        int64_t cur = tr->pcount[e.pair];
+        if (cur != e.count) { /* stale: back in with the count it has now, unless gone */
+            if (cur > 0) rc = heap_push(tr, (heap_entry){cur, e.a, e.b, e.pair});
+            continue;
+        }
+        if (cur < o->min_frequency || cur <= 0) break;
+        int32_t r = 257 + nm;
+        merges[3 * nm] = e.a;
+        merges[3 * nm + 1] = e.b;
+        merges[3 * nm + 2] = r;
+        nm++;
+        rc = apply_merge(tr, &e, r, (uint32_t)nm, &touched);
+        if (!rc && o->progress && (andrea_now() - last_report > 2.0 || nm == want)) {
+            last_report = andrea_now();
+            andrea_tok_progress(o->progress, o->progress_user,
+                                "bpe: merge %d/%d (pair count %lld), %.1fs elapsed", nm, want,
+                                (long long)cur, last_report - t0);
+        }
+    }
+    free(touched.v);
+    return rc ? -1 : nm;
 }
 
 andrea_tokenizer *andrea_tokenizer_bpe_train(const void *text, size_t n,
@@ -245,152 +406,24 @@ andrea_tokenizer *andrea_tokenizer_bpe_train(const void *text, size_t n,
     andrea_tokenizer *t = NULL;
     trainer tr = {0};
     int32_t *merges = NULL;
-    uint32_t *touched = NULL;
-    size_t n_touched = 0, cap_touched = 0;
     piece_counter pc = {.max_pieces = o->max_pieces, .progress = o->progress,
                        .progress_user = o->progress_user};
-    pretok *pt = andrea_pretok_gpt2_create();
-    if (!pt || andrea_strmap_init(&pc.pieces, 1 << 16)) goto done;
-
-    /* 1. count pieces, in slices so progress can be shown */
-    const uint8_t *s = text;
-    size_t slice = (size_t)16 << 20;
-    for (size_t off = 0; off < n;) {
-        size_t end = off + slice < n ? off + slice : n;
-        if (end < n) {
-            size_t cut = andrea_tokenizer_safe_cut(s + off, end - off + 1);
-            if (cut) end = off + cut;
-        }
-        if (andrea_pretok_run(pt, s + off, end - off, count_piece, &pc)) goto done;
-        off = end;
-        if (n > slice)
-            andrea_tok_progress(o->progress, o->progress_user,
-                                "bpe: counted %.1f / %.1f MB, %zu distinct pieces (%.1fs)", off / 1e6,
-                                n / 1e6, pc.pieces.n, andrea_now() - t0);
-    }
-
-    /* 2. words and initial pair counts */
-    size_t total_sym = 0;
-    for (size_t i = 0; i < pc.pieces.n; i++)
-        if (pc.pieces.lens[i] >= 2) { tr.n_words++; total_sym += pc.pieces.lens[i]; }
-    tr.sym = malloc((total_sym ? total_sym : 1) * sizeof *tr.sym);
-    tr.woff = malloc((tr.n_words ? tr.n_words : 1) * sizeof *tr.woff);
-    tr.wlen = malloc((tr.n_words ? tr.n_words : 1) * sizeof *tr.wlen);
-    tr.wcount = malloc((tr.n_words ? tr.n_words : 1) * sizeof *tr.wcount);
-    tr.wstamp = calloc(tr.n_words ? tr.n_words : 1, sizeof *tr.wstamp);
-    if (!tr.sym || !tr.woff || !tr.wlen || !tr.wcount || !tr.wstamp ||
-        andrea_u64map_init(&tr.pair_idx, 1 << 16)) {
-        andrea_set_error("out of memory (bpe words)");
+    if (andrea_strmap_init(&pc.pieces, 1 << 16) || count_pieces(text, n, o, &pc, t0) ||
+        build_words(&tr, &pc))
         goto done;
-    }
-    size_t w = 0, so = 0;
-    for (size_t i = 0; i < pc.pieces.n; i++) {
-        size_t len;
-        const uint8_t *p = strmap_key(&pc.pieces, i, &len);
-        if (len < 2) continue;
-        tr.woff[w] = so;
-        tr.wlen[w] = (uint32_t)len;
-        tr.wcount[w] = pc.count[i];
-        for (size_t k = 0; k < len; k++) tr.sym[so + k] = p[k];
-        for (size_t k = 0; k + 1 < len; k++) {
-            int64_t pi = pair_get_or_add(&tr, p[k], p[k + 1]);
-            if (pi < 0 || where_add(&tr, (size_t)pi, (uint32_t)w)) goto done;
-            tr.pcount[pi] += pc.count[i];
-        }
-        so += len;
-        w++;
-    }
     andrea_tok_progress(o->progress, o->progress_user,
                         "bpe: %zu distinct pieces (%zu with pairs), %zu distinct pairs (%.1fs)",
                         pc.pieces.n, tr.n_words, tr.n_pairs, andrea_now() - t0);
-    andrea_strmap_free(&pc.pieces);
+    andrea_strmap_free(&pc.pieces); /* the words hold what the merges need */
     free(pc.count);
     pc.count = NULL;
     for (size_t p = 0; p < tr.n_pairs; p++)
         if (heap_push(&tr, (heap_entry){tr.pcount[p], tr.pa[p], tr.pb[p], (uint32_t)p})) goto done;
-
-    /* 3. merges */
-    int32_t want = o->vocab_size - 257, nm = 0;
+    int32_t want = o->vocab_size - 257;
     merges = malloc((size_t)(want ? want : 1) * 3 * sizeof *merges);
     if (!merges) { andrea_set_error("out of memory (merges)"); goto done; }
-    double last_report = andrea_now();
-    while (nm < want && tr.heap_n) {
-        heap_entry e = heap_pop(&tr);
-        int64_t cur = tr.pcount[e.pair];
-        if (cur != e.count) {
-            if (cur > 0 && heap_push(&tr, (heap_entry){cur, e.a, e.b, e.pair})) goto done;
-            continue;
-        }
-        if (cur < o->min_frequency || cur <= 0) break;
-        int32_t a = e.a, b = e.b, r = 257 + nm;
-        merges[3 * nm] = a;
-        merges[3 * nm + 1] = b;
-        merges[3 * nm + 2] = r;
-        nm++;
-        uint32_t stamp = (uint32_t)nm;
-        n_touched = 0;
-        word_list list = tr.where[e.pair]; /* taken: the pair will not occur again */
-        memset(&tr.where[e.pair], 0, sizeof list);
-        for (uint32_t li = 0; li < list.n; li++) {
-            uint32_t wi = list.w[li];
-            if (tr.wstamp[wi] == stamp) continue;
-            tr.wstamp[wi] = stamp;
-            int32_t *sy = tr.sym + tr.woff[wi];
-            uint32_t len = tr.wlen[wi];
-            int64_t wc = tr.wcount[wi];
-            int found = 0;
-            for (uint32_t k = 0; k + 1 < len; k++)
-                if (sy[k] == a && sy[k + 1] == b) { found = 1; break; }
-            if (!found) continue;
-            for (uint32_t k = 0; k + 1 < len; k++)
-                tr.pcount[*andrea_u64map_get(&tr.pair_idx, (uint64_t)(uint32_t)sy[k] << 32 | (uint32_t)sy[k + 1])] -= wc;
-            uint32_t j = 0;
-            for (uint32_t k = 0; k < len;) {
-                if (k + 1 < len && sy[k] == a && sy[k + 1] == b) {
-                    sy[j++] = r;
-                    k += 2;
-                } else {
-                    sy[j++] = sy[k++];
-                }
-            }
-            tr.wlen[wi] = len = j;
-            for (uint32_t k = 0; k + 1 < len; k++) {
-                int64_t pi = pair_get_or_add(&tr, sy[k], sy[k + 1]);
-                if (pi < 0) goto done_list;
-                tr.pcount[pi] += wc;
-                if (sy[k] == r || sy[k + 1] == r) {
-                    if (where_add(&tr, (size_t)pi, wi)) goto done_list;
-                    if (tr.pstamp[pi] != stamp) {
-                        tr.pstamp[pi] = stamp;
-                        if (n_touched == cap_touched) {
-                            size_t nc = cap_touched ? cap_touched * 2 : 1024;
-                            uint32_t *x = realloc(touched, nc * sizeof *x);
-                            if (!x) { andrea_set_error("out of memory"); goto done_list; }
-                            touched = x;
-                            cap_touched = nc;
-                        }
-                        touched[n_touched++] = (uint32_t)pi;
-                    }
-                }
-            }
-        }
-        free(list.w);
-        for (size_t i = 0; i < n_touched; i++) {
-            uint32_t p = touched[i];
-            if (tr.pcount[p] > 0 && heap_push(&tr, (heap_entry){tr.pcount[p], tr.pa[p], tr.pb[p], p}))
-                goto done;
-        }
-        if (o->progress && (andrea_now() - last_report > 2.0 || nm == want)) {
-            last_report = andrea_now();
-            andrea_tok_progress(o->progress, o->progress_user,
-                                "bpe: merge %d/%d (pair count %lld), %.1fs elapsed", nm, want,
-                                (long long)cur, last_report - t0);
-        }
-        continue;
-    done_list:
-        free(list.w);
-        goto done;
-    }
+    int32_t nm = run_merges(&tr, o, want, merges, t0);
+    if (nm < 0) goto done;
     andrea_tok_progress(o->progress, o->progress_user, "bpe: %d merges, vocab %d (%.1fs)%s", nm,
                         257 + nm, andrea_now() - t0,
                         nm < want ? " - the corpus ran out of pairs seen min-frequency times" : "");
@@ -398,11 +431,9 @@ andrea_tokenizer *andrea_tokenizer_bpe_train(const void *text, size_t n,
     for (int i = 0; i < 256; i++) byte_to_id[i] = i;
     t = andrea_bpe_build(&andrea_tok_bpe_ops, 257 + nm, 256, byte_to_id, merges, nm, NULL, 0);
 done:
-    andrea_pretok_free(pt);
     andrea_strmap_free(&pc.pieces);
     free(pc.count);
     trainer_free(&tr);
     free(merges);
-    free(touched);
     return t;
 }

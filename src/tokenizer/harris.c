@@ -352,28 +352,45 @@ static void report_kept(const andrea_harris_train_options *o, const seg_cand *ca
     o->progress(o->progress_user, line);
 }
 
-andrea_tokenizer *andrea_tokenizer_harris_train(const void *text, size_t n,
-                                                const andrea_harris_train_options *o) {
-    const uint8_t *s = text;
-    andrea_tokenizer *t = NULL;
-    strmap words = {0}, segs = {0};
-    int64_t *wcount = NULL; /* per word: [2 * id] after a space, [2 * id + 1] otherwise */
-    int64_t *scount = NULL;
-    size_t wcap = 0, scap = 0;
-    vtrie fwd = {0}, bwd = {0};
-    seg_cand *cands = NULL;
-    const uint8_t **sp = NULL;
-    uint32_t *sl = NULL;
-    double t0 = andrea_now();
-    if (o->n_segments < 0 || o->min_variety < 1 || o->max_len < 2 || o->min_count < 1) {
-        andrea_set_error("harris: need segments >= 0, min variety >= 1, max len >= 2, min count >= 1");
-        return NULL;
-    }
-    if (andrea_strmap_init(&words, 1 << 16) || andrea_strmap_init(&segs, 1 << 16) || vtrie_init(&fwd) ||
-        vtrie_init(&bwd))
-        goto done;
+/* The trainer's tables: word types and segments with their counts, and the tries that
+ * give the varieties. */
+typedef struct {
+    strmap words, segs;
+    int64_t *wcount;   /* per word: [2 * id] after a space, [2 * id + 1] otherwise */
+    int64_t *scount;   /* per segment: occurrences */
+    size_t wcap, scap; /* the ids the two count tables have room for */
+    vtrie fwd, bwd;    /* over the words forward (SV) and backward (PV) */
+} harris_trainer;
 
-    /* 1. word types with their counts */
+static int harris_trainer_init(harris_trainer *ht) {
+    return andrea_strmap_init(&ht->words, 1 << 16) || andrea_strmap_init(&ht->segs, 1 << 16) ||
+           vtrie_init(&ht->fwd) || vtrie_init(&ht->bwd);
+}
+
+static void harris_trainer_free(harris_trainer *ht) {
+    andrea_strmap_free(&ht->words);
+    andrea_strmap_free(&ht->segs);
+    free(ht->wcount);
+    free(ht->scount);
+    vtrie_free(&ht->fwd);
+    vtrie_free(&ht->bwd);
+}
+
+/* Makes room for id in a zeroed table of `per` counts an id, doubling it (from 65536
+ * ids) when full: ids come one at a time. Returns 0, or -1 with oom as the error. */
+static int counts_reserve(int64_t **counts, size_t *cap, size_t id, size_t per, const char *oom) {
+    if (id < *cap) return 0;
+    size_t nc = *cap ? *cap * 2 : 1 << 16;
+    int64_t *p = realloc(*counts, per * nc * sizeof *p);
+    if (!p) return andrea_set_error("%s", oom);
+    memset(p + per * *cap, 0, per * (nc - *cap) * sizeof *p);
+    *counts = p;
+    *cap = nc;
+    return 0;
+}
+
+/* 1. The word types of s with their counts, after a space and elsewhere apart. */
+static int count_words(harris_trainer *ht, const uint8_t *s, size_t n) {
     for (size_t i = 0; i < n;) {
         uint32_t cp;
         int len = andrea_utf8_decode(s + i, n - i, &cp);
@@ -384,119 +401,142 @@ andrea_tokenizer *andrea_tokenizer_harris_train(const void *text, size_t n,
         size_t start = i;
         while (i < n && (len = andrea_utf8_decode(s + i, n - i, &cp)) && is_letter(cp)) i += (size_t)len;
         if (i - start > HARRIS_MAX_WORD) continue;
-        int added;
-        int64_t id = andrea_strmap_intern(&words, s + start, i - start, &added);
-        if (id < 0) goto done;
-        if ((size_t)id >= wcap) {
-            size_t nc = wcap ? wcap * 2 : 1 << 16;
-            int64_t *p = realloc(wcount, 2 * nc * sizeof *p);
-            if (!p) { andrea_set_error("out of memory (harris word counts)"); goto done; }
-            memset(p + 2 * wcap, 0, 2 * (nc - wcap) * sizeof *p);
-            wcount = p;
-            wcap = nc;
-        }
-        wcount[2 * id + (start > 0 && s[start - 1] == ' ' ? 0 : 1)]++;
+        int64_t id = andrea_strmap_intern(&ht->words, s + start, i - start, NULL);
+        if (id < 0 || counts_reserve(&ht->wcount, &ht->wcap, (size_t)id, 2, "out of memory (harris word counts)"))
+            return -1;
+        ht->wcount[2 * id + (start > 0 && s[start - 1] == ' ' ? 0 : 1)]++;
     }
-    andrea_tok_progress(o->progress, o->progress_user, "harris: %zu distinct words in %zu bytes (%.1fs)",
-                        words.n, n, andrea_now() - t0);
+    return 0;
+}
 
-    /* 2. varieties over word types */
-    for (size_t id = 0; id < words.n; id++) {
+/* 2. The varieties are over word types, not occurrences: every type once in each trie. */
+static int fill_variety_tries(harris_trainer *ht) {
+    for (size_t id = 0; id < ht->words.n; id++) {
         size_t len;
-        const uint8_t *w = strmap_key(&words, id, &len);
-        if (vtrie_insert(&fwd, w, len, 0) || vtrie_insert(&bwd, w, len, 1)) goto done;
+        const uint8_t *w = strmap_key(&ht->words, id, &len);
+        if (vtrie_insert(&ht->fwd, w, len, 0) || vtrie_insert(&ht->bwd, w, len, 1)) return -1;
     }
+    return 0;
+}
 
-    /* 3. cut every word type, count segments over occurrences */
+/* The character boundaries of w: 0 = bound[0] < ... < bound[nb] = len; returns nb. */
+static size_t char_bounds(const uint8_t *w, size_t len, size_t *bound) {
+    size_t nb = 0;
+    bound[nb++] = 0;
+    for (size_t k = 0; k < len;) {
+        uint32_t cp;
+        k += (size_t)andrea_utf8_decode(w + k, len - k, &cp);
+        bound[nb++] = k;
+    }
+    return nb - 1;
+}
+
+/* Step 3's test for a cut before character j (0 < j < nb) of a word of len bytes: the
+ * successor variety of the prefix rises there, or the predecessor variety of the
+ * suffix, to min_variety or more. sv[k]: prefix of k bytes; pvr[k]: suffix of k bytes. */
+static int variety_spikes(const uint32_t *sv, const uint32_t *pvr, const size_t *bound, size_t j,
+                          size_t len, int min_variety) {
+    size_t b = bound[j], bp = bound[j - 1], bn = bound[j + 1];
+    uint32_t f = sv[b], fprev = sv[bp];
+    uint32_t p = pvr[len - b], pnext = pvr[len - bn];
+    return (f > fprev && f >= (uint32_t)min_variety) || (p > pnext && p >= (uint32_t)min_variety);
+}
+
+/* Counts seg[0..n), a segment of word type id, over the word's occurrences. A word's
+ * first segment is two candidates, " seg" for the occurrences after a space and "seg"
+ * for the others; a later segment counts every occurrence. Only 2..max_len bytes count. */
+static int count_segment(harris_trainer *ht, const andrea_harris_train_options *o, size_t id,
+                         const uint8_t *seg, size_t n, int first) {
+    uint8_t buf[HARRIS_MAX_WORD + 1];
+    for (int sp_variant = 0; sp_variant < 2; sp_variant++) {
+        int64_t c;
+        if (first) c = ht->wcount[2 * id + sp_variant];
+        else c = sp_variant ? 0 : ht->wcount[2 * id] + ht->wcount[2 * id + 1];
+        if (c == 0) continue;
+        size_t L = 0;
+        if (first && sp_variant == 0) buf[L++] = ' ';
+        memcpy(buf + L, seg, n);
+        L += n;
+        if (L < 2 || L > (size_t)o->max_len) continue;
+        int64_t sid = andrea_strmap_intern(&ht->segs, buf, L, NULL);
+        if (sid < 0 ||
+            counts_reserve(&ht->scount, &ht->scap, (size_t)sid, 1, "out of memory (harris segment counts)"))
+            return -1;
+        ht->scount[sid] += c;
+    }
+    return 0;
+}
+
+/* 3. Cuts word type id where a variety spikes, and counts its segments. */
+static int cut_word(harris_trainer *ht, const andrea_harris_train_options *o, size_t id) {
     uint32_t sv[HARRIS_MAX_WORD + 1], pvr[HARRIS_MAX_WORD + 1];
     size_t bound[HARRIS_MAX_WORD + 1];
-    uint8_t buf[HARRIS_MAX_WORD + 1];
-    for (size_t id = 0; id < words.n; id++) {
-        size_t len;
-        const uint8_t *w = strmap_key(&words, id, &len);
-        vtrie_varieties(&fwd, w, len, 0, sv);  /* sv[k]: prefix of k bytes */
-        vtrie_varieties(&bwd, w, len, 1, pvr); /* pvr[k]: suffix of k bytes */
-        size_t nb = 0; /* character boundaries 0 = b_0 < ... < b_nb = len */
-        bound[nb++] = 0;
-        for (size_t k = 0; k < len;) {
-            uint32_t cp;
-            k += (size_t)andrea_utf8_decode(w + k, len - k, &cp);
-            bound[nb++] = k;
-        }
-        nb--; /* index of the last boundary */
-        size_t cut_from = 0, first = 1;
-        for (size_t j = 1; j <= nb; j++) {
-            int cut = j == nb;
-            if (!cut) {
-                size_t b = bound[j], bp = bound[j - 1], bn = bound[j + 1];
-                uint32_t f = sv[b], fprev = sv[bp];
-                uint32_t p = pvr[len - b], pnext = pvr[len - bn];
-                cut = (f > fprev && f >= (uint32_t)o->min_variety) ||
-                      (p > pnext && p >= (uint32_t)o->min_variety);
-            }
-            if (!cut) continue;
-            size_t a = bound[cut_from], b = bound[j];
-            for (int sp_variant = 0; sp_variant < 2; sp_variant++) {
-                int64_t c;
-                if (first) c = wcount[2 * id + sp_variant];
-                else c = sp_variant ? 0 : wcount[2 * id] + wcount[2 * id + 1];
-                if (c == 0) continue;
-                size_t L = 0;
-                if (first && sp_variant == 0) buf[L++] = ' ';
-                memcpy(buf + L, w + a, b - a);
-                L += b - a;
-                if (L < 2 || L > (size_t)o->max_len) continue;
-                int added;
-                int64_t sid = andrea_strmap_intern(&segs, buf, L, &added);
-                if (sid < 0) goto done;
-                if ((size_t)sid >= scap) {
-                    size_t nc = scap ? scap * 2 : 1 << 16;
-                    int64_t *q = realloc(scount, nc * sizeof *q);
-                    if (!q) { andrea_set_error("out of memory (harris segment counts)"); goto done; }
-                    memset(q + scap, 0, (nc - scap) * sizeof *q);
-                    scount = q;
-                    scap = nc;
-                }
-                scount[sid] += c;
-            }
-            first = 0;
-            cut_from = j;
-        }
+    size_t len;
+    const uint8_t *w = strmap_key(&ht->words, id, &len);
+    vtrie_varieties(&ht->fwd, w, len, 0, sv);  /* sv[k]: prefix of k bytes */
+    vtrie_varieties(&ht->bwd, w, len, 1, pvr); /* pvr[k]: suffix of k bytes */
+    size_t nb = char_bounds(w, len, bound), cut_from = 0;
+    for (size_t j = 1; j <= nb; j++) { /* the word's end is always a cut */
+        if (j < nb && !variety_spikes(sv, pvr, bound, j, len, o->min_variety)) continue;
+        size_t a = bound[cut_from], b = bound[j];
+        if (count_segment(ht, o, id, w + a, b - a, cut_from == 0)) return -1;
+        cut_from = j;
     }
+    return 0;
+}
 
-    /* 4. keep the N segments that save the most tokens */
+/* 4. Keeps the n_segments candidates (seen min_count times or more) that save the most
+ * tokens, and builds the tokenizer of them. */
+static andrea_tokenizer *build_from_best(const harris_trainer *ht, const andrea_harris_train_options *o,
+                                         double t0) {
     size_t nc = 0;
-    cands = malloc((segs.n ? segs.n : 1) * sizeof *cands);
-    if (!cands) { andrea_set_error("out of memory (harris candidates)"); goto done; }
-    for (size_t id = 0; id < segs.n; id++) {
-        if (scount[id] < o->min_count) continue;
+    seg_cand *cands = malloc((ht->segs.n ? ht->segs.n : 1) * sizeof *cands);
+    if (!cands) return andrea_set_error("out of memory (harris candidates)"), NULL;
+    for (size_t id = 0; id < ht->segs.n; id++) {
+        if (ht->scount[id] < o->min_count) continue;
         size_t len;
-        cands[nc].p = strmap_key(&segs, id, &len);
+        cands[nc].p = strmap_key(&ht->segs, id, &len);
         cands[nc].len = (uint32_t)len;
-        cands[nc].count = scount[id];
+        cands[nc].count = ht->scount[id];
         nc++;
     }
     qsort(cands, nc, sizeof *cands, cand_cmp);
     size_t keep = nc < (size_t)o->n_segments ? nc : (size_t)o->n_segments;
     if (o->progress) report_kept(o, cands, nc, keep, andrea_now() - t0);
-    sp = malloc((keep ? keep : 1) * sizeof *sp);
-    sl = malloc((keep ? keep : 1) * sizeof *sl);
-    if (!sp || !sl) { andrea_set_error("out of memory"); goto done; }
-    for (size_t i = 0; i < keep; i++) {
-        sp[i] = cands[i].p;
-        sl[i] = cands[i].len;
+    const uint8_t **sp = malloc((keep ? keep : 1) * sizeof *sp);
+    uint32_t *sl = malloc((keep ? keep : 1) * sizeof *sl);
+    andrea_tokenizer *t = NULL;
+    if (!sp || !sl) {
+        andrea_set_error("out of memory");
+    } else {
+        for (size_t i = 0; i < keep; i++) {
+            sp[i] = cands[i].p;
+            sl[i] = cands[i].len;
+        }
+        t = andrea_harris_build(sp, sl, (int32_t)keep);
     }
-    t = andrea_harris_build(sp, sl, (int32_t)keep);
-done:
-    andrea_strmap_free(&words);
-    andrea_strmap_free(&segs);
-    free(wcount);
-    free(scount);
-    vtrie_free(&fwd);
-    vtrie_free(&bwd);
     free(cands);
     free(sp);
     free(sl);
+    return t;
+}
+
+andrea_tokenizer *andrea_tokenizer_harris_train(const void *text, size_t n,
+                                                const andrea_harris_train_options *o) {
+    double t0 = andrea_now();
+    if (o->n_segments < 0 || o->min_variety < 1 || o->max_len < 2 || o->min_count < 1) {
+        andrea_set_error("harris: need segments >= 0, min variety >= 1, max len >= 2, min count >= 1");
+        return NULL;
+    }
+    harris_trainer ht = {0};
+    int rc = harris_trainer_init(&ht) || count_words(&ht, text, n);
+    if (!rc)
+        andrea_tok_progress(o->progress, o->progress_user, "harris: %zu distinct words in %zu bytes (%.1fs)",
+                            ht.words.n, n, andrea_now() - t0);
+    rc = rc || fill_variety_tries(&ht);
+    for (size_t id = 0; id < ht.words.n && !rc; id++) rc = cut_word(&ht, o, id);
+    andrea_tokenizer *t = rc ? NULL : build_from_best(&ht, o, t0);
+    harris_trainer_free(&ht);
     return t;
 }
 

@@ -130,6 +130,21 @@ andrea_tokenizer *andrea_bpe_build(const andrea_tok_ops *ops, int32_t vocab, int
 enum { ANDREA_BPE_MERGE_AUTO, ANDREA_BPE_MERGE_SCAN, ANDREA_BPE_MERGE_HEAP };
 int andrea_bpe_merge_piece(const andrea_tokenizer *t, const uint8_t *p, size_t n, int method,
                            andrea_ids *out);
+/* One merge applied to a symbol sequence in place: every (a, b), from the left, becomes
+ * r; returns the new length. The encoder's scan and the trainer (bpe_train.c) share it,
+ * so that learned merges encode as they were learned. */
+static inline size_t andrea_bpe_replace_pair(int32_t *sym, size_t n, int32_t a, int32_t b, int32_t r) {
+    size_t j = 0;
+    for (size_t i = 0; i < n;) {
+        if (i + 1 < n && sym[i] == a && sym[i + 1] == b) {
+            sym[j++] = r;
+            i += 2;
+        } else {
+            sym[j++] = sym[i++];
+        }
+    }
+    return j;
+}
 
 /* harris.c */
 andrea_tokenizer *andrea_harris_build(const uint8_t *const *segs, const uint32_t *lens, int32_t n);
