@@ -225,7 +225,8 @@ static int ring_start(andrea_dist *d, pending *p, float *b, size_t n) {
         p->ringcap = cap;
     }
     int rc;
-    p->ring[p->nring] = andrea_ring_start(g_comm, b, n, ring_tag(p), d->wire_bf16, !d->ring_pieces, &rc);
+    p->ring[p->nring] =
+        andrea_ring_start(g_comm, b, n, ring_tag(p), d->wire_bf16, !d->ring_pieces, &rc);
     if (!p->ring[p->nring])
         return rc != MPI_SUCCESS ? mpi_fail(d, "ring all-reduce", rc)
                                  : andrea_set_error("out of memory for a ring sum");
