@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The gradient sum's algorithm (src/parallel/ring.c, docs/distributed.md):
 # 1. the ring all-reduce sums right: bench_allreduce checks every element, 2 ranks on a
-#    size sweep and 3 ranks on a size the ranks cannot split evenly;
+#    size sweep and 3 ranks on a size the ranks cannot split evenly, with whole chunks
+#    (one machine) and in 32 KB pieces (a network: forced by ANDREA_RING_PIECES=1);
 # 2. training with the ring (--dist-allreduce ring) and with MPI's (mpi), 4 ranks x 2,
 #    give the losses of 1 process x 8 within float rounding; the ring with the overlap
 #    forced (--dist-overlap) is bit-identical on a rerun (each chunk is summed in ring
-#    order on one rank);
+#    order on one rank); with 3 ranks pieces and whole chunks give the same weights;
 # 3. --dist-bf16: ranks agree, losses near fp32's;
 # 4. auto: the start line names the measured choice and a dist_plan line the overlap
 #    decision from the timed steps; a bad --dist-allreduce is a usage error.
@@ -24,6 +25,16 @@ if [ -x "$B" ]; then
         || fail "bench_allreduce 2 ranks: $(tail -2 "$T/b2")"
     $MPI -np 3 "$B" 100003 2 both > "$T/b3" 2>&1 && pass "ring and mpi sums right, 3 ranks, 100003 floats" \
         || fail "bench_allreduce 3 ranks: $(tail -2 "$T/b3")"
+    # the pieces a network gets (32 KB: 8192 floats, 16384 in bf16), forced on loopback:
+    # one piece (1 K), an exact multiple (16 K, 256 K), more pieces than the 16 in flight
+    # (1 M: 64 a chunk); 3 ranks: chunks of 33335/33334 floats, in 5 uneven pieces (3 in
+    # bf16); every element checked
+    P="-x ANDREA_RING_PIECES=1"
+    $MPI -np 2 $P "$B" 0 2 ring > "$T/p2" 2>&1 && pass "ring in 32 KB pieces sums right, 2 ranks, 1 K - 16 M floats" \
+        || fail "bench_allreduce pieces 2 ranks: $(tail -2 "$T/p2")"
+    $MPI -np 3 $P "$B" 100003 2 ring > "$T/p3" 2>&1 && $MPI -np 3 $P "$B" 100003 2 bf16 >> "$T/p3" 2>&1 \
+        && pass "ring in pieces sums right, 3 ranks, 100003 floats, fp32 and bf16 wire" \
+        || fail "bench_allreduce pieces 3 ranks: $(tail -2 "$T/p3")"
 else
     echo "note: $B not built: no direct check of the sums"
 fi
@@ -45,6 +56,19 @@ $MPI -np 4 "$A" train $M --batch 2 --dist-allreduce ring --dist-overlap -o "$T/r
 $MPI -np 4 "$A" train $M --batch 2 --dist-allreduce ring --dist-overlap -o "$T/r2" || fail "ring rerun 2"
 cmp -s "$T/r1/ckpt.bin" "$T/r2/ckpt.bin" && pass "4 ranks, ring, overlap: a rerun is bit-identical" \
     || fail "4 ranks ring reruns differ"
+# pieces (what a network gets) against whole chunks (one machine): each float is summed
+# in the same order, so 3 ranks (where the order shows) give the same weights, bit for bit
+# (the overlap forced: with and without it the buckets, so the chunks, differ). A wider
+# model, so that a layer's chunk (about 65 K floats) is 8 pieces.
+for w in "" --dist-bf16; do
+    for p in 0 1; do
+        $MPI -np 3 -x ANDREA_RING_PIECES=$p "$A" train $M --d-model 128 --max-steps 4 --batch 2 \
+            --dist-allreduce ring --dist-overlap $w -o "$T/pc$p$w" || fail "3 ranks, ANDREA_RING_PIECES=$p $w"
+    done
+    cmp -s "$T/pc0$w/ckpt.bin" "$T/pc1$w/ckpt.bin" \
+        && pass "3 ranks, ring${w:+ $w}: 32 KB pieces = whole chunks, bit for bit (4 steps)" \
+        || fail "3 ranks ring${w:+ $w}: pieces and whole chunks differ"
+done
 
 # bf16 on the wire: the ranks still agree (the hash after every step), the losses stay
 # within 1e-3 of fp32's, and they are not fp32's bits (the bf16 path did run)

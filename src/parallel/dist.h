@@ -48,6 +48,9 @@ struct andrea_dist {
     uint64_t comm_bytes; /* payload bytes this rank sent into collectives */
     int algo;           /* the float sums: ANDREA_ALLREDUCE_MPI or _RING (andrea_dist_plan) */
     int wire_bf16;      /* the ring's chunks travel as bf16 (--dist-bf16; ring only) */
+    int ring_pieces;    /* the ring sends 32 KB pieces (ranks on several machines), not
+                         * whole chunks (one machine); set at open (ring.h,
+                         * ANDREA_RING_PIECES overrides) */
     double plan_ms[2];  /* what andrea_dist_plan measured: MPI's, the ring's (0: not measured) */
     const andrea_dist_ops *ops;
     void *impl;

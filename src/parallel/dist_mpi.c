@@ -26,6 +26,7 @@
 
 static MPI_Comm g_comm = MPI_COMM_NULL; /* a dup of MPI_COMM_WORLD, errors returned */
 static int g_broken;                    /* some collective of this process broke */
+static int g_one_host;                  /* every rank on this machine (ring.h) */
 
 int andrea_dist_mpi_built(void) { return 1; }
 
@@ -53,6 +54,16 @@ static int world_init(void) {
     if (MPI_Comm_dup(MPI_COMM_WORLD, &g_comm) != MPI_SUCCESS)
         return andrea_set_error("MPI_Comm_dup failed");
     MPI_Comm_set_errhandler(g_comm, MPI_ERRORS_RETURN);
+    /* the ring sends whole chunks over shared memory, pieces over a network (ring.c);
+     * every rank computes the same answer: its machine's ranks are all of them or not */
+    MPI_Comm node;
+    int world = 0, local = 0;
+    if (MPI_Comm_split_type(g_comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+        MPI_Comm_size(g_comm, &world);
+        MPI_Comm_size(node, &local);
+        MPI_Comm_free(&node);
+    }
+    g_one_host = local > 0 && local == world;
     return 0;
 }
 
@@ -214,7 +225,8 @@ static int ring_start(andrea_dist *d, pending *p, float *b, size_t n) {
         p->ringcap = cap;
     }
     int rc;
-    p->ring[p->nring] = andrea_ring_start(g_comm, b, n, ring_tag(p), d->wire_bf16, &rc);
+    p->ring[p->nring] =
+        andrea_ring_start(g_comm, b, n, ring_tag(p), d->wire_bf16, !d->ring_pieces, &rc);
     if (!p->ring[p->nring])
         return rc != MPI_SUCCESS ? mpi_fail(d, "ring all-reduce", rc)
                                  : andrea_set_error("out of memory for a ring sum");
@@ -331,6 +343,10 @@ andrea_dist *andrea_dist_mpi_open(void) {
     }
     MPI_Comm_rank(g_comm, &d->rank);
     MPI_Comm_size(g_comm, &d->size);
+    /* ANDREA_RING_PIECES=1 or 0 forces pieces or whole chunks (tests, benchmarks: the
+     * sums' bits are the same either way); it must be the same on every rank */
+    const char *pieces = getenv("ANDREA_RING_PIECES");
+    d->ring_pieces = pieces && *pieces ? strcmp(pieces, "0") != 0 : !g_one_host;
     d->ops = &MPI_OPS;
     return d;
 }

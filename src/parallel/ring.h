@@ -20,10 +20,13 @@ typedef struct andrea_ring andrea_ring;
 /* Starts the sum of buf[0, n) over comm's ranks; tag distinguishes operations in flight
  * together (every rank starts the same sequence, so a counter agrees). bf16: the chunks
  * travel as bf16 (rounded to nearest even; half the bytes), added in fp32; each finished
- * chunk is rounded on its owner too, so every rank still ends with the same bits. NULL
- * when out of memory or MPI refused (*mpi_rc says which: MPI_SUCCESS for memory). */
+ * chunk is rounded on its owner too, so every rank still ends with the same bits.
+ * one_host (the same on every rank): all ranks share one machine, so each chunk goes as
+ * one message; otherwise as 32 KB pieces, pipelined (ring.c says why). Either way each
+ * float is summed in the same order, so the bits do not depend on it. NULL when out of
+ * memory or MPI refused (*mpi_rc says which: MPI_SUCCESS for memory). */
 andrea_ring *andrea_ring_start(MPI_Comm comm, float *buf, size_t n, int tag, int bf16,
-                               int *mpi_rc);
+                               int one_host, int *mpi_rc);
 /* Moves it on without waiting: MPI_SUCCESS with *done set (1: the sum is in buf; free
  * it), or MPI's error code. */
 int andrea_ring_progress(andrea_ring *op, int *done);
