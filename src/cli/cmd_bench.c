@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "andrea.h"
 #include "args.h"
@@ -93,6 +94,43 @@ static int bench_generate(andrea_model *m, int n_tokens, double *times) {
     return done;
 }
 
+/* rounds timed prefills of an n-token prompt (random tokens) from an empty cache, after
+ * one untimed (the activations' allocation, the product shapes' engine choice); each
+ * round's seconds into times[] and its CPU seconds (all threads) into cpu[]. Returns the
+ * rounds timed, or -1 when out of memory. */
+static double cpu_seconds(void) { /* the process's CPU time: every thread's */
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int bench_prefill(andrea_model *m, int n, int rounds, double *times, double *cpu) {
+    andrea_kv *kv = andrea_kv_create(m);
+    int32_t *x = malloc(sizeof(int32_t) * (size_t)n);
+    if (!kv || !x) {
+        andrea_kv_free(kv);
+        free(x);
+        return -1;
+    }
+    andrea_rng rng;
+    andrea_rng_seed(&rng, 11);
+    for (int i = 0; i < n; i++) x[i] = (int32_t)(andrea_rng_u64(&rng) % (uint64_t)m->cfg.vocab);
+    int prof = andrea_prof_on, done = 0;
+    andrea_prof_on = 0;
+    const float *ok = andrea_kv_prefill(m, kv, x, n);
+    andrea_prof_on = prof;
+    for (; ok && done < rounds; done++) {
+        andrea_kv_reset(kv);
+        double t0 = andrea_now(), c0 = cpu_seconds();
+        if (!andrea_kv_prefill(m, kv, x, n)) break;
+        times[done] = andrea_now() - t0;
+        cpu[done] = cpu_seconds() - c0;
+    }
+    andrea_kv_free(kv);
+    free(x);
+    return ok ? done : -1;
+}
+
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
@@ -132,6 +170,7 @@ int cmd_bench(int argc, char **argv) {
     model_flags mf;
     memset(&mf, 0, sizeof mf);
     int batch = 4, seq = 0, steps = 10, warmup = 2, threads = 0, gen = 64, profile = 0, list = 0;
+    int prefill = 0;
     const char *quant = "f32", *attention = "flash";
     const char *backend = NULL, *matmul = NULL, *precision = NULL, *isa = NULL;
     int qkind = ANDREA_QUANT_NONE;
@@ -139,9 +178,11 @@ int cmd_bench(int argc, char **argv) {
         MODEL_FLAG_SPECS(mf),
         {"batch", 'b', ARG_INT, &batch, "training batch B (4)", 0},
         {"seq", 0, ARG_INT, &seq, "training sequence length T (default: min(ctx, 256))", 0},
-        {"steps", 0, ARG_INT, &steps, "timed training steps (10)", 0},
+        {"steps", 0, ARG_INT, &steps, "timed training steps, 0 = skip training (10)", 0},
         {"warmup", 0, ARG_INT, &warmup, "untimed steps first (2)", 0},
         {"generate", 'n', ARG_INT, &gen, "tokens of batch-1 generation to time, 0 = skip (64)", 0},
+        {"prefill", 0, ARG_INT, &prefill,
+         "prompt tokens of a batch-1 prefill (one batched pass) to time, best and median of 5; 0 = skip (0)", 0},
         {"attention", 0, ARG_STR, &attention, "flash | explicit (flash)", 0},
         {"backend", 0, ARG_STR, &backend,
          "where the model runs: cpu, cpu-blas, cpu-bf16, cpu-avx2, ... (--list-backends) (cpu)", 0},
@@ -170,8 +211,10 @@ int cmd_bench(int argc, char **argv) {
     andrea_config cfg;
     if (model_flags_apply("bench", &mf, specs, n_specs, "andrea-12m", &cfg)) return 2;
     if (seq <= 0) seq = cfg.ctx < 256 ? cfg.ctx : 256;
-    if (batch <= 0 || seq > cfg.ctx || steps <= 0 || warmup < 0 || gen < 0) {
-        fprintf(stderr, "andrea bench: need --batch >= 1, --seq <= ctx %d, --steps >= 1\n", cfg.ctx);
+    if (batch <= 0 || seq > cfg.ctx || steps < 0 || warmup < 0 || gen < 0 || prefill < 0 ||
+        prefill > cfg.ctx) {
+        fprintf(stderr, "andrea bench: need --batch >= 1, --seq <= ctx %d, --steps >= 0, "
+                        "--prefill <= ctx\n", cfg.ctx);
         return 2;
     }
     const char *be_name = backend_from_flags("bench", backend, matmul, precision);
@@ -220,45 +263,47 @@ int cmd_bench(int argc, char **argv) {
     printf("model: L=%d NH=%d C=%d V=%d %s/%s | %.2fM params | backend %s | attention %s\n",
            cfg.n_layer, cfg.n_head, cfg.d_model, cfg.vocab, andrea_norm_name(cfg.norm),
            andrea_act_name(cfg.act), pc.total / 1e6, be_name, attention);
-    andrea_prof_on = profile != 0;
-    double s = bench_train(m, batch, seq, warmup, steps);
-    andrea_prof_on = 0;
-    if (s < 0) {
-        fprintf(stderr, "andrea bench: out of memory\n");
-        andrea_model_free(m);
-        return 1;
-    }
-    double tok_s = batch * seq / s;
-    double gflops = andrea_train_flops_per_token(&cfg, seq) * tok_s / 1e9;
-    /* The reference product measured again, after training: a peak measured while other
-     * work had the cores is too low (MFU over 100% was printed), and the better of two
-     * moments is less likely to be that. */
-    double rss = (double)andrea_perf_peak_rss(); /* before the product's buffers below */
-    double peak = bf16 ? g_bf16 : (g_ours > g_blas ? g_ours : g_blas);
-    double again = andrea_perf_gemm_gflops(bf16 ? be : g_ours >= g_blas ? andrea_backend_find("cpu") : be_blas,
-                                           1024, 0.5);
-    if (again > peak) peak = again;
-    double mfu = 100.0 * gflops / peak;
-    andrea_memory mem = andrea_config_memory(&cfg, batch, seq);
-    double est = (double)(mem.weights + mem.grads + mem.optimizer + mem.activations);
-    printf("train B=%d T=%d %s: %.1f ms/step | %.0f tok/s | %.1f GFLOP/s | MFU %.1f%% of the best "
-           "%s (%.1f GFLOP/s) | peak RSS %.0f MiB = %.2f x (weights+grads+adam+activations %.0f MiB)\n",
-           batch, seq, be_name, s * 1e3, tok_s, gflops, mfu > 100.0 ? 100.0 : mfu,
-           bf16 ? "bf16 gemm" : "sgemm", peak, rss / 1048576.0, rss / est, est / 1048576.0);
-    if (mfu > 100.0) /* training cannot outrun its own products: the reference was slowed */
-        printf("note: MFU capped at 100%% (measured %.0f%%): the reference %s ran slower than "
-               "training's products, so other work had the cores while it was measured; rerun on "
-               "an idle machine for a true figure\n", mfu, bf16 ? "bf16 gemm" : "sgemm");
-    print_engines(be);
-    if (profile) {
-        double sum = 0.0;
-        printf("profile (ms per step, share of the step):");
-        for (int k = 0; k < PROF_N; k++) {
-            double ms = andrea_prof_seconds[k] * 1e3 / steps;
-            sum += ms;
-            printf(" %s %.1f (%.0f%%) |", andrea_prof_name(k), ms, ms / (s * 10.0));
+    if (steps > 0) { /* training */
+        andrea_prof_on = profile != 0;
+        double s = bench_train(m, batch, seq, warmup, steps);
+        andrea_prof_on = 0;
+        if (s < 0) {
+            fprintf(stderr, "andrea bench: out of memory\n");
+            andrea_model_free(m);
+            return 1;
         }
-        printf(" other %.1f (%.0f%%)\n", s * 1e3 - sum, (s * 1e3 - sum) / (s * 10.0));
+        double tok_s = batch * seq / s;
+        double gflops = andrea_train_flops_per_token(&cfg, seq) * tok_s / 1e9;
+        /* The reference product measured again, after training: a peak measured while other
+         * work had the cores is too low (MFU over 100% was printed), and the better of two
+         * moments is less likely to be that. */
+        double rss = (double)andrea_perf_peak_rss(); /* before the product's buffers below */
+        double peak = bf16 ? g_bf16 : (g_ours > g_blas ? g_ours : g_blas);
+        double again = andrea_perf_gemm_gflops(bf16 ? be : g_ours >= g_blas ? andrea_backend_find("cpu") : be_blas,
+                                               1024, 0.5);
+        if (again > peak) peak = again;
+        double mfu = 100.0 * gflops / peak;
+        andrea_memory mem = andrea_config_memory(&cfg, batch, seq);
+        double est = (double)(mem.weights + mem.grads + mem.optimizer + mem.activations);
+        printf("train B=%d T=%d %s: %.1f ms/step | %.0f tok/s | %.1f GFLOP/s | MFU %.1f%% of the best "
+               "%s (%.1f GFLOP/s) | peak RSS %.0f MiB = %.2f x (weights+grads+adam+activations %.0f MiB)\n",
+               batch, seq, be_name, s * 1e3, tok_s, gflops, mfu > 100.0 ? 100.0 : mfu,
+               bf16 ? "bf16 gemm" : "sgemm", peak, rss / 1048576.0, rss / est, est / 1048576.0);
+        if (mfu > 100.0) /* training cannot outrun its own products: the reference was slowed */
+            printf("note: MFU capped at 100%% (measured %.0f%%): the reference %s ran slower than "
+                   "training's products, so other work had the cores while it was measured; rerun on "
+                   "an idle machine for a true figure\n", mfu, bf16 ? "bf16 gemm" : "sgemm");
+        print_engines(be);
+        if (profile) {
+            double sum = 0.0;
+            printf("profile (ms per step, share of the step):");
+            for (int k = 0; k < PROF_N; k++) {
+                double ms = andrea_prof_seconds[k] * 1e3 / steps;
+                sum += ms;
+                printf(" %s %.1f (%.0f%%) |", andrea_prof_name(k), ms, ms / (s * 10.0));
+            }
+            printf(" other %.1f (%.0f%%)\n", s * 1e3 - sum, (s * 1e3 - sum) / (s * 10.0));
+        }
     }
     if (gen > 0) {
         if (andrea_model_quantize(m, qkind)) {
@@ -322,11 +367,50 @@ int cmd_bench(int argc, char **argv) {
             printf(" other %.3f (%.0f%%)\n", ms - sum, 100.0 * (ms - sum) / ms);
         }
     }
+    if (prefill > 0) {
+        enum { ROUNDS = 5 };
+        double times[ROUNDS], cpu[ROUNDS];
+        andrea_prof_reset();
+        andrea_prof_on = profile != 0;
+        int got = bench_prefill(m, prefill, ROUNDS, times, cpu);
+        andrea_prof_on = 0;
+        if (got <= 0) {
+            fprintf(stderr, "andrea bench: prefill: %s\n", got < 0 ? "out of memory" : andrea_error());
+            andrea_model_free(m);
+            return 1;
+        }
+        double sum = 0.0;
+        for (int i = 0; i < got; i++) sum += times[i];
+        qsort(times, (size_t)got, sizeof(double), cmp_double);
+        qsort(cpu, (size_t)got, sizeof(double), cmp_double);
+        /* the work a prefill must do: every block's products over n rows, causal attention
+         * (Q K^T and A V: 2 n^2 C per layer), the LM head for the last row */
+        double C = cfg.d_model, n = prefill;
+        double flops = 2.0 * 12.0 * cfg.n_layer * C * C * n + 2.0 * cfg.n_layer * C * n * n +
+                       2.0 * (double)cfg.vocab * C;
+        /* CPU time: with one thread, the work itself, whatever else the machine runs */
+        printf("prefill batch 1, %d tokens (f32): %.1f tok/s (fastest of %d; median %.1f) | "
+               "%.1f GFLOP/s = %.0f%% of sgemm 1024^3 (%.1f GFLOP/s) | CPU time %.2f ms "
+               "(median, all threads)\n", prefill, n / times[0], got, n / times[got / 2],
+               flops / times[0] / 1e9, 100.0 * flops / times[0] / 1e9 / g_ours, g_ours,
+               cpu[got / 2] * 1e3);
+        if (profile) {
+            double ms = sum * 1e3 / got, part = 0.0;
+            printf("prefill profile (ms per prefill, share):");
+            static const int kinds[] = {PROF_MATMUL, PROF_ATTENTION, PROF_NORM};
+            for (int k = 0; k < 3; k++) {
+                double v = andrea_prof_seconds[kinds[k]] * 1e3 / got;
+                part += v;
+                printf(" %s %.2f (%.0f%%) |", andrea_prof_name(kinds[k]), v, 100.0 * v / ms);
+            }
+            printf(" other %.2f (%.0f%%)\n", ms - part, 100.0 * (ms - part) / ms);
+        }
+    }
     char model[512];
     model_flags_reproduce(mf.preset ? mf.preset : "andrea-12m", &cfg, model, sizeof model);
     printf("reproduce: andrea bench %s --batch %d --seq %d --steps %d --warmup %d -t %d --backend %s "
-           "--attention %s --generate %d --quant %s%s%s%s\n", model, batch, seq, steps, warmup, nt,
-           be_name, attention, gen, quant, profile ? " --profile" : "",
+           "--attention %s --generate %d --quant %s --prefill %d%s%s%s\n", model, batch, seq, steps,
+           warmup, nt, be_name, attention, gen, quant, prefill, profile ? " --profile" : "",
            getenv("ANDREA_ISA") ? " --isa " : "", getenv("ANDREA_ISA") ? andrea_isa_name(andrea_cpu_isa(-1)) : "");
     andrea_model_free(m);
     return 0;
