@@ -244,8 +244,9 @@ int andrea_kv_truncate(andrea_kv *kv, int n);
 const float *andrea_kv_step(const andrea_model *m, andrea_kv *kv, int32_t token);
 /* Feeds n tokens; from an empty cache this is one batched forward pass. Returns
  * the logits after the last one, or NULL when they do not fit the context. The pass
+ * runs flash attention (whatever the context's setting: it keeps no attention maps) and
  * computes the final norm and LM head for the last positions only (the logits returned
- * are those of a full pass to the bit). */
+ * are those of a full flash-attention pass to the bit). */
 const float *andrea_kv_prefill(andrea_model *m, andrea_kv *kv, const int32_t *tokens, int n);
 /* The same, its batched forward pass run in the caller's context c (the model untouched). */
 const float *andrea_kv_prefill_ctx(const andrea_model *m, andrea_context *c, andrea_kv *kv,

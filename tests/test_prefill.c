@@ -2,7 +2,9 @@
  * test_prefill.c - a prefill computes the final norm and LM head for the last prompt
  * positions only (andrea_context_forward_last), and keeps every position's logits when
  * asked (andrea_kv_prefill_all, the server's echo with logprobs):
- * - the last row's logits equal those of the full forward over the prompt, to the bit on
+ * - a prefill's attention is the fused (flash) kernel's, whatever the context is set to
+ *   (and the context's setting is left as it was);
+ * - the last row's logits equal those of the full flash forward over the prompt, to the bit on
  *   the built-in fp32 kernels (the tail runs through the same gemm), within 1e-5 of the
  *   scale where an engine picks its kernel by the product's shape (BLAS, bf16);
  * - andrea_kv_prefill_all leaves every row's logits (and hidden states) in the context,
@@ -48,11 +50,18 @@ static void check_prompt(andrea_model *m, const int32_t *prompt, int n, double r
     const andrea_config *c = andrea_model_config(m);
     size_t V = (size_t)c->vocab, C = (size_t)c->d_model;
     char what[128];
-    /* the reference: the full forward, every row's logits and hidden states */
+    /* the reference: the full forward with flash attention (a prefill's), every row's
+     * logits and hidden states; the explicit attention's within float noise */
     andrea_context *ref = andrea_context_create(m);
-    CHECK(ref && andrea_context_forward(m, ref, prompt, NULL, 1, n) == 0.0f);
+    CHECK(ref != NULL);
+    CHECK(andrea_context_forward(m, ref, prompt, NULL, 1, n) == 0.0f);
+    float *full_explicit = tu_dup(andrea_context_logits(ref), (size_t)n * V);
+    andrea_context_set_flash_attention(ref, 1);
+    CHECK(andrea_context_forward(m, ref, prompt, NULL, 1, n) == 0.0f);
     float *full = tu_dup(andrea_context_logits(ref), (size_t)n * V);
     float *hid = tu_dup(andrea_context_hidden(ref), (size_t)n * C);
+    snprintf(what, sizeof what, "%s, %d tokens: flash vs explicit attention", m->be->name, n);
+    same(what, full, full_explicit, (size_t)n * V, rel > 1e-5 ? rel : 1e-5);
 
     /* a one-token prompt is a KV step, not a forward: the decoding products, whose sums
      * run in another order */
@@ -65,6 +74,10 @@ static void check_prompt(andrea_model *m, const int32_t *prompt, int n, double r
     same(what, andrea_kv_prefill_ctx(m, c1, k1, prompt, n), full + (size_t)(n - 1) * V, V, rel_last);
     snprintf(what, sizeof what, "%s, %d tokens: last-row prefill, the model's context", m->be->name, n);
     same(what, andrea_kv_prefill(m, k3, prompt, n), full + (size_t)(n - 1) * V, V, rel_last);
+    if (n > 1) { /* the prefill left the context's setting (explicit) as it was */
+        CHECK(c1->flash == 0 && c1->act_flash == 1);
+        CHECK(andrea_context_attention(c1, 0) == NULL); /* no maps from a prefill */
+    }
     if (n > 8) { /* only the last 8 rows were computed: the context hands out no rows */
         CHECK(andrea_context_logits(c1) == NULL);
         CHECK(andrea_context_hidden(c1) == NULL);
@@ -96,6 +109,7 @@ static void check_prompt(andrea_model *m, const int32_t *prompt, int n, double r
 
     /* a last-row pass, then a full one in the same context: every row again */
     if (n > 1) {
+        andrea_context_set_flash_attention(c1, 1);
         CHECK(andrea_context_forward(m, c1, prompt, NULL, 1, n) == 0.0f);
         snprintf(what, sizeof what, "%s, %d tokens: full forward after a last-row one", m->be->name, n);
         same(what, andrea_context_logits(c1), full, (size_t)n * V, 0.0);
@@ -103,6 +117,7 @@ static void check_prompt(andrea_model *m, const int32_t *prompt, int n, double r
     andrea_kv_free(k1), andrea_kv_free(k2), andrea_kv_free(k3);
     andrea_context_free(c1), andrea_context_free(c2), andrea_context_free(ref);
     free(full);
+    free(full_explicit);
     free(hid);
 }
 
@@ -114,7 +129,8 @@ static void check_batch(andrea_model *m, double rel) {
     int32_t x[B * T];
     for (int i = 0; i < B * T; i++) x[i] = (int32_t)((i * 37 + 11) % c->vocab);
     andrea_context *ref = andrea_context_create(m), *ctx = andrea_context_create(m);
-    CHECK(ref && ctx && andrea_context_forward(m, ref, x, NULL, B, T) == 0.0f);
+    CHECK(ref && ctx);
+    CHECK(andrea_context_forward(m, ref, x, NULL, B, T) == 0.0f);
     const float *full = andrea_context_logits(ref);
     CHECK(andrea_context_forward_last(m, ctx, x, B, T) == 0.0f);
     CHECK(ctx->tail_rows > 0 && ctx->tail_rows < T);

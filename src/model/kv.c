@@ -112,10 +112,16 @@ static const float *prefill(const andrea_model *m, andrea_context *ctx, andrea_k
         return lg;
     }
     /* a fresh prompt: one batched forward pass (matrix-matrix products instead of n
-     * matrix-vector ones) in ctx, then the keys and values it computed fill the cache */
-    if (isnan(all ? andrea_context_forward(m, ctx, tokens, NULL, 1, n)
-                  : andrea_context_forward_last(m, ctx, tokens, 1, n)))
-        return NULL;
+     * matrix-vector ones) in ctx, then the keys and values it computed fill the cache.
+     * Its attention is the fused kernel's whatever ctx is set to: no one reads a prefill's
+     * attention maps, and the explicit T x T matrices (row by row, scalar exps, written
+     * out whole) were 30-60% of a prefill (gpt2-124m at 306 tokens, andrea-12m at 512). */
+    int flash = ctx->flash;
+    ctx->flash = 1;
+    float r = all ? andrea_context_forward(m, ctx, tokens, NULL, 1, n)
+                  : andrea_context_forward_last(m, ctx, tokens, 1, n);
+    ctx->flash = flash;
+    if (isnan(r)) return NULL;
     const andrea_backend *be = m->be;
     size_t C = (size_t)c->d_model;
     for (int l = 0; l < c->n_layer; l++) {
