@@ -174,8 +174,11 @@ void andrea_context_free(andrea_context *c);
 /* The same contract as andrea_model_forward, with the activations kept in c. */
 float andrea_context_forward(const andrea_model *m, andrea_context *c, const int32_t *inputs,
                              const int32_t *targets, int B, int T);
-const float *andrea_context_logits(const andrea_context *c);      /* (B, T, V) */
-/* The final hidden states, after the last norm (what the LM head reads): (B, T, C). */
+/* (B, T, V); NULL after a pass that computed only the last positions' logits (a prefill
+ * through andrea_kv_prefill_ctx: andrea_kv_prefill_all keeps every position's). */
+const float *andrea_context_logits(const andrea_context *c);
+/* The final hidden states, after the last norm (what the LM head reads): (B, T, C); NULL
+ * when andrea_context_logits is. */
 const float *andrea_context_hidden(const andrea_context *c);
 const float *andrea_context_attention(const andrea_context *c, int layer); /* (B, NH, T, T) */
 void andrea_context_set_flash_attention(andrea_context *c, int on);
@@ -240,10 +243,19 @@ int andrea_kv_truncate(andrea_kv *kv, int n);
  * token, or NULL (with andrea_error()) when the context is full. */
 const float *andrea_kv_step(const andrea_model *m, andrea_kv *kv, int32_t token);
 /* Feeds n tokens; from an empty cache this is one batched forward pass. Returns
- * the logits after the last one, or NULL when they do not fit the context. */
+ * the logits after the last one, or NULL when they do not fit the context. The pass
+ * runs flash attention (whatever the context's setting: it keeps no attention maps) and
+ * computes the final norm and LM head for the last positions only (the logits returned
+ * are those of a full flash-attention pass to the bit). */
 const float *andrea_kv_prefill(andrea_model *m, andrea_kv *kv, const int32_t *tokens, int n);
 /* The same, its batched forward pass run in the caller's context c (the model untouched). */
 const float *andrea_kv_prefill_ctx(const andrea_model *m, andrea_context *c, andrea_kv *kv,
+                                   const int32_t *tokens, int n);
+/* andrea_kv_prefill_ctx for a caller that scores the prompt itself (echo, the prompt's
+ * log-probabilities): from an empty cache and n >= 2, c keeps the logits of every
+ * position, andrea_context_logits(c) (n, V); otherwise (positions fed one at a time) c
+ * is not used. The LM head over every position costs n x V x C multiply-adds more. */
+const float *andrea_kv_prefill_all(const andrea_model *m, andrea_context *c, andrea_kv *kv,
                                    const int32_t *tokens, int n);
 /* The logits (V) after the last token fed to kv (NULL before the first). */
 const float *andrea_kv_logits(const andrea_kv *kv);

@@ -48,4 +48,11 @@ expect_error "bad matmul" "--matmul 'fast': expected builtin or blas" "$A" bench
 "$A" bench --isa baseline --list-backends > "$T/l2.txt" && ! grep -q '^cpu-avx2 ' "$T/l2.txt" \
     && pass "--isa baseline: cpu-avx2 not listed" || fail "--isa baseline list: $(cat "$T/l2.txt")"
 expect_error "bad isa" "--isa 'sse9': expected avx512, avx2, neon or baseline" "$A" bench --isa sse9
+# --prefill times batch-1 prompt processing; --steps 0 skips training
+"$A" bench --preset tiny --steps 0 --generate 0 --prefill 20 --profile -t 1 > "$T/p.txt" 2>&1 \
+    && grep -q '^prefill batch 1, 20 tokens (f32): [0-9.]* tok/s' "$T/p.txt" \
+    && grep -q '^prefill profile' "$T/p.txt" && ! grep -q '^train ' "$T/p.txt" \
+    && grep -q -- '--steps 0 .*--prefill 20 --profile' "$T/p.txt" \
+    && pass "--prefill 20 --steps 0: $(grep '^prefill batch' "$T/p.txt")" || fail "--prefill: $(cat "$T/p.txt")"
+expect_error "prefill past the context" "--prefill <= ctx" "$A" bench --preset tiny --prefill 33
 finish

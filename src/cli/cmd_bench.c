@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "andrea.h"
 #include "args.h"
@@ -93,6 +94,43 @@ static int bench_generate(andrea_model *m, int n_tokens, double *times) {
     return done;
 }
 
+static double cpu_seconds(void) { /* the process's CPU time: every thread's */
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* rounds timed prefills of an n-token prompt (random tokens) from an empty cache, after
+ * one untimed (the activations' allocation, the product shapes' engine choice); each
+ * round's seconds into times[] and its CPU seconds (all threads) into cpu[]. Returns the
+ * rounds timed, or -1 when out of memory. */
+static int bench_prefill(andrea_model *m, int n, int rounds, double *times, double *cpu) {
+    andrea_kv *kv = andrea_kv_create(m);
+    int32_t *x = malloc(sizeof(int32_t) * (size_t)n);
+    if (!kv || !x) {
+        andrea_kv_free(kv);
+        free(x);
+        return -1;
+    }
+    andrea_rng rng;
+    andrea_rng_seed(&rng, 11);
+    for (int i = 0; i < n; i++) x[i] = (int32_t)(andrea_rng_u64(&rng) % (uint64_t)m->cfg.vocab);
+    int prof = andrea_prof_on, done = 0;
+    andrea_prof_on = 0;
+    const float *ok = andrea_kv_prefill(m, kv, x, n);
+    andrea_prof_on = prof;
+    for (; ok && done < rounds; done++) {
+        andrea_kv_reset(kv);
+        double t0 = andrea_now(), c0 = cpu_seconds();
+        if (!andrea_kv_prefill(m, kv, x, n)) break;
+        times[done] = andrea_now() - t0;
+        cpu[done] = cpu_seconds() - c0;
+    }
+    andrea_kv_free(kv);
+    free(x);
+    return ok ? done : -1;
+}
+
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
@@ -132,7 +170,7 @@ static void print_engines(const andrea_backend *be) {
 typedef struct {
     model_flags mf;
     andrea_config cfg;
-    int batch, seq, steps, warmup, gen, profile;
+    int batch, seq, steps, warmup, gen, prefill, profile;
     int nt;    /* the OpenMP threads in use */
     int qkind; /* --quant, parsed */
     const char *quant, *attention, *be_name;
@@ -144,8 +182,10 @@ typedef struct {
 static int check_request(bench_request *q, const char *backend, const char *matmul,
                          const char *precision, int threads) {
     if (q->seq <= 0) q->seq = q->cfg.ctx < 256 ? q->cfg.ctx : 256;
-    if (q->batch <= 0 || q->seq > q->cfg.ctx || q->steps <= 0 || q->warmup < 0 || q->gen < 0) {
-        fprintf(stderr, "andrea bench: need --batch >= 1, --seq <= ctx %d, --steps >= 1\n", q->cfg.ctx);
+    if (q->batch <= 0 || q->seq > q->cfg.ctx || q->steps < 0 || q->warmup < 0 || q->gen < 0 ||
+        q->prefill < 0 || q->prefill > q->cfg.ctx) {
+        fprintf(stderr, "andrea bench: need --batch >= 1, --seq <= ctx %d, --steps >= 0, "
+                        "--prefill <= ctx\n", q->cfg.ctx);
         return 2;
     }
     q->be_name = backend_from_flags("bench", backend, matmul, precision);
@@ -178,9 +218,11 @@ static int parse_request(int argc, char **argv, bench_request *q) {
         MODEL_FLAG_SPECS(q->mf),
         {"batch", 'b', ARG_INT, &q->batch, "training batch B (4)", 0},
         {"seq", 0, ARG_INT, &q->seq, "training sequence length T (default: min(ctx, 256))", 0},
-        {"steps", 0, ARG_INT, &q->steps, "timed training steps (10)", 0},
+        {"steps", 0, ARG_INT, &q->steps, "timed training steps, 0 = skip training (10)", 0},
         {"warmup", 0, ARG_INT, &q->warmup, "untimed steps first (2)", 0},
         {"generate", 'n', ARG_INT, &q->gen, "tokens of batch-1 generation to time, 0 = skip (64)", 0},
+        {"prefill", 0, ARG_INT, &q->prefill,
+         "prompt tokens of a batch-1 prefill (one batched pass) to time, best and median of 5; 0 = skip (0)", 0},
         {"attention", 0, ARG_STR, &q->attention, "flash | explicit (flash)", 0},
         {"backend", 0, ARG_STR, &backend,
          "where the model runs: cpu, cpu-blas, cpu-bf16, cpu-avx2, ... (--list-backends) (cpu)", 0},
@@ -370,13 +412,59 @@ static int report_generation(const bench_request *q, andrea_model *m, const andr
     return 0;
 }
 
+/* --profile of the prefills: the kinds a prefill has, per prefill, over the rounds timed. */
+static void print_prefill_profile(double sum, int got) {
+    double ms = sum * 1e3 / got, part = 0.0;
+    printf("prefill profile (ms per prefill, share):");
+    static const int kinds[] = {PROF_MATMUL, PROF_ATTENTION, PROF_NORM};
+    for (int k = 0; k < 3; k++) {
+        double v = andrea_prof_seconds[kinds[k]] * 1e3 / got;
+        part += v;
+        printf(" %s %.2f (%.0f%%) |", andrea_prof_name(kinds[k]), v, 100.0 * v / ms);
+    }
+    printf(" other %.2f (%.0f%%)\n", ms - part, 100.0 * (ms - part) / ms);
+}
+
+/* A batch-1 prefill of --prefill tokens: the fastest and median of 5 rounds, its rate
+ * against this run's sgemm, and the CPU time (with one thread: the work itself, whatever
+ * else the machine runs). Returns 0, or 1 after an error. */
+static int report_prefill(const bench_request *q, andrea_model *m, const bench_peaks *pk) {
+    enum { ROUNDS = 5 };
+    double times[ROUNDS], cpu[ROUNDS];
+    andrea_prof_reset();
+    andrea_prof_on = q->profile != 0;
+    int got = bench_prefill(m, q->prefill, ROUNDS, times, cpu);
+    andrea_prof_on = 0;
+    if (got <= 0) {
+        fprintf(stderr, "andrea bench: prefill: %s\n", got < 0 ? "out of memory" : andrea_error());
+        return 1;
+    }
+    double sum = 0.0;
+    for (int i = 0; i < got; i++) sum += times[i];
+    qsort(times, (size_t)got, sizeof(double), cmp_double);
+    qsort(cpu, (size_t)got, sizeof(double), cmp_double);
+    /* the work a prefill must do: every block's products over n rows, causal attention
+     * (Q K^T and A V: 2 n^2 C per layer), the LM head for the last row */
+    double C = q->cfg.d_model, n = q->prefill;
+    double flops = 2.0 * 12.0 * q->cfg.n_layer * C * C * n + 2.0 * q->cfg.n_layer * C * n * n +
+                   2.0 * (double)q->cfg.vocab * C;
+    printf("prefill batch 1, %d tokens (f32): %.1f tok/s (fastest of %d; median %.1f) | "
+           "%.1f GFLOP/s = %.0f%% of sgemm 1024^3 (%.1f GFLOP/s) | CPU time %.2f ms "
+           "(median, all threads)\n", q->prefill, n / times[0], got, n / times[got / 2],
+           flops / times[0] / 1e9, 100.0 * flops / times[0] / 1e9 / pk->ours, pk->ours,
+           cpu[got / 2] * 1e3);
+    if (q->profile) print_prefill_profile(sum, got);
+    return 0;
+}
+
 /* The command line that measures the same model the same way again. */
 static void print_reproduce(const bench_request *q) {
     char model[512];
     model_flags_reproduce(q->mf.preset ? q->mf.preset : "andrea-12m", &q->cfg, model, sizeof model);
     printf("reproduce: andrea bench %s --batch %d --seq %d --steps %d --warmup %d -t %d --backend %s "
-           "--attention %s --generate %d --quant %s%s%s%s\n", model, q->batch, q->seq, q->steps,
-           q->warmup, q->nt, q->be_name, q->attention, q->gen, q->quant, q->profile ? " --profile" : "",
+           "--attention %s --generate %d --quant %s --prefill %d%s%s%s\n", model, q->batch, q->seq,
+           q->steps, q->warmup, q->nt, q->be_name, q->attention, q->gen, q->quant, q->prefill,
+           q->profile ? " --profile" : "",
            getenv("ANDREA_ISA") ? " --isa " : "", getenv("ANDREA_ISA") ? andrea_isa_name(andrea_cpu_isa(-1)) : "");
 }
 
@@ -384,6 +472,7 @@ int cmd_bench(int argc, char **argv) {
     bench_request q;
     int rc = parse_request(argc, argv, &q);
     if (rc >= 0) return rc;
+    rc = 0;
     bench_peaks pk = measure_machine(&q);
     andrea_model *m = andrea_model_create_on(&q.cfg, 1, q.be_name);
     if (!m) {
@@ -395,13 +484,16 @@ int cmd_bench(int argc, char **argv) {
     printf("model: L=%d NH=%d C=%d V=%d %s/%s | %.2fM params | backend %s | attention %s\n",
            q.cfg.n_layer, q.cfg.n_head, q.cfg.d_model, q.cfg.vocab, andrea_norm_name(q.cfg.norm),
            andrea_act_name(q.cfg.act), pc.total / 1e6, q.be_name, q.attention);
-    double s = report_training(&q, m, &pk);
-    rc = s < 0 ? 1 : 0;
-    if (!rc) {
-        print_engines(q.be);
-        if (q.profile) print_train_profile(s, q.steps);
+    if (q.steps > 0) {
+        double s = report_training(&q, m, &pk);
+        rc = s < 0 ? 1 : 0;
+        if (!rc) {
+            print_engines(q.be);
+            if (q.profile) print_train_profile(s, q.steps);
+        }
     }
     if (!rc && q.gen > 0) rc = report_generation(&q, m, &pc);
+    if (!rc && q.prefill > 0) rc = report_prefill(&q, m, &pk);
     if (!rc) print_reproduce(&q);
     andrea_model_free(m);
     return rc;

@@ -90,8 +90,10 @@ const float *andrea_kv_prefill(andrea_model *m, andrea_kv *kv, const int32_t *to
     return andrea_kv_prefill_ctx(m, m->ctx, kv, tokens, n);
 }
 
-const float *andrea_kv_prefill_ctx(const andrea_model *m, andrea_context *ctx, andrea_kv *kv,
-                                   const int32_t *tokens, int n) {
+/* all: ctx keeps the logits of every prompt position (andrea_context_logits), else the
+ * final norm and LM head run over the last rows only (andrea_context_forward_last). */
+static const float *prefill(const andrea_model *m, andrea_context *ctx, andrea_kv *kv,
+                            const int32_t *tokens, int n, int all) {
     const andrea_config *c = &m->cfg;
     if (n <= 0) {
         andrea_set_error("prefill: no tokens");
@@ -110,8 +112,16 @@ const float *andrea_kv_prefill_ctx(const andrea_model *m, andrea_context *ctx, a
         return lg;
     }
     /* a fresh prompt: one batched forward pass (matrix-matrix products instead of n
-     * matrix-vector ones) in ctx, then the keys and values it computed fill the cache */
-    if (isnan(andrea_context_forward(m, ctx, tokens, NULL, 1, n))) return NULL;
+     * matrix-vector ones) in ctx, then the keys and values it computed fill the cache.
+     * Its attention is the fused kernel's whatever ctx is set to: no one reads a prefill's
+     * attention maps, and the explicit T x T matrices (row by row, scalar exps, written
+     * out whole) were 30-60% of a prefill (gpt2-124m at 306 tokens, andrea-12m at 512). */
+    int flash = ctx->flash;
+    ctx->flash = 1;
+    float r = all ? andrea_context_forward(m, ctx, tokens, NULL, 1, n)
+                  : andrea_context_forward_last(m, ctx, tokens, 1, n);
+    ctx->flash = flash;
+    if (isnan(r)) return NULL;
     const andrea_backend *be = m->be;
     size_t C = (size_t)c->d_model;
     for (int l = 0; l < c->n_layer; l++) {
@@ -124,6 +134,16 @@ const float *andrea_kv_prefill_ctx(const andrea_model *m, andrea_context *ctx, a
                       (size_t)c->vocab, 1);
     kv->pos = n;
     return host_logits(kv);
+}
+
+const float *andrea_kv_prefill_ctx(const andrea_model *m, andrea_context *ctx, andrea_kv *kv,
+                                   const int32_t *tokens, int n) {
+    return prefill(m, ctx, kv, tokens, n, 0);
+}
+
+const float *andrea_kv_prefill_all(const andrea_model *m, andrea_context *ctx, andrea_kv *kv,
+                                   const int32_t *tokens, int n) {
+    return prefill(m, ctx, kv, tokens, n, 1);
 }
 
 const float *andrea_kv_logits(const andrea_kv *kv) { return kv->pos > 0 ? host_logits(kv) : NULL; }

@@ -291,8 +291,18 @@ static void norm_backward(const andrea_model *m, float *dinp, float *dw, float *
                              m->cfg.d_model);
 }
 
-float andrea_context_forward(const andrea_model *m, andrea_context *ctx, const int32_t *inputs,
-                             const int32_t *targets, int B, int T) {
+/* The rows of each sequence the final norm and LM head run over when only its last
+ * position's logits are wanted (a prefill: sampling needs no other). Not one row but the
+ * last few: the CPU's products of up to 4 rows are dot products from the weights, which
+ * sum in another order than the packed gemm of a whole prompt (matmul.c's forward_epi), so
+ * 8 rows keep the gemm and the last row's logits are those of the every-row pass to the
+ * bit. The head over 8 rows reads the weight matrix once, as one row would. */
+#define TAIL_ROWS 8
+
+/* tail = 0: logits at every position; else only over the last min(T, TAIL_ROWS) rows of
+ * each sequence (targets must be NULL). */
+static float forward(const andrea_model *m, andrea_context *ctx, const int32_t *inputs,
+                     const int32_t *targets, int B, int T, int tail) {
     const andrea_config *c = &m->cfg;
     if (memcmp(&ctx->cfg, c, sizeof *c) != 0) {
         andrea_set_error("forward: the context was created for another model");
@@ -350,11 +360,19 @@ float andrea_context_forward(const andrea_model *m, andrea_context *ctx, const i
              m->be->ops.matmul_forward_residual(m->be, res3, fch_act, w->wproj, w->bproj, res2, BT, 4 * C, C));
         resid = res3;
     }
-    PROF(PROF_NORM, norm_forward(m, a->lnf, a->lnf_mean, a->lnf_rstd, resid, p->lnfw, p->lnfb, BT));
-    PROF(PROF_MATMUL, m->be->ops.matmul_forward(m->be, a->logits, a->lnf, p->lm_head, NULL, BT, C, V));
+    /* the last R rows of each sequence (R = T: every row), in their places in lnf and logits */
+    int R = tail && T > TAIL_ROWS ? TAIL_ROWS : T;
+    for (int b = 0; b < (R == T ? 1 : B); b++) {
+        long r0 = R == T ? 0 : (long)b * T + T - R, nr = R == T ? BT : R;
+        PROF(PROF_NORM, norm_forward(m, a->lnf + r0 * C, a->lnf_mean + r0, a->lnf_rstd + r0,
+                                     resid + r0 * C, p->lnfw, p->lnfb, (int)nr));
+        PROF(PROF_MATMUL, m->be->ops.matmul_forward(m->be, a->logits + r0 * V, a->lnf + r0 * C,
+                                                    p->lm_head, NULL, (int)nr, C, V));
+    }
 
     ctx->B = B;
     ctx->T = T;
+    ctx->tail_rows = R == T ? 0 : R;
     ctx->has_targets = targets != NULL;
     if (!targets) {
         ctx->loss = 0.0f;
@@ -366,6 +384,16 @@ float andrea_context_forward(const andrea_model *m, andrea_context *ctx, const i
     return ctx->loss;
 }
 
+float andrea_context_forward(const andrea_model *m, andrea_context *ctx, const int32_t *inputs,
+                             const int32_t *targets, int B, int T) {
+    return forward(m, ctx, inputs, targets, B, T, 0);
+}
+
+float andrea_context_forward_last(const andrea_model *m, andrea_context *ctx,
+                                  const int32_t *inputs, int B, int T) {
+    return forward(m, ctx, inputs, NULL, B, T, 1);
+}
+
 float andrea_model_forward(andrea_model *m, const int32_t *inputs, const int32_t *targets, int B,
                            int T) {
     return andrea_context_forward(m, m->ctx, inputs, targets, B, T);
@@ -374,13 +402,13 @@ float andrea_model_forward(andrea_model *m, const int32_t *inputs, const int32_t
 /* Host views: the buffers themselves on a host backend, else a copy the context keeps. */
 const float *andrea_context_logits(const andrea_context *c) {
     andrea_context *w = (andrea_context *)c; /* the host copy is a cache, not state */
-    if (!c->act_mem) return NULL;
+    if (!c->act_mem || c->tail_rows) return NULL;
     return andrea_tio_view(c->be, c->a.logits, (size_t)c->B * c->T * c->cfg.vocab,
                            &w->host_logits, &w->host_logits_n);
 }
 const float *andrea_context_hidden(const andrea_context *c) {
     andrea_context *w = (andrea_context *)c;
-    if (!c->act_mem) return NULL;
+    if (!c->act_mem || c->tail_rows) return NULL;
     return andrea_tio_view(c->be, c->a.lnf, (size_t)c->B * c->T * c->cfg.d_model, &w->host_hidden,
                            &w->host_hidden_n);
 }

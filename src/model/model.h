@@ -86,6 +86,9 @@ struct andrea_context {
                                                   * (a backend with its own memory) */
     size_t host_logits_n, host_att_n, host_hidden_n;
     int B, T;            /* shape of the last forward */
+    int tail_rows;       /* 0, or the rows at the end of each sequence that the last forward's
+                          * final norm and LM head ran over (andrea_context_forward_last):
+                          * the other rows of lnf and logits are stale */
     int has_targets;
     int n_valid;         /* valid targets in the last forward */
     float loss;
@@ -115,6 +118,13 @@ struct andrea_model {
     int grads_stale;     /* andrea_model_discard_grads: the next backward overwrites them */
 };
 
+/* andrea_context_forward without targets, whose final norm and LM head run only over the
+ * last few rows of each sequence (a prefill's: sampling reads the last position's logits
+ * alone). Row b*T + T-1 of ctx's logits and lnf equals that of andrea_context_forward to
+ * the bit (the same products); the others are not computed, so andrea_context_logits and
+ * andrea_context_hidden return NULL until the next full forward. 0, or NAN with an error. */
+float andrea_context_forward_last(const andrea_model *m, andrea_context *ctx,
+                                  const int32_t *inputs, int B, int T);
 /* Backward of ctx's last forward (with targets) into m's gradients, the loss scaled by
  * `scale`. */
 int andrea_context_backward(andrea_model *m, andrea_context *ctx, float scale);

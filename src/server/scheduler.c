@@ -299,14 +299,16 @@ static void job_start(serve_sched *s, serve_job *j, int at) {
         q->job = j;
         q->choice = c;
         andrea_stops_init(&q->text, (const char *const *)p->stops, p->n_stops);
-        /* echo needs the logits of every prompt position: a fresh prefill */
+        /* echo with logprobs needs the logits of every prompt position: a fresh prefill
+         * that keeps them all (any other prefill computes the last position's alone) */
         int reuse = pool_take(s, p, p->cache_prompt && !p->echo);
         q->kv = s->pool[s->n_pool];
         uint64_t seed = p->seed_given ? p->seed + (uint64_t)c
                                       : (uint64_t)(wall_now() * 1e6) + ++clock_seed;
         andrea_rng_seed(&q->rng, seed);
         if (andrea_kv_truncate(q->kv, reuse) ||
-            !andrea_kv_prefill_ctx(s->cfg->m, s->ctx, q->kv, p->prompt.data + reuse, (int)p->prompt.len - reuse) ||
+            !(p->echo && p->logprobs ? andrea_kv_prefill_all : andrea_kv_prefill_ctx)(
+                s->cfg->m, s->ctx, q->kv, p->prompt.data + reuse, (int)p->prompt.len - reuse) ||
             andrea_ids_push(&q->hist, 0))
             q->finish = "error";
         serve_metrics_add(s->mx, &s->mx->cached_tokens, (uint64_t)reuse);

@@ -52,7 +52,8 @@ struct serve_sched {
  * decides what text can be released (q->rel_len, q->finish). No lock: q is the scheduler's. */
 void seq_sample(serve_sched *s, seq *q, int32_t *next);
 /* echo: the prompt's text (and log-probabilities) first; prompt_logits (T, V) from a fresh
- * prefill in one pass. 0, or -1 on out of memory. */
+ * prefill in one pass that keeps every position's (andrea_kv_prefill_all; read only with
+ * logprobs). 0, or -1 on out of memory. */
 int seq_echo(serve_sched *s, seq *q, const float *prompt_logits);
 
 #endif

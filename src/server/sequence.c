@@ -142,7 +142,7 @@ void seq_sample(serve_sched *s, seq *q, int32_t *next) {
 
 /* echo: the prompt's text and (with logprobs) its tokens' log-probabilities go first,
  * from the prefill's logits at every position (prompt_logits: (T, V), after a fresh
- * prefill in one pass; NULL when the prompt is one token). */
+ * prefill in one pass, andrea_kv_prefill_all; read only with logprobs). */
 int seq_echo(serve_sched *s, seq *q, const float *prompt_logits) {
     const serve_params *p = &q->job->p;
     int V = andrea_model_config((andrea_model *)s->cfg->m)->vocab;
@@ -150,7 +150,7 @@ int seq_echo(serve_sched *s, seq *q, const float *prompt_logits) {
         size_t nb = 0;
         const uint8_t *b = andrea_tokenizer_token_bytes(s->cfg->tok, p->prompt.data[i], &nb);
         if (b && andrea_stops_push(&q->text, b, nb)) return -1;
-        const float *lg = i ? prompt_logits + (i - 1) * (size_t)V : NULL;
+        const float *lg = i && prompt_logits ? prompt_logits + (i - 1) * (size_t)V : NULL;
         if (p->logprobs && push_logprob(q, lg, V, p->prompt.data[i], p->top_logprobs)) return -1;
     }
     andrea_stops_echoed(&q->text);
