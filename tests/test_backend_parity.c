@@ -37,21 +37,11 @@ static float *host(const andrea_model *m, const float *x, size_t n) {
     return h;
 }
 
-static void same(const char *what, const float *got, const float *want, size_t n, double rel) {
-    if (rel == 0.0) {
-        if (memcmp(got, want, sizeof(float) * n) != 0) {
-            fprintf(stderr, "%s: not bit-identical\n", what);
-            tu_failures++;
-        }
-        return;
-    }
-    tu_check_rel(what, got, want, n, rel);
-}
 
 static void same_tensor(const char *what, const andrea_model *a, const float *xa,
                         const andrea_model *b, const float *xb, size_t n, double rel) {
     float *ha = host(a, xa, n), *hb = host(b, xb, n);
-    same(what, hb, ha, n, rel);
+    tu_same(what, hb, ha, n, rel);
     free(ha);
     free(hb);
 }
@@ -62,11 +52,11 @@ static void decode(const andrea_model *ref, andrea_model *m, double rel) {
     int32_t prompt[5] = {3, 70, 120, 9, 200};
     andrea_kv *kr = andrea_kv_create(ref), *km = andrea_kv_create(m);
     andrea_context *cr = andrea_model_context((andrea_model *)ref);
-    same("prefill logits", andrea_kv_prefill_ctx(m, andrea_model_context(m), km, prompt, 5),
+    tu_same("prefill logits", andrea_kv_prefill_ctx(m, andrea_model_context(m), km, prompt, 5),
          andrea_kv_prefill_ctx(ref, cr, kr, prompt, 5), V, rel);
     float want[257];
     memcpy(want, andrea_kv_step(ref, kr, 44), sizeof(float) * V);
-    same("KV step logits", andrea_kv_step(m, km, 44), want, V, rel);
+    tu_same("KV step logits", andrea_kv_step(m, km, 44), want, V, rel);
     /* a batch of two: km continues, a fresh cache starts */
     andrea_kv *k2r = andrea_kv_create(ref), *k2m = andrea_kv_create(m);
     andrea_kv_batch *br = andrea_kv_batch_create(ref, 2), *bm = andrea_kv_batch_create(m, 2);
@@ -74,8 +64,8 @@ static void decode(const andrea_model *ref, andrea_model *m, double rel) {
     int32_t tok[2] = {5, 6};
     float wantb[2 * 257];
     memcpy(wantb, andrea_kv_batch_step(ref, br, sr, tok, 2), sizeof(float) * 2 * V);
-    same("batched decode logits", andrea_kv_batch_step(m, bm, sm, tok, 2), wantb, 2 * V, rel);
-    same("batched decode: a cache's logits", andrea_kv_logits(k2m), wantb + V, V, rel);
+    tu_same("batched decode logits", andrea_kv_batch_step(m, bm, sm, tok, 2), wantb, 2 * V, rel);
+    tu_same("batched decode: a cache's logits", andrea_kv_logits(k2m), wantb + V, V, rel);
     andrea_kv_batch_free(br), andrea_kv_batch_free(bm);
     andrea_kv_free(kr), andrea_kv_free(km), andrea_kv_free(k2r), andrea_kv_free(k2m);
 }
@@ -98,7 +88,7 @@ static void parity(be_t be) {
     andrea_model_forward(ref, x, NULL, B, T);
     andrea_model_forward(m, x, NULL, B, T);
     size_t nl = (size_t)B * T * cfg.vocab;
-    same("logits", andrea_model_logits(m), andrea_model_logits(ref), nl, rel);
+    tu_same("logits", andrea_model_logits(m), andrea_model_logits(ref), nl, rel);
     float lr = andrea_model_forward(ref, x, y, B, T), lm = andrea_model_forward(m, x, y, B, T);
     CHECK_CLOSE(lm, lr, 0, rel + 1e-7);
     andrea_model_zero_grad(ref), andrea_model_zero_grad(m);

@@ -30,21 +30,6 @@ static double tolerance(const andrea_backend *be) {
     return e && e->precision == ANDREA_PRECISION_BF16 ? 2e-2 : 1e-5;
 }
 
-static void same(const char *what, const float *got, const float *want, size_t n, double rel) {
-    if (!got || !want) {
-        fprintf(stderr, "%s: missing\n", what);
-        tu_failures++;
-        return;
-    }
-    if (rel == 0.0) {
-        if (memcmp(got, want, sizeof(float) * n) != 0) {
-            fprintf(stderr, "%s: not bit-identical\n", what);
-            tu_failures++;
-        }
-        return;
-    }
-    tu_check_rel(what, got, want, n, rel);
-}
 
 static void check_prompt(andrea_model *m, const int32_t *prompt, int n, double rel) {
     const andrea_config *c = andrea_model_config(m);
@@ -61,7 +46,7 @@ static void check_prompt(andrea_model *m, const int32_t *prompt, int n, double r
     float *full = tu_dup(andrea_context_logits(ref), (size_t)n * V);
     float *hid = tu_dup(andrea_context_hidden(ref), (size_t)n * C);
     snprintf(what, sizeof what, "%s, %d tokens: flash vs explicit attention", m->be->name, n);
-    same(what, full, full_explicit, (size_t)n * V, rel > 1e-5 ? rel : 1e-5);
+    tu_same(what, full, full_explicit, (size_t)n * V, rel > 1e-5 ? rel : 1e-5);
 
     /* a one-token prompt is a KV step, not a forward: the decoding products, whose sums
      * run in another order */
@@ -71,9 +56,9 @@ static void check_prompt(andrea_model *m, const int32_t *prompt, int n, double r
     andrea_kv *k1 = andrea_kv_create(m), *k2 = andrea_kv_create(m), *k3 = andrea_kv_create(m);
     CHECK(c1 && c2 && k1 && k2 && k3);
     snprintf(what, sizeof what, "%s, %d tokens: last-row prefill", m->be->name, n);
-    same(what, andrea_kv_prefill_ctx(m, c1, k1, prompt, n), full + (size_t)(n - 1) * V, V, rel_last);
+    tu_same(what, andrea_kv_prefill_ctx(m, c1, k1, prompt, n), full + (size_t)(n - 1) * V, V, rel_last);
     snprintf(what, sizeof what, "%s, %d tokens: last-row prefill, the model's context", m->be->name, n);
-    same(what, andrea_kv_prefill(m, k3, prompt, n), full + (size_t)(n - 1) * V, V, rel_last);
+    tu_same(what, andrea_kv_prefill(m, k3, prompt, n), full + (size_t)(n - 1) * V, V, rel_last);
     if (n > 1) { /* the prefill left the context's setting (explicit) as it was */
         CHECK(c1->flash == 0 && c1->act_flash == 1);
         CHECK(andrea_context_attention(c1, 0) == NULL); /* no maps from a prefill */
@@ -83,17 +68,17 @@ static void check_prompt(andrea_model *m, const int32_t *prompt, int n, double r
         CHECK(andrea_context_hidden(c1) == NULL);
     } else if (n > 1) { /* a prompt of up to 8 tokens: the tail is every row */
         snprintf(what, sizeof what, "%s, %d tokens: last-row prefill, every row", m->be->name, n);
-        same(what, andrea_context_logits(c1), full, (size_t)n * V, rel);
+        tu_same(what, andrea_context_logits(c1), full, (size_t)n * V, rel);
     }
 
     /* every row kept */
     snprintf(what, sizeof what, "%s, %d tokens: all-rows prefill, its return", m->be->name, n);
-    same(what, andrea_kv_prefill_all(m, c2, k2, prompt, n), full + (size_t)(n - 1) * V, V, rel_last);
+    tu_same(what, andrea_kv_prefill_all(m, c2, k2, prompt, n), full + (size_t)(n - 1) * V, V, rel_last);
     if (n > 1) {
         snprintf(what, sizeof what, "%s, %d tokens: all-rows prefill, every row", m->be->name, n);
-        same(what, andrea_context_logits(c2), full, (size_t)n * V, rel);
+        tu_same(what, andrea_context_logits(c2), full, (size_t)n * V, rel);
         snprintf(what, sizeof what, "%s, %d tokens: all-rows prefill, hidden", m->be->name, n);
-        same(what, andrea_context_hidden(c2), hid, (size_t)n * C, rel);
+        tu_same(what, andrea_context_hidden(c2), hid, (size_t)n * C, rel);
     }
 
     /* the caches are the same: the next steps agree (the products ahead of the head are
@@ -102,8 +87,8 @@ static void check_prompt(andrea_model *m, const int32_t *prompt, int n, double r
         int32_t t = (int32_t)((17 * s + 5) % c->vocab);
         float *a = tu_dup(andrea_kv_step(m, k1, t), V);
         snprintf(what, sizeof what, "%s, %d tokens: step %d after the prefills", m->be->name, n, s);
-        same(what, andrea_kv_step(m, k2, t), a, V, 0.0);
-        same(what, andrea_kv_step(m, k3, t), a, V, 0.0);
+        tu_same(what, andrea_kv_step(m, k2, t), a, V, 0.0);
+        tu_same(what, andrea_kv_step(m, k3, t), a, V, 0.0);
         free(a);
     }
 
@@ -112,7 +97,7 @@ static void check_prompt(andrea_model *m, const int32_t *prompt, int n, double r
         andrea_context_set_flash_attention(c1, 1);
         CHECK(andrea_context_forward(m, c1, prompt, NULL, 1, n) == 0.0f);
         snprintf(what, sizeof what, "%s, %d tokens: full forward after a last-row one", m->be->name, n);
-        same(what, andrea_context_logits(c1), full, (size_t)n * V, 0.0);
+        tu_same(what, andrea_context_logits(c1), full, (size_t)n * V, 0.0);
     }
     andrea_kv_free(k1), andrea_kv_free(k2), andrea_kv_free(k3);
     andrea_context_free(c1), andrea_context_free(c2), andrea_context_free(ref);
@@ -140,7 +125,7 @@ static void check_batch(andrea_model *m, double rel) {
         m->be->ops.download(m->be, row, ctx->a.logits + at, sizeof(float) * V);
         char what[96];
         snprintf(what, sizeof what, "%s: batch of %d, sequence %d's last row", m->be->name, B, b);
-        same(what, row, full + at, V, rel);
+        tu_same(what, row, full + at, V, rel);
     }
     CHECK(isnan(andrea_context_forward_last(m, ctx, x, B, CTX + 1))); /* still checked */
     free(row);

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 
 static int tu_failures = 0;
@@ -105,6 +106,23 @@ static inline double tu_max_abs(const float *x, size_t n) {
 static inline int tu_check_rel(const char *what, const float *got, const float *want, size_t n,
                                double rel) {
     return tu_check_array(what, got, want, n, rel * tu_max_abs(want, n), rel);
+}
+
+/* rel 0: got must be want to the bit; else tu_check_rel. A NULL side is a failure (an API
+ * that should have produced the tensor did not). */
+static inline void tu_same(const char *what, const float *got, const float *want, size_t n,
+                           double rel) {
+    if (!got || !want) {
+        fprintf(stderr, "%s: missing\n", what);
+        tu_failures++;
+    } else if (rel == 0.0) {
+        if (memcmp(got, want, sizeof(float) * n) != 0) {
+            fprintf(stderr, "%s: not bit-identical\n", what);
+            tu_failures++;
+        }
+    } else {
+        tu_check_rel(what, got, want, n, rel);
+    }
 }
 
 /* dir/name in one of 4 rotating buffers: a few paths can be alive at once. */
