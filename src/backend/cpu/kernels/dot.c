@@ -14,8 +14,8 @@
  * Batched decoding multiplies n inputs by each row. Calling the one-input dot n times
  * kept the row in L1 but loaded and widened every weight vector n times, so 4 sequences
  * cost 1.7-2.7x one instead of about 1x; the vector ISAs' multi-input dots decode each
- * weight vector once into the accumulators of 2 (AVX2) or 4 (AVX-512, NEON) inputs, as
- * many as the registers hold, each input summed exactly as the one-input dot sums it.
+ * weight vector once into the accumulators of up to 2 (AVX2) or 4 (AVX-512, NEON) inputs,
+ * as many as the registers hold, each input summed exactly as the one-input dot sums it.
  */
 #include <string.h>
 
@@ -30,9 +30,8 @@
 typedef void (*dot_fn)(const void *w, const float *d, const float *x, int K, float *s);
 enum { NFMT = ANDREA_QUANT_Q4_0 + 1 };
 typedef struct {
-    dot_fn one[NFMT];  /* by format (ANDREA_QUANT_*): one input */
-    dot_fn many[NFMT]; /* `width` inputs from one pass over the row (NULL: width 1) */
-    int width;
+    dot_fn fn[3][NFMT]; /* fn[g][fmt]: 2^g inputs from one pass over a row, by ANDREA_QUANT_* */
+    int groups;         /* how many of fn's rows an ISA has: 1, 2 (up to 2 inputs) or 3 */
 } dot_fns;
 
 /* Bytes of weights requested ahead of the dot. The hardware prefetcher alone kept
@@ -92,29 +91,37 @@ typedef struct {
 #define WBYTES_ELEM(k) ((long)(k) * (long)sizeof *w)
 #define WBYTES_NIBBLE(k) ((long)(k) / 2)
 
-/* dot_FMT_SFX (one input) and dot_FMT_SFX_many (NI inputs) of one format */
-#define DEFINE_DOT_PAIR(FMT, SFX, ATTR, VT, VW, ZERO, NI, T, LOAD, SCALAR, WBYTES)            \
-    ATTR static void dot_##FMT##_##SFX(const void *wv, const float *d, const float *x, int K, \
-                                       float *s) {                                            \
-        DOT_BODY(1, T, VT, VW, ZERO, LOAD, SCALAR, WBYTES)                                    \
-    }                                                                                         \
-    ATTR static void dot_##FMT##_##SFX##_many(const void *wv, const float *d, const float *x, \
+/* dot_FMT_SFX_NI: one format's dot for NI inputs */
+#define DEFINE_DOT(FMT, SFX, ATTR, VT, VW, ZERO, NI, T, LOAD, SCALAR, WBYTES)                 \
+    ATTR static void dot_##FMT##_##SFX##_##NI(const void *wv, const float *d, const float *x, \
                                               int K, float *s) {                              \
         DOT_BODY(NI, T, VT, VW, ZERO, LOAD, SCALAR, WBYTES)                                   \
     }
+/* ... for 1, 2 and, where the registers hold 4 inputs' accumulators (WIDE4 = 1), 4 inputs:
+ * a batch of n runs as groups of 4, then 2, then 1 (7 = 4 + 2 + 1), so a leftover pair
+ * still shares its decoding */
+#define IF_WIDE4_0(...)
+#define IF_WIDE4_1(...) __VA_ARGS__
+#define DEFINE_DOT_SET(FMT, SFX, ATTR, VT, VW, ZERO, WIDE4, T, LOAD, SCALAR, WBYTES)          \
+    DEFINE_DOT(FMT, SFX, ATTR, VT, VW, ZERO, 1, T, LOAD, SCALAR, WBYTES)                      \
+    DEFINE_DOT(FMT, SFX, ATTR, VT, VW, ZERO, 2, T, LOAD, SCALAR, WBYTES)                      \
+    IF_WIDE4_##WIDE4(DEFINE_DOT(FMT, SFX, ATTR, VT, VW, ZERO, 4, T, LOAD, SCALAR, WBYTES))
+/* the table row of 2^g inputs: the dots dot_FMT_SFX_NI, Q4B##NI for q4_0 */
+#define DOT_ROW(SFX, NI, Q4B)                                                                 \
+    {dot_f32_##SFX##_##NI, dot_bf16_##SFX##_##NI, dot_i8_##SFX##_##NI, dot_q8b_##SFX##_##NI,  \
+     Q4B##NI}
 /* Defines the f32, bf16, int8 and q8_0 dots from the ISA's LOAD_{F32,BF16,I8,Q8B}, LOADX,
- * FMA and REDUCE4, and the table dots_SFX with Q4B / Q4B_MANY as its q4_0 dots. */
-#define DEFINE_DOTS(SFX, ATTR, VT, VW, ZERO, NI, Q4B, Q4B_MANY)                               \
-    DEFINE_DOT_PAIR(f32, SFX, ATTR, VT, VW, ZERO, NI, float, LOAD_F32, SCALAR_F32, WBYTES_ELEM) \
-    DEFINE_DOT_PAIR(bf16, SFX, ATTR, VT, VW, ZERO, NI, uint16_t, LOAD_BF16, SCALAR_BF16,      \
-                    WBYTES_ELEM)                                                              \
-    DEFINE_DOT_PAIR(i8, SFX, ATTR, VT, VW, ZERO, NI, int8_t, LOAD_I8, SCALAR_I8, WBYTES_ELEM) \
-    DEFINE_DOT_PAIR(q8b, SFX, ATTR, VT, VW, ZERO, NI, int8_t, LOAD_Q8B, SCALAR_Q8B, WBYTES_ELEM) \
+ * FMA and REDUCE4, and the table dots_SFX with Q4B##1, Q4B##2 (Q4B##4) as its q4_0 dots. */
+#define DEFINE_DOTS(SFX, ATTR, VT, VW, ZERO, WIDE4, Q4B)                                      \
+    DEFINE_DOT_SET(f32, SFX, ATTR, VT, VW, ZERO, WIDE4, float, LOAD_F32, SCALAR_F32, WBYTES_ELEM) \
+    DEFINE_DOT_SET(bf16, SFX, ATTR, VT, VW, ZERO, WIDE4, uint16_t, LOAD_BF16, SCALAR_BF16,    \
+                   WBYTES_ELEM)                                                               \
+    DEFINE_DOT_SET(i8, SFX, ATTR, VT, VW, ZERO, WIDE4, int8_t, LOAD_I8, SCALAR_I8, WBYTES_ELEM) \
+    DEFINE_DOT_SET(q8b, SFX, ATTR, VT, VW, ZERO, WIDE4, int8_t, LOAD_Q8B, SCALAR_Q8B,         \
+                   WBYTES_ELEM)                                                               \
     static const dot_fns dots_##SFX = {                                                       \
-        {dot_f32_##SFX, dot_bf16_##SFX, dot_i8_##SFX, dot_q8b_##SFX, Q4B},                    \
-        {dot_f32_##SFX##_many, dot_bf16_##SFX##_many, dot_i8_##SFX##_many,                    \
-         dot_q8b_##SFX##_many, Q4B_MANY},                                                     \
-        NI};
+        {DOT_ROW(SFX, 1, Q4B), DOT_ROW(SFX, 2, Q4B) IF_WIDE4_##WIDE4(, DOT_ROW(SFX, 4, Q4B))}, \
+        2 + (WIDE4)};
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
@@ -131,8 +138,9 @@ typedef struct {
 #define LOAD_I8(k)                                                                            \
     _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(w + (k)))))
 #define LOAD_Q8B(k) _mm512_mul_ps(LOAD_I8(k), _mm512_set1_ps(d[(k) >> 5]))
-DEFINE_DOTS(avx512, __attribute__((target("avx512f"))), __m512, 16, _mm512_setzero_ps(),
-            ANDREA_DOT_WIDTH_AVX512, andrea_dot_q4_0_avx512, andrea_dot_q4_0_avx512_many)
+/* 32 zmm: 4 inputs' 16 accumulators, the weights and x */
+DEFINE_DOTS(avx512, __attribute__((target("avx512f"))), __m512, 16, _mm512_setzero_ps(), 1,
+            andrea_dot_q4_0_avx512_)
 #undef LOAD_Q8B
 #undef LOADX
 #undef FMA
@@ -152,8 +160,8 @@ DEFINE_DOTS(avx512, __attribute__((target("avx512f"))), __m512, 16, _mm512_setze
 #define LOAD_I8(k)                                                                            \
     _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(w + (k)))))
 #define LOAD_Q8B(k) _mm256_mul_ps(LOAD_I8(k), _mm256_set1_ps(d[(k) >> 5]))
-DEFINE_DOTS(avx2, ANDREA_TARGET_AVX2, __m256, 8, _mm256_setzero_ps(), ANDREA_DOT_WIDTH_AVX2,
-            andrea_dot_q4_0_avx2, andrea_dot_q4_0_avx2_many)
+/* 16 ymm: 2 inputs' 8 accumulators, the weights and x (4 inputs' 16 would spill) */
+DEFINE_DOTS(avx2, ANDREA_TARGET_AVX2, __m256, 8, _mm256_setzero_ps(), 0, andrea_dot_q4_0_avx2_)
 #undef LOAD_Q8B
 #undef LOADX
 #undef FMA
@@ -193,11 +201,9 @@ static inline float32x4_t load_q4x4(const uint8_t *w, int k, float d) {
 #define LOAD_Q4B(k) load_q4x4(w, k, d[(k) >> 5])
 /* 32 q registers, as AVX-512's zmm: 4 inputs are 16 accumulators, leaving room for the
  * weights, x and q4_0's decoding */
-#define DOT_WIDTH_NEON 4
-DEFINE_DOT_PAIR(q4b, neon, , float32x4_t, 4, vdupq_n_f32(0.0f), DOT_WIDTH_NEON, uint8_t,
-                LOAD_Q4B, SCALAR_Q4B, WBYTES_NIBBLE)
-DEFINE_DOTS(neon, , float32x4_t, 4, vdupq_n_f32(0.0f), DOT_WIDTH_NEON, dot_q4b_neon,
-            dot_q4b_neon_many)
+DEFINE_DOT_SET(q4b, neon, , float32x4_t, 4, vdupq_n_f32(0.0f), 1, uint8_t, LOAD_Q4B, SCALAR_Q4B,
+               WBYTES_NIBBLE)
+DEFINE_DOTS(neon, , float32x4_t, 4, vdupq_n_f32(0.0f), 1, dot_q4b_neon_)
 #endif
 
 /* The baseline: one simd reduction per row (SSE2 on x86-64, what the compiler makes of
@@ -226,7 +232,7 @@ static void dot_q4b_plain(const void *wv, const float *d, const float *x, int K,
     *out = s;
 }
 static const dot_fns dots_plain = {
-    {dot_f32_plain, dot_bf16_plain, dot_i8_plain, dot_q8b_plain, dot_q4b_plain}, {0}, 1};
+    {{dot_f32_plain, dot_bf16_plain, dot_i8_plain, dot_q8b_plain, dot_q4b_plain}}, 1};
 
 static const dot_fns *dot_pick(int cap) {
     int isa = andrea_cpu_isa(cap);
@@ -243,7 +249,7 @@ static const dot_fns *dot_pick(int cap) {
 
 static float dot_one(int fmt, const void *w, const float *x, int K) {
     float s;
-    dot_pick(-1)->one[fmt](w, NULL, x, K, &s);
+    dot_pick(-1)->fn[0][fmt](w, NULL, x, K, &s);
     return s;
 }
 float andrea_dot_f32(const float *w, const float *x, int K) { return dot_one(ANDREA_QUANT_NONE, w, x, K); }
@@ -268,12 +274,13 @@ void andrea_matvec_rows_isa(int isa, float *out, const float *x, const void *w, 
         long row = (long)r * K;
         const void *wr = row_at(w, fmt, row);
         const float *dr = blocks ? scale + row / 32 : NULL;
-        /* groups of d->width inputs from one pass over the row, the rest one by one: each
-         * output is the same dot either way, so n does not change any sequence's bits */
-        for (int i = 0, m; i < n; i += m) {
-            float s[ANDREA_DOT_WIDTH_MAX];
-            m = n - i >= d->width && d->width > 1 ? d->width : 1;
-            (m > 1 ? d->many : d->one)[fmt](wr, dr, x + (long)i * K, K, s);
+        /* the largest groups of inputs the ISA takes from one pass over the row (4, 2,
+         * 1): each output is the same dot in any group, so n changes no sequence's bits */
+        for (int i = 0, g = d->groups - 1, m; i < n; i += m) {
+            float s[4];
+            while ((1 << g) > n - i) g--;
+            m = 1 << g;
+            d->fn[g][fmt](wr, dr, x + (long)i * K, K, s);
             for (int j = 0; j < m; j++)
                 out[(long)(i + j) * N + r] = (fmt == ANDREA_QUANT_INT8 ? s[j] * scale[r] : s[j]) +
                                              (bias ? bias[r] : 0.0f);

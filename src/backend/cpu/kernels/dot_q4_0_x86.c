@@ -59,16 +59,14 @@
         s[j] = _mm512_reduce_add_ps(                                                          \
             _mm512_add_ps(_mm512_add_ps(a[j][0], a[j][1]), _mm512_add_ps(a[j][2], a[j][3])));
 
-__attribute__((target("avx512f,fma"))) void andrea_dot_q4_0_avx512(const void *wv, const float *d,
-                                                                    const float *x, int K, float *s) {
-    Q4_BODY_AVX512(1)
-}
-__attribute__((target("avx512f,fma"))) void andrea_dot_q4_0_avx512_many(const void *wv,
-                                                                         const float *d,
-                                                                         const float *x, int K,
-                                                                         float *s) {
-    Q4_BODY_AVX512(ANDREA_DOT_WIDTH_AVX512)
-}
+#define DEFINE_Q4_AVX512(NI)                                                                  \
+    __attribute__((target("avx512f,fma"))) void andrea_dot_q4_0_avx512_##NI(                  \
+        const void *wv, const float *d, const float *x, int K, float *s) {                    \
+        Q4_BODY_AVX512(NI)                                                                    \
+    }
+DEFINE_Q4_AVX512(1)
+DEFINE_Q4_AVX512(2)
+DEFINE_Q4_AVX512(4)
 
 /* AVX2: the f32 dot's loop of 32 is one block: a0 a1 its bytes 0-7 and 8-15 low (elements
  * 0-7, 8-15), a2 a3 the same bytes high (16-23, 24-31); each decoded vector feeds every
@@ -96,12 +94,11 @@ __attribute__((target("avx512f,fma"))) void andrea_dot_q4_0_avx512_many(const vo
         s[j] = andrea_hsum_avx2(                                                              \
             _mm256_add_ps(_mm256_add_ps(a[j][0], a[j][1]), _mm256_add_ps(a[j][2], a[j][3])));
 
-ANDREA_TARGET_AVX2 void andrea_dot_q4_0_avx2(const void *wv, const float *d, const float *x, int K,
-                                             float *s) {
-    Q4_BODY_AVX2(1)
-}
-ANDREA_TARGET_AVX2 void andrea_dot_q4_0_avx2_many(const void *wv, const float *d, const float *x,
-                                                  int K, float *s) {
-    Q4_BODY_AVX2(ANDREA_DOT_WIDTH_AVX2)
-}
+#define DEFINE_Q4_AVX2(NI)                                                                    \
+    ANDREA_TARGET_AVX2 void andrea_dot_q4_0_avx2_##NI(const void *wv, const float *d,          \
+                                                      const float *x, int K, float *s) {      \
+        Q4_BODY_AVX2(NI)                                                                      \
+    }
+DEFINE_Q4_AVX2(1)
+DEFINE_Q4_AVX2(2)
 #endif
