@@ -453,6 +453,42 @@ static void test_dots(int isa) {
     }
 }
 
+/* Batched decoding's product at ISA isa: n = 1..9 inputs in one call give each input the
+ * bits of its own single-input call, in every weight format (the multi-input dots feed
+ * several inputs from one decode of each weight vector; groups of 2 or 4, the rest one at a
+ * time). The lengths leave a part block of vectors and a scalar tail (f32, bf16, int8) or a
+ * 32 tail after AVX-512's 64-wide blocks (q8_0, q4_0, K % 32 == 0); a bias and per-row or
+ * per-block scales as in decoding. */
+static void test_matvec_batch(int isa) {
+    enum { N = 5, NMAX = 9 };
+    static const int fmts[] = {ANDREA_QUANT_NONE, ANDREA_QUANT_BF16, ANDREA_QUANT_INT8,
+                               ANDREA_QUANT_Q8_0, ANDREA_QUANT_Q4_0};
+    static const int Ks[] = {7, 165, 187, 96, 160, 768};
+    for (size_t f = 0; f < sizeof fmts / sizeof *fmts; f++)
+        for (size_t t = 0; t < sizeof Ks / sizeof *Ks; t++) {
+            int fmt = fmts[f], K = Ks[t];
+            if (fmt >= ANDREA_QUANT_Q8_0 && K % 32) continue;
+            float *w = rnd_array((size_t)N * K, -1, 1), *x = rnd_array((size_t)NMAX * K, -1, 1);
+            float *bias = rnd_array(N, -1, 1), *scale = xmalloc(sizeof(float) * N * (size_t)K);
+            float *got = xmalloc(sizeof(float) * NMAX * N), *want = xmalloc(sizeof(float) * NMAX * N);
+            void *q = fmt == ANDREA_QUANT_NONE ? (void *)w : xmalloc(sizeof(float) * N * (size_t)K);
+            if (fmt != ANDREA_QUANT_NONE) andrea_quantize_rows(q, scale, w, fmt, N, (size_t)K);
+            for (int n = 1; n <= NMAX; n++) {
+                andrea_matvec_rows_isa(isa, got, x, q, fmt, scale, bias, K, N, n);
+                for (int i = 0; i < n; i++)
+                    andrea_matvec_rows_isa(isa, want + (size_t)i * N, x + (size_t)i * K, q, fmt,
+                                           scale, bias, K, N, 1);
+                if (memcmp(got, want, sizeof(float) * (size_t)n * N) != 0) {
+                    fprintf(stderr, "FAIL: matvec_rows %s %s K=%d n=%d differs from n single calls\n",
+                            andrea_quant_name(fmt), andrea_isa_name(isa), K, n);
+                    exit(1);
+                }
+            }
+            if (q != w) free(q);
+            free(w), free(x), free(bias), free(scale), free(got), free(want);
+        }
+}
+
 /* ---- attention -------------------------------------------------------------------------- */
 
 static void test_attention(int B, int T, int C, int NH) {
@@ -1005,7 +1041,7 @@ int main(void) {
     test_matmul_residual(3, 20, 45, 1);    /* fewer rows than a tile */
     test_matmul_residual(70, 130, 257, 1); /* packed tiles starting from resid + bias */
     test_matmul_residual(64, 300, 96, 0);
-    for (int isa = 0; isa <= andrea_cpu_isa(-1); isa++) test_dots(isa);
+    for (int isa = 0; isa <= andrea_cpu_isa(-1); isa++) test_dots(isa), test_matvec_batch(isa);
 
     static const int Ts[] = {1, 5, 17, 64};
     for (int t = 0; t < 4; t++) {

@@ -10,6 +10,12 @@
  * vmovl on NEON); the baseline is a portable simd loop. The ISA is chosen per call
  * under the cap (andrea_cpu_isa), and the summation order is fixed by the code, so
  * results do not vary between runs (they differ between ISAs in the last bits).
+ *
+ * Batched decoding multiplies n inputs by each row. Calling the one-input dot n times
+ * kept the row in L1 but loaded and widened every weight vector n times, so 4 sequences
+ * cost 1.7-2.7x one instead of about 1x; the vector ISAs' multi-input dots decode each
+ * weight vector once into the accumulators of up to 2 (AVX2) or 4 (AVX-512, NEON) inputs,
+ * as many as the registers hold, each input summed exactly as the one-input dot sums it.
  */
 #include <string.h>
 
@@ -18,17 +24,14 @@
 #include "backend/cpu/kernels/fastmath.h"
 #include "backend/cpu/kernels/kernels.h"
 
-typedef float (*dot_f32_fn)(const float *w, const float *x, int K);
-typedef float (*dot_bf16_fn)(const uint16_t *w, const float *x, int K);
-typedef float (*dot_i8_fn)(const int8_t *w, const float *x, int K);
-typedef float (*dot_q8b_fn)(const int8_t *w, const float *d, const float *x, int K);
-typedef float (*dot_q4b_fn)(const uint8_t *w, const float *d, const float *x, int K);
+/* s[j] = the dot of one weight row (bytes w; d: its per-32 scales for q8_0 and q4_0)
+ * with input j of x (x + j K), for j below the function's input count. One signature
+ * for every format, so the table and the caller have no per-format cases. */
+typedef void (*dot_fn)(const void *w, const float *d, const float *x, int K, float *s);
+enum { NFMT = ANDREA_QUANT_Q4_0 + 1 };
 typedef struct {
-    dot_f32_fn f32;
-    dot_bf16_fn bf16;
-    dot_i8_fn i8;
-    dot_q8b_fn q8b; /* int8 times a scale per block of 32 (ggml's q8_0) */
-    dot_q4b_fn q4b; /* nibbles - 8 times a scale per block of 32 (ggml's q4_0) */
+    dot_fn fn[3][NFMT]; /* fn[g][fmt]: 2^g inputs from one pass over a row, by ANDREA_QUANT_* */
+    int groups;         /* how many of fn's rows an ISA has: 1, 2 (up to 2 inputs) or 3 */
 } dot_fns;
 
 /* Bytes of weights requested ahead of the dot. The hardware prefetcher alone kept
@@ -39,29 +42,43 @@ typedef struct {
  * the two. */
 #define DOT_PREFETCH_AHEAD 4096
 
-/* 4 accumulators x VW lanes over blocks of 4 VW, then VW at a time, then scalars;
- * LOAD(k) gives the VW weights at k as floats, FMA(a, b, c) = a b + c, REDUCE4 sums the
- * four accumulators' lanes, WBYTES(k) is the byte offset of weight k. Each block first
- * asks for the cache lines DOT_PREFETCH_AHEAD bytes ahead of it (one request per 64 bytes
- * of weights, at least one per block). The loop is the same for every format, so a
- * format whose LOAD decodes each weight exactly (q8_0, q4_0: a small integer times an f16
- * scale fits a float) sums in the f32 dot's order and gives its bits. */
-#define DOT_BODY(VT, VW, ZERO, LOAD, LOADX, FMA, REDUCE4, SCALAR, WBYTES)                     \
-    VT a0 = ZERO, a1 = a0, a2 = a0, a3 = a0;                                                  \
+/* NI inputs against one row: 4 accumulators x VW lanes per input over blocks of 4 VW,
+ * then VW at a time, then scalars. Each vector of weights is loaded and decoded once
+ * (LOAD(k): the VW weights at k as floats) and multiplied into every input's accumulator
+ * (LOADX(p, k): the VW floats at p + k; FMA(a, b, c) = a b + c), so batched decoding
+ * reads and widens a row once for NI tokens; REDUCE4 sums an input's four accumulators'
+ * lanes, WBYTES(k) is the byte offset of weight k. Each input's sums are the same
+ * operations in the same order whatever NI is (the single dot is NI = 1), so a batch gives
+ * every sequence the bits it gets alone. Each block first asks for the cache lines
+ * DOT_PREFETCH_AHEAD bytes ahead of it (one request per 64 bytes of weights, at least one
+ * per block). The loop is the same for every format, so a format whose LOAD decodes each
+ * weight exactly (q8_0, q4_0: a small integer times an f16 scale fits a float) sums in
+ * the f32 dot's order and gives its bits. */
+#define DOT_BODY(NI, T, VT, VW, ZERO, LOAD, SCALAR, WBYTES)                                   \
+    const T *w = wv;                                                                          \
+    VT a[NI][4];                                                                              \
+    for (int j = 0; j < (NI); j++) a[j][0] = a[j][1] = a[j][2] = a[j][3] = ZERO;              \
     int k = 0;                                                                                \
     for (; k + 4 * (VW) <= K; k += 4 * (VW)) {                                                \
         const char *ahead = (const char *)w + WBYTES(k) + DOT_PREFETCH_AHEAD;                 \
         for (int b = 0; b < (int)WBYTES(4 * (VW)); b += 64)                                   \
             __builtin_prefetch(ahead + b);                                                    \
-        a0 = FMA(LOAD(k), LOADX(k), a0);                                                      \
-        a1 = FMA(LOAD(k + (VW)), LOADX(k + (VW)), a1);                                        \
-        a2 = FMA(LOAD(k + 2 * (VW)), LOADX(k + 2 * (VW)), a2);                                \
-        a3 = FMA(LOAD(k + 3 * (VW)), LOADX(k + 3 * (VW)), a3);                                \
+        for (int u = 0; u < 4; u++) {                                                         \
+            VT wu = LOAD(k + u * (VW));                                                       \
+            for (int j = 0; j < (NI); j++)                                                    \
+                a[j][u] = FMA(wu, LOADX(x + (long)j * K, k + u * (VW)), a[j][u]);             \
+        }                                                                                     \
     }                                                                                         \
-    for (; k + (VW) <= K; k += (VW)) a0 = FMA(LOAD(k), LOADX(k), a0);                         \
-    float s = REDUCE4(a0, a1, a2, a3);                                                        \
-    for (; k < K; k++) s += SCALAR(k) * x[k];                                                 \
-    return s;
+    for (; k + (VW) <= K; k += (VW)) {                                                        \
+        VT wu = LOAD(k);                                                                      \
+        for (int j = 0; j < (NI); j++) a[j][0] = FMA(wu, LOADX(x + (long)j * K, k), a[j][0]); \
+    }                                                                                         \
+    for (int j = 0; j < (NI); j++) {                                                          \
+        const float *xj = x + (long)j * K;                                                    \
+        float sj = REDUCE4(a[j][0], a[j][1], a[j][2], a[j][3]);                               \
+        for (int t = k; t < K; t++) sj += SCALAR(t) * xj[t];                                  \
+        s[j] = sj;                                                                            \
+    }
 
 #define SCALAR_F32(k) w[k]
 #define SCALAR_BF16(k) andrea_bf16_to_f32(w[k])
@@ -74,35 +91,44 @@ typedef struct {
 #define WBYTES_ELEM(k) ((long)(k) * (long)sizeof *w)
 #define WBYTES_NIBBLE(k) ((long)(k) / 2)
 
-/* Defines dot_{f32,bf16,i8,q8b}_SFX from the ISA's LOAD_{F32,BF16,I8,Q8B}, LOADX, FMA,
- * REDUCE4, and the table dots_SFX with Q4B as its q4_0 dot. */
-#define DEFINE_DOTS(SFX, ATTR, VT, VW, ZERO, Q4B)                                             \
-    ATTR static float dot_f32_##SFX(const float *w, const float *x, int K) {                  \
-        DOT_BODY(VT, VW, ZERO, LOAD_F32, LOADX, FMA, REDUCE4, SCALAR_F32, WBYTES_ELEM)        \
-    }                                                                                         \
-    ATTR static float dot_bf16_##SFX(const uint16_t *w, const float *x, int K) {              \
-        DOT_BODY(VT, VW, ZERO, LOAD_BF16, LOADX, FMA, REDUCE4, SCALAR_BF16, WBYTES_ELEM)      \
-    }                                                                                         \
-    ATTR static float dot_i8_##SFX(const int8_t *w, const float *x, int K) {                  \
-        DOT_BODY(VT, VW, ZERO, LOAD_I8, LOADX, FMA, REDUCE4, SCALAR_I8, WBYTES_ELEM)          \
-    }                                                                                         \
-    ATTR static float dot_q8b_##SFX(const int8_t *w, const float *d, const float *x, int K) { \
-        DOT_BODY(VT, VW, ZERO, LOAD_Q8B, LOADX, FMA, REDUCE4, SCALAR_Q8B, WBYTES_ELEM)        \
-    }                                                                                         \
-    static const dot_fns dots_##SFX = {dot_f32_##SFX, dot_bf16_##SFX, dot_i8_##SFX,            \
-                                       dot_q8b_##SFX, Q4B};
-/* q4_0 in the same body (NEON; x86 has its own, dot_q4_0_x86.c) */
-#define DEFINE_DOT_Q4B(SFX, ATTR, VT, VW, ZERO)                                               \
-    ATTR static float dot_q4b_##SFX(const uint8_t *w, const float *d, const float *x, int K) { \
-        DOT_BODY(VT, VW, ZERO, LOAD_Q4B, LOADX, FMA, REDUCE4, SCALAR_Q4B, WBYTES_NIBBLE)      \
+/* dot_FMT_SFX_NI: one format's dot for NI inputs */
+#define DEFINE_DOT(FMT, SFX, ATTR, VT, VW, ZERO, NI, T, LOAD, SCALAR, WBYTES)                 \
+    ATTR static void dot_##FMT##_##SFX##_##NI(const void *wv, const float *d, const float *x, \
+                                              int K, float *s) {                              \
+        DOT_BODY(NI, T, VT, VW, ZERO, LOAD, SCALAR, WBYTES)                                   \
     }
+/* ... for 1, 2 and, where the registers hold 4 inputs' accumulators (WIDE4 = 1), 4 inputs:
+ * a batch of n runs as groups of 4, then 2, then 1 (7 = 4 + 2 + 1), so a leftover pair
+ * still shares its decoding */
+#define IF_WIDE4_0(...)
+#define IF_WIDE4_1(...) __VA_ARGS__
+#define DEFINE_DOT_SET(FMT, SFX, ATTR, VT, VW, ZERO, WIDE4, T, LOAD, SCALAR, WBYTES)          \
+    DEFINE_DOT(FMT, SFX, ATTR, VT, VW, ZERO, 1, T, LOAD, SCALAR, WBYTES)                      \
+    DEFINE_DOT(FMT, SFX, ATTR, VT, VW, ZERO, 2, T, LOAD, SCALAR, WBYTES)                      \
+    IF_WIDE4_##WIDE4(DEFINE_DOT(FMT, SFX, ATTR, VT, VW, ZERO, 4, T, LOAD, SCALAR, WBYTES))
+/* the table row of 2^g inputs: the dots dot_FMT_SFX_NI, Q4B##NI for q4_0 */
+#define DOT_ROW(SFX, NI, Q4B)                                                                 \
+    {dot_f32_##SFX##_##NI, dot_bf16_##SFX##_##NI, dot_i8_##SFX##_##NI, dot_q8b_##SFX##_##NI,  \
+     Q4B##NI}
+/* Defines the f32, bf16, int8 and q8_0 dots from the ISA's LOAD_{F32,BF16,I8,Q8B}, LOADX,
+ * FMA and REDUCE4, and the table dots_SFX with Q4B##1, Q4B##2 (Q4B##4) as its q4_0 dots. */
+#define DEFINE_DOTS(SFX, ATTR, VT, VW, ZERO, WIDE4, Q4B)                                      \
+    DEFINE_DOT_SET(f32, SFX, ATTR, VT, VW, ZERO, WIDE4, float, LOAD_F32, SCALAR_F32, WBYTES_ELEM) \
+    DEFINE_DOT_SET(bf16, SFX, ATTR, VT, VW, ZERO, WIDE4, uint16_t, LOAD_BF16, SCALAR_BF16,    \
+                   WBYTES_ELEM)                                                               \
+    DEFINE_DOT_SET(i8, SFX, ATTR, VT, VW, ZERO, WIDE4, int8_t, LOAD_I8, SCALAR_I8, WBYTES_ELEM) \
+    DEFINE_DOT_SET(q8b, SFX, ATTR, VT, VW, ZERO, WIDE4, int8_t, LOAD_Q8B, SCALAR_Q8B,         \
+                   WBYTES_ELEM)                                                               \
+    static const dot_fns dots_##SFX = {                                                       \
+        {DOT_ROW(SFX, 1, Q4B), DOT_ROW(SFX, 2, Q4B) IF_WIDE4_##WIDE4(, DOT_ROW(SFX, 4, Q4B))}, \
+        2 + (WIDE4)};
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 #define HAVE_DOT_X86 1
 
 /* ---- AVX-512: 16 lanes ---- */
-#define LOADX(k) _mm512_loadu_ps(x + (k))
+#define LOADX(p, k) _mm512_loadu_ps((p) + (k))
 #define FMA(a, b, c) _mm512_fmadd_ps(a, b, c)
 #define REDUCE4(a, b, c, d) _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a, b), _mm512_add_ps(c, d)))
 #define LOAD_F32(k) _mm512_loadu_ps(w + (k))
@@ -112,8 +138,9 @@ typedef struct {
 #define LOAD_I8(k)                                                                            \
     _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(w + (k)))))
 #define LOAD_Q8B(k) _mm512_mul_ps(LOAD_I8(k), _mm512_set1_ps(d[(k) >> 5]))
-DEFINE_DOTS(avx512, __attribute__((target("avx512f"))), __m512, 16, _mm512_setzero_ps(),
-            andrea_dot_q4_0_avx512)
+/* 32 zmm: 4 inputs' 16 accumulators, the weights and x */
+DEFINE_DOTS(avx512, __attribute__((target("avx512f"))), __m512, 16, _mm512_setzero_ps(), 1,
+            andrea_dot_q4_0_avx512_)
 #undef LOAD_Q8B
 #undef LOADX
 #undef FMA
@@ -123,7 +150,7 @@ DEFINE_DOTS(avx512, __attribute__((target("avx512f"))), __m512, 16, _mm512_setze
 #undef LOAD_I8
 
 /* ---- AVX2+FMA: 8 lanes ---- */
-#define LOADX(k) _mm256_loadu_ps(x + (k))
+#define LOADX(p, k) _mm256_loadu_ps((p) + (k))
 #define FMA(a, b, c) _mm256_fmadd_ps(a, b, c)
 #define REDUCE4(a, b, c, d) andrea_hsum_avx2(_mm256_add_ps(_mm256_add_ps(a, b), _mm256_add_ps(c, d)))
 #define LOAD_F32(k) _mm256_loadu_ps(w + (k))
@@ -133,7 +160,8 @@ DEFINE_DOTS(avx512, __attribute__((target("avx512f"))), __m512, 16, _mm512_setze
 #define LOAD_I8(k)                                                                            \
     _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(w + (k)))))
 #define LOAD_Q8B(k) _mm256_mul_ps(LOAD_I8(k), _mm256_set1_ps(d[(k) >> 5]))
-DEFINE_DOTS(avx2, ANDREA_TARGET_AVX2, __m256, 8, _mm256_setzero_ps(), andrea_dot_q4_0_avx2)
+/* 16 ymm: 2 inputs' 8 accumulators, the weights and x (4 inputs' 16 would spill) */
+DEFINE_DOTS(avx2, ANDREA_TARGET_AVX2, __m256, 8, _mm256_setzero_ps(), 0, andrea_dot_q4_0_avx2_)
 #undef LOAD_Q8B
 #undef LOADX
 #undef FMA
@@ -147,7 +175,7 @@ DEFINE_DOTS(avx2, ANDREA_TARGET_AVX2, __m256, 8, _mm256_setzero_ps(), andrea_dot
 #include <arm_neon.h>
 #define HAVE_DOT_NEON 1
 /* ---- NEON: 4 lanes ---- */
-#define LOADX(k) vld1q_f32(x + (k))
+#define LOADX(p, k) vld1q_f32((p) + (k))
 #define FMA(a, b, c) vfmaq_f32(c, a, b)
 #define REDUCE4(a, b, c, d) vaddvq_f32(vaddq_f32(vaddq_f32(a, b), vaddq_f32(c, d)))
 #define LOAD_F32(k) vld1q_f32(w + (k))
@@ -171,48 +199,40 @@ static inline float32x4_t load_q4x4(const uint8_t *w, int k, float d) {
     return vmulq_n_f32(vcvtq_f32_s32(vsubq_s32(vreinterpretq_s32_u32(u), vdupq_n_s32(8))), d);
 }
 #define LOAD_Q4B(k) load_q4x4(w, k, d[(k) >> 5])
-DEFINE_DOT_Q4B(neon, , float32x4_t, 4, vdupq_n_f32(0.0f))
-DEFINE_DOTS(neon, , float32x4_t, 4, vdupq_n_f32(0.0f), dot_q4b_neon)
+/* 32 q registers, as AVX-512's zmm: 4 inputs are 16 accumulators, leaving room for the
+ * weights, x and q4_0's decoding */
+DEFINE_DOT_SET(q4b, neon, , float32x4_t, 4, vdupq_n_f32(0.0f), 1, uint8_t, LOAD_Q4B, SCALAR_Q4B,
+               WBYTES_NIBBLE)
+DEFINE_DOTS(neon, , float32x4_t, 4, vdupq_n_f32(0.0f), 1, dot_q4b_neon_)
 #endif
 
 /* The baseline: one simd reduction per row (SSE2 on x86-64, what the compiler makes of
- * it elsewhere). */
-static float dot_f32_plain(const float *w, const float *x, int K) {
-    float s = 0.0f;
-#pragma omp simd reduction(+ : s)
-    for (int k = 0; k < K; k++) s += w[k] * x[k];
-    return s;
-}
-static float dot_bf16_plain(const uint16_t *w, const float *x, int K) {
-    float s = 0.0f;
-#pragma omp simd reduction(+ : s)
-    for (int k = 0; k < K; k++) s += andrea_bf16_to_f32(w[k]) * x[k];
-    return s;
-}
-static float dot_i8_plain(const int8_t *w, const float *x, int K) {
-    float s = 0.0f;
-#pragma omp simd reduction(+ : s)
-    for (int k = 0; k < K; k++) s += (float)w[k] * x[k];
-    return s;
-}
-static float dot_q8b_plain(const int8_t *w, const float *d, const float *x, int K) {
-    float s = 0.0f;
-#pragma omp simd reduction(+ : s)
-    for (int k = 0; k < K; k++) s += SCALAR_Q8B(k) * x[k];
-    return s;
-}
+ * it elsewhere), one input at a time. */
+#define DEFINE_DOT_PLAIN(FMT, T, SCALAR)                                                      \
+    static void dot_##FMT##_plain(const void *wv, const float *d, const float *x, int K,      \
+                                  float *out) {                                               \
+        const T *w = wv;                                                                      \
+        float s = 0.0f;                                                                       \
+        _Pragma("omp simd reduction(+ : s)") for (int k = 0; k < K; k++) s += SCALAR(k) * x[k]; \
+        *out = s;                                                                             \
+    }
+DEFINE_DOT_PLAIN(f32, float, SCALAR_F32)
+DEFINE_DOT_PLAIN(bf16, uint16_t, SCALAR_BF16)
+DEFINE_DOT_PLAIN(i8, int8_t, SCALAR_I8)
+DEFINE_DOT_PLAIN(q8b, int8_t, SCALAR_Q8B)
 /* q4_0: each weight decoded exactly, as q8_0's, in the baseline's simd reduction */
-static float dot_q4b_plain(const uint8_t *w, const float *d, const float *x, int K) {
+static void dot_q4b_plain(const void *wv, const float *d, const float *x, int K, float *out) {
+    const uint8_t *w = wv;
     float s = 0.0f;
     for (int b = 0; b < K / 32; b++, w += 16, x += 32) {
 #pragma omp simd reduction(+ : s)
         for (int j = 0; j < 16; j++)
             s += (float)((w[j] & 15) - 8) * d[b] * x[j] + (float)((w[j] >> 4) - 8) * d[b] * x[16 + j];
     }
-    return s;
+    *out = s;
 }
-static const dot_fns dots_plain = {dot_f32_plain, dot_bf16_plain, dot_i8_plain, dot_q8b_plain,
-                                   dot_q4b_plain};
+static const dot_fns dots_plain = {
+    {{dot_f32_plain, dot_bf16_plain, dot_i8_plain, dot_q8b_plain, dot_q4b_plain}}, 1};
 
 static const dot_fns *dot_pick(int cap) {
     int isa = andrea_cpu_isa(cap);
@@ -227,27 +247,43 @@ static const dot_fns *dot_pick(int cap) {
     return &dots_plain;
 }
 
-float andrea_dot_f32(const float *w, const float *x, int K) { return dot_pick(-1)->f32(w, x, K); }
-float andrea_dot_bf16(const uint16_t *w, const float *x, int K) {
-    return dot_pick(-1)->bf16(w, x, K);
+static float dot_one(int fmt, const void *w, const float *x, int K) {
+    float s;
+    dot_pick(-1)->fn[0][fmt](w, NULL, x, K, &s);
+    return s;
 }
-float andrea_dot_i8(const int8_t *w, const float *x, int K) { return dot_pick(-1)->i8(w, x, K); }
+float andrea_dot_f32(const float *w, const float *x, int K) { return dot_one(ANDREA_QUANT_NONE, w, x, K); }
+float andrea_dot_bf16(const uint16_t *w, const float *x, int K) {
+    return dot_one(ANDREA_QUANT_BF16, w, x, K);
+}
+float andrea_dot_i8(const int8_t *w, const float *x, int K) { return dot_one(ANDREA_QUANT_INT8, w, x, K); }
+
+/* Row r of w in format fmt: its weights and (q8_0, q4_0) its per-32 scales. */
+static const void *row_at(const void *w, int fmt, long row) {
+    static const int bytes[NFMT] = {4, 2, 1, 1, 0};
+    return fmt == ANDREA_QUANT_Q4_0 ? (const char *)w + row / 2 : (const char *)w + row * bytes[fmt];
+}
 
 void andrea_matvec_rows_isa(int isa, float *out, const float *x, const void *w, int fmt,
                             const float *scale, const float *bias, int K, int N, int n) {
     const dot_fns *d = dot_pick(isa);
+    int blocks = fmt == ANDREA_QUANT_Q8_0 || fmt == ANDREA_QUANT_Q4_0;
     /* threads only pay off once there is real work (a fork/join costs microseconds) */
 #pragma omp parallel for schedule(static) if ((long)N * K * n >= (1L << 16))
     for (int r = 0; r < N; r++) {
         long row = (long)r * K;
-        for (int i = 0; i < n; i++) { /* the row stays in L1 for the n inputs */
-            const float *xi = x + (long)i * K;
-            float s = fmt == ANDREA_QUANT_BF16 ? d->bf16((const uint16_t *)w + row, xi, K)
-                      : fmt == ANDREA_QUANT_INT8 ? d->i8((const int8_t *)w + row, xi, K) * scale[r]
-                      : fmt == ANDREA_QUANT_Q8_0 ? d->q8b((const int8_t *)w + row, scale + row / 32, xi, K)
-                      : fmt == ANDREA_QUANT_Q4_0 ? d->q4b((const uint8_t *)w + row / 2, scale + row / 32, xi, K)
-                                                 : d->f32((const float *)w + row, xi, K);
-            out[(long)i * N + r] = s + (bias ? bias[r] : 0.0f);
+        const void *wr = row_at(w, fmt, row);
+        const float *dr = blocks ? scale + row / 32 : NULL;
+        /* the largest groups of inputs the ISA takes from one pass over the row (4, 2,
+         * 1): each output is the same dot in any group, so n changes no sequence's bits */
+        for (int i = 0, g = d->groups - 1, m; i < n; i += m) {
+            float s[4];
+            while ((1 << g) > n - i) g--;
+            m = 1 << g;
+            d->fn[g][fmt](wr, dr, x + (long)i * K, K, s);
+            for (int j = 0; j < m; j++)
+                out[(long)(i + j) * N + r] = (fmt == ANDREA_QUANT_INT8 ? s[j] * scale[r] : s[j]) +
+                                             (bias ? bias[r] : 0.0f);
         }
     }
 }

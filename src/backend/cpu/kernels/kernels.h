@@ -179,7 +179,8 @@ float andrea_dot_i8(const int8_t *w, const float *x, int K);
  * the fp32 product with the dequantised weights, to the bit at AVX2, AVX-512 and NEON
  * (the baseline's simd reduction may sum in another order). Each weight
  * row is read once for all n inputs (batched decoding: n sequences for the price of about
- * one read of the weights); every output is one dot in k order, the same for any n (the
+ * one read of the weights) and each vector of it decoded once per group of up to 2 (AVX2)
+ * or 4 (AVX-512, NEON) inputs; every output is one dot in k order, the same bits for any n (the
  * fp32 rows are andrea_matmul_forward's at M = 1, to the bit). */
 void andrea_matvec_rows(float *out, const float *x, const void *w, int fmt, const float *scale,
                         const float *bias, int K, int N, int n);
