@@ -39,12 +39,17 @@ cmp -s "$T/full/ckpt.bin" "$T/k/ckpt.bin" && pass "and its final checkpoint, bit
 "$R" --restarts 0 "$T/s" -- $MPI -np 2 "$A" train $M --max-steps 100000 --dist-timeout 3 \
     -o "$T/s" > "$T/s.log" 2>&1 & lp=$!
 v=$(hit STOP "$T/s")
-for i in $(seq 400); do kill -0 $lp 2> /dev/null || break; sleep 0.05; done
-if kill -0 $lp 2> /dev/null; then fail "SIGSTOP: the job still runs 20 s later"; kill -9 $v; fi
+# The job ending while rank 1 is still stopped is the proof that the abort took every
+# rank down. OpenMPI's own "MPI_ABORT was invoked" text is not checked: mpirun sometimes
+# loses it while the job is torn down ("ORTE_ERROR_LOG: Data unpack would read past end
+# of buffer in file util/show_help.c", open-mpi/ompi#8356), and CI saw exactly that.
+ended=""
+for i in $(seq 400); do kill -0 $lp 2> /dev/null || { ended=1; break; }; sleep 0.05; done
+[ -n "$ended" ] || fail "SIGSTOP: the job still runs 20 s later"
 [ -n "$v" ] && kill -CONT $v 2> /dev/null; kill -9 $v 2> /dev/null
 rc=0; wait $lp || rc=$?
-[ "$rc" -ne 0 ] && grep -q "not complete after 3 s (--dist-timeout): another rank died or hangs" "$T/s.log" \
-    && grep -q "MPI_ABORT was invoked on rank 0" "$T/s.log" \
+[ -n "$ended" ] && [ "$rc" -ne 0 ] \
+    && grep -q "not complete after 3 s (--dist-timeout): another rank died or hangs" "$T/s.log" \
     && grep -q "train_restart: exit $rc; 0 restart(s) used up: giving up" "$T/s.log" \
     && pass "rank 1 stopped: rank 0 timed out and aborted the job (exit $rc), the launcher gave up" \
     || fail "SIGSTOP: exit $rc: $(tail -5 "$T/s.log")"
