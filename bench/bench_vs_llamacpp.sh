@@ -39,6 +39,7 @@ FORMATS=${FORMATS:-"f32 f16 q8_0 q4_0"} SHAPES=${SHAPES:-gpt2-124m} ISAS=${ISAS:
 die() { echo "bench_vs_llamacpp: $*" >&2; exit 1; }
 [ -x "$A" ] || die "no andrea at $A (build first, or set ANDREA_BIN)"
 command -v node > /dev/null || die "node not found (llama.cpp runs through node-llama-cpp)"
+NODE_DIR=$(cd "$NODE_DIR" 2> /dev/null && pwd) || die "no folder ${ANDREA_NODE_DIR:-build-node} (ANDREA_NODE_DIR)"  # links to it are made from a temp dir
 [ -d "$NODE_DIR/node_modules/node-llama-cpp" ] ||
     die "node-llama-cpp not in $NODE_DIR (mkdir -p build-node && cd build-node && npm i -E node-llama-cpp@3.21.1)"
 [ -f "$DATA/tinyshakespeare.txt" ] && [ -f "$DATA/gpt2/encoder.json" ] ||

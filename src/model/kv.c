@@ -13,6 +13,7 @@
 #include "backend/tensor_io.h"
 #include "model/kv.h"
 #include "model/model.h"
+#include "model/prefill.h"
 #include "util/error.h"
 
 andrea_kv *andrea_kv_create(const andrea_model *m) {
@@ -91,7 +92,7 @@ const float *andrea_kv_prefill(andrea_model *m, andrea_kv *kv, const int32_t *to
 }
 
 /* all: ctx keeps the logits of every prompt position (andrea_context_logits), else the
- * final norm and LM head run over the last rows only (andrea_context_forward_last). */
+ * prompt runs through prefill.c's forward, which keeps nothing but the cache. */
 static const float *prefill(const andrea_model *m, andrea_context *ctx, andrea_kv *kv,
                             const int32_t *tokens, int n, int all) {
     const andrea_config *c = &m->cfg;
@@ -112,14 +113,15 @@ static const float *prefill(const andrea_model *m, andrea_context *ctx, andrea_k
         return lg;
     }
     /* a fresh prompt: one batched forward pass (matrix-matrix products instead of n
-     * matrix-vector ones) in ctx, then the keys and values it computed fill the cache.
-     * Its attention is the fused kernel's whatever ctx is set to: no one reads a prefill's
+     * matrix-vector ones). Its attention is the fused kernel's: no one reads a prefill's
      * attention maps, and the explicit T x T matrices (row by row, scalar exps, written
      * out whole) were 30-60% of a prefill (gpt2-124m at 306 tokens, andrea-12m at 512). */
+    if (!all) return andrea_prefill_forward(m, ctx, kv, tokens, n) ? NULL : host_logits(kv);
+    /* every position's logits and hidden states wanted (the server's echo): the training
+     * forward in ctx, whose activations keep them, then its keys and values fill the cache */
     int flash = ctx->flash;
     ctx->flash = 1;
-    float r = all ? andrea_context_forward(m, ctx, tokens, NULL, 1, n)
-                  : andrea_context_forward_last(m, ctx, tokens, 1, n);
+    float r = andrea_context_forward(m, ctx, tokens, NULL, 1, n);
     ctx->flash = flash;
     if (isnan(r)) return NULL;
     const andrea_backend *be = m->be;

@@ -230,6 +230,7 @@ andrea_context *andrea_context_create(const andrea_model *m) {
 void andrea_context_free(andrea_context *c) {
     if (!c) return;
     if (c->act_mem) c->be->ops.free(c->be, c->act_mem);
+    if (c->pf_mem) c->be->ops.free(c->be, c->pf_mem);
     free(c->inputs);
     free(c->targets);
     free(c->host_logits);

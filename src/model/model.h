@@ -90,6 +90,8 @@ struct andrea_context {
                           * final norm and LM head ran over (andrea_context_forward_last):
                           * the other rows of lnf and logits are stale */
     int has_targets;
+    float *pf_mem;       /* the prefill's scratch (prefill.c): one layer's rows, grown to */
+    int pf_T;            /* the longest prompt so far */
     int n_valid;         /* valid targets in the last forward */
     float loss;
 };

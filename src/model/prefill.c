@@ -1,0 +1,110 @@
+/*
+ * prefill.c - a fresh prompt's forward pass for generation: the same operations, in the
+ * same order and on the same shapes, as the training forward of model.c (so the last
+ * row's logits are those of andrea_context_forward_last to the bit), but nothing is kept
+ * for a backward that never runs. One layer's buffers serve every layer, so a prompt of
+ * T tokens touches about 15 T C floats instead of the training forward's 16 L T C (75 MB
+ * for gpt2-124m at 128 tokens, 6 MB here): the first prompt of a process no longer pays
+ * the page faults of activations it does not need, and each layer's inputs are still in
+ * cache when the next layer reads them. Keys and values go into the cache as each layer
+ * computes them; the final norm and LM head run over the last rows only.
+ */
+#include <string.h>
+
+#include "backend/backend.h"
+#include "model/kv.h"
+#include "model/model.h"
+#include "model/prefill.h"
+#include "util/error.h"
+
+/* The rows of the prompt's end the final norm and LM head run over: model.c's TAIL_ROWS,
+ * for the reason given there (the same gemm as the every-row pass, so the same bits). */
+#define PREFILL_TAIL 8
+
+/* Carves ctx's prefill scratch for T rows, growing it (never shrinking) when T is
+ * larger than any prompt before. */
+static int prefill_scratch(andrea_context *ctx, int T, andrea_prefill_bufs *b) {
+    const andrea_config *c = &ctx->cfg;
+    size_t C = (size_t)c->d_model, R = (size_t)(T < PREFILL_TAIL ? T : PREFILL_TAIL);
+    size_t rows = (size_t)T, cap = (size_t)(ctx->pf_T > T ? ctx->pf_T : T);
+    size_t per_row = 15 * C + 2 + (size_t)c->n_head; /* x y ln atty: 4C, qkv 3C, fch 2 x 4C */
+    size_t total = cap * per_row + (size_t)PREFILL_TAIL * c->vocab;
+    if (!ctx->pf_mem || ctx->pf_T < T) {
+        if (ctx->pf_mem) ctx->be->ops.free(ctx->be, ctx->pf_mem);
+        ctx->pf_mem = ctx->be->ops.alloc(ctx->be, sizeof(float) * total);
+        ctx->pf_T = ctx->pf_mem ? T : 0;
+        if (!ctx->pf_mem)
+            return andrea_set_error("out of memory: a prefill of %d tokens needs %.1f MB", T,
+                                    total * 4.0 / 1e6);
+    }
+    float *p = ctx->pf_mem;
+    float **slots[] = {&b->x, &b->y, &b->ln, &b->atty, &b->qkv, &b->fch, &b->fch_act,
+                       &b->mean, &b->rstd, &b->lse, &b->logits};
+    size_t sizes[] = {rows * C, rows * C, rows * C, rows * C, rows * 3 * C, rows * 4 * C,
+                      rows * 4 * C, rows, rows, rows * c->n_head, R * c->vocab};
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+        *slots[i] = p;
+        p += sizes[i];
+    }
+    b->tail = (int)R;
+    return 0;
+}
+
+static void norm(const andrea_model *m, const andrea_prefill_bufs *b, float *out,
+                 const float *inp, const float *w, const float *bias, int N) {
+    m->be->ops.norm_forward(m->be, m->cfg.norm, out, b->mean, b->rstd, inp, w, bias, N,
+                            m->cfg.d_model, m->cfg.norm_eps);
+}
+
+/* One block over the prompt's T rows: x in, x out (y holds the middle residual). */
+static void block(const andrea_model *m, andrea_kv *kv, int l, const andrea_prefill_bufs *b,
+                  int T) {
+    const andrea_backend *be = m->be;
+    const andrea_layer_view *w = &m->p.h[l];
+    int C = m->cfg.d_model;
+    norm(m, b, b->ln, b->x, w->ln1w, w->ln1b, T);
+    be->ops.matmul_forward(be, b->qkv, b->ln, w->wqkv, w->bqkv, T, C, 3 * C);
+    float *kc = kv->k + (size_t)l * kv->T * C, *vc = kv->v + (size_t)l * kv->T * C;
+    be->ops.copy_rows(be, kc, (size_t)C, b->qkv + C, 3 * (size_t)C, (size_t)C, (size_t)T);
+    be->ops.copy_rows(be, vc, (size_t)C, b->qkv + 2 * C, 3 * (size_t)C, (size_t)C, (size_t)T);
+    be->ops.attention_flash_forward(be, b->atty, b->lse, b->qkv, 1, T, C, m->cfg.n_head);
+    be->ops.matmul_forward_residual(be, b->y, b->atty, w->wo, w->bo, b->x, T, C, C);
+    norm(m, b, b->ln, b->y, w->ln2w, w->ln2b, T);
+    be->ops.matmul_forward_act(be, b->fch, b->fch_act, b->ln, w->wfc, w->bfc, T, C, 4 * C,
+                               m->cfg.act);
+    be->ops.matmul_forward_residual(be, b->x, b->fch_act, w->wproj, w->bproj, b->y, T, 4 * C, C);
+}
+
+int andrea_prefill_forward(const andrea_model *m, andrea_context *ctx, andrea_kv *kv,
+                           const int32_t *tokens, int T) {
+    const andrea_config *c = &m->cfg;
+    if (memcmp(&ctx->cfg, c, sizeof *c) != 0)
+        return andrea_set_error("prefill: the context was created for another model");
+    if (!andrea_backend_same_memory(ctx->be, m->be))
+        return andrea_set_error("prefill: the context was created on backend '%s', the model "
+                                "runs on '%s' now: create a new context", ctx->be->name,
+                                m->be->name);
+    for (int i = 0; i < T; i++)
+        if (tokens[i] < 0 || tokens[i] >= c->vocab)
+            return andrea_set_error("prefill: token id %d at position %d is outside the "
+                                    "vocabulary (V=%d)", tokens[i], i, c->vocab);
+    andrea_prefill_bufs b = {0};
+    if (prefill_scratch(ctx, T, &b)) return -1;
+    const andrea_backend *be = m->be;
+    int C = c->d_model, R = b.tail;
+    be->ops.embedding_forward(be, b.x, tokens, m->p.wte, m->p.wpe, 1, T, C);
+    for (int l = 0; l < c->n_layer; l++) block(m, kv, l, &b, T);
+    const float *last = b.x + (size_t)(T - R) * C;
+    norm(m, &b, b.ln, last, m->p.lnfw, m->p.lnfb, R);
+    be->ops.matmul_forward(be, b.logits, b.ln, m->p.lm_head, NULL, R, C, c->vocab);
+    be->ops.copy_rows(be, kv->logits, 0, b.logits + (size_t)(R - 1) * c->vocab, 0,
+                      (size_t)c->vocab, 1);
+    kv->pos = T;
+    /* ctx's activations are not this pass's: its accessors and backward must refuse them,
+     * as after any pass that computed the last rows only */
+    ctx->B = 1;
+    ctx->T = T;
+    ctx->tail_rows = R;
+    ctx->has_targets = 0;
+    return 0;
+}
