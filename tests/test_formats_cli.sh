@@ -18,7 +18,16 @@ train() { "$A" train -d "$T/train.txt" --preset tiny --seq 32 -b 4 --max-steps 1
 train g2 --norm layernorm --act gelu --bias 1 --tied 1
 train an
 mkdir -p "$T/hf" "$T/own"
-gen() { "$A" generate -m "$1" -p "ROMEO: " -n 24 --temp 0 --seed 1 -t 1 --logprobs "$2" > "$2.txt" 2> /dev/null; }
+gen() { "$A" generate -m "$1" -p "ROMEO: " -n 24 --temp 0 --seed 1 -t 1 --logprobs "$2" "${@:3}" > "$2.txt" 2> /dev/null; }
+# the default prompt pass of a q8_0/q4_0 file rounds the prompt's activations to int8 per
+# 32 (as llama.cpp does): the same tokens, log-probs within 0.01 of the exact weights'
+near() { python3 - "$1" "$2" <<'PY'
+import json, sys
+a, b = ([json.loads(l) for l in open(f)] for f in sys.argv[1:3])
+ok = len(a) == len(b) > 0 and all(x["id"] == y["id"] and abs(x["logprob"] - y["logprob"]) <= 0.01 for x, y in zip(a, b))
+sys.exit(0 if ok else 1)
+PY
+}
 gen "$T/g2/ckpt.bin" "$T/ref.jsonl"
 
 # a chain through every format, back to an andrea checkpoint
@@ -34,7 +43,8 @@ for f in hf/model.safetensors own/model.safetensors m.gguf m.llmc.bin back.ckpt;
 done
 
 # a q8_0 GGUF decodes at its own precision (int8 with the file's per-32 scales, `--quant
-# auto`, the default) and gives the tokens and log-probs of its dequantised f32 weights;
+# auto`, the default) and, with --exact-prefill, gives the tokens and log-probs of its
+# dequantised f32 weights bit for bit;
 # an f16 GGUF (no exact 16-bit path for f16) and an andrea checkpoint stay f32
 "$A" convert "$T/g2/ckpt.bin" "$T/q8.gguf" --type q8_0 > /dev/null &&
     "$A" convert "$T/g2/ckpt.bin" "$T/f16.gguf" --type f16 > /dev/null || fail "convert q8_0/f16"
@@ -43,20 +53,24 @@ banner "$T/q8.gguf" | grep -q "q8_0 weights (the file's own)" && pass "q8_0 GGUF
     fail "q8_0 GGUF banner: $(banner "$T/q8.gguf")"
 banner "$T/f16.gguf" | grep -q ", f32 weights)" && banner "$T/g2/ckpt.bin" | grep -q ", f32 weights)" &&
     pass "f16 GGUF and checkpoint: f32 path" || fail "f16 GGUF banner: $(banner "$T/f16.gguf")"
-gen "$T/q8.gguf" "$T/q8.jsonl"
-"$A" generate -m "$T/q8.gguf" -p "ROMEO: " -n 24 --temp 0 --seed 1 -t 1 --quant f32 \
-    --logprobs "$T/q8f.jsonl" > "$T/q8f.jsonl.txt" 2> /dev/null
+gen "$T/q8.gguf" "$T/q8.jsonl" --exact-prefill
+gen "$T/q8.gguf" "$T/q8f.jsonl" --quant f32
 cmp -s "$T/q8.jsonl" "$T/q8f.jsonl" && cmp -s "$T/q8.jsonl.txt" "$T/q8f.jsonl.txt" &&
-    pass "q8_0 path: same tokens and log-probs as the dequantised f32 weights" || fail "q8_0 path differs from f32"
+    pass "q8_0 path, --exact-prefill: same tokens and log-probs as the dequantised f32 weights" || fail "q8_0 path differs from f32"
+gen "$T/q8.gguf" "$T/q8b.jsonl"
+near "$T/q8b.jsonl" "$T/q8f.jsonl" && pass "q8_0 path, int8 prompt products: same tokens, log-probs within 0.01" ||
+    fail "q8_0 int8 prompt products drift: $(head -2 "$T/q8b.jsonl") vs $(head -2 "$T/q8f.jsonl")"
 # a q4_0 GGUF the same way: its own 4-bit blocks, each weight exact, the f32 dot's order
 "$A" convert "$T/g2/ckpt.bin" "$T/q4.gguf" --type q4_0 > /dev/null || fail "convert q4_0"
 banner "$T/q4.gguf" | grep -q "q4_0 weights (the file's own)" && pass "q4_0 GGUF: generate says q4_0 (the file's own)" ||
     fail "q4_0 GGUF banner: $(banner "$T/q4.gguf")"
-gen "$T/q4.gguf" "$T/q4.jsonl"
-"$A" generate -m "$T/q4.gguf" -p "ROMEO: " -n 24 --temp 0 --seed 1 -t 1 --quant f32 \
-    --logprobs "$T/q4f.jsonl" > "$T/q4f.jsonl.txt" 2> /dev/null
+gen "$T/q4.gguf" "$T/q4.jsonl" --exact-prefill
+gen "$T/q4.gguf" "$T/q4f.jsonl" --quant f32
 cmp -s "$T/q4.jsonl" "$T/q4f.jsonl" && cmp -s "$T/q4.jsonl.txt" "$T/q4f.jsonl.txt" &&
-    pass "q4_0 path: same tokens and log-probs as the dequantised f32 weights" || fail "q4_0 path differs from f32"
+    pass "q4_0 path, --exact-prefill: same tokens and log-probs as the dequantised f32 weights" || fail "q4_0 path differs from f32"
+gen "$T/q4.gguf" "$T/q4b.jsonl"
+near "$T/q4b.jsonl" "$T/q4f.jsonl" && pass "q4_0 path, int8 prompt products: same tokens, log-probs within 0.01" ||
+    fail "q4_0 int8 prompt products drift: $(head -2 "$T/q4b.jsonl") vs $(head -2 "$T/q4f.jsonl")"
 
 # the independent reader
 if command -v python3 > /dev/null; then

@@ -97,6 +97,14 @@ typedef struct {
      * format fmt (ANDREA_QUANT_*), scale (N) for int8 */
     void (*matvec)(be_t be, float *out, const float *x, const void *w, int fmt,
                    const float *scale, const float *bias, int K, int N, int n);
+    /* a prompt's product in the weights' own blocks (fmt q8_0 or q4_0, scale per block):
+     * out(M, N) = q8(inp)(M, K) w(N, K)^T + bias (+ resid (M, N)), the input rows rounded
+     * to int8 blocks of 32 (llama.cpp's way; kernels.h's andrea_mm_q8_forward). -1, out
+     * untouched, where the backend cannot (the caller runs matmul_forward); NULL: never.
+     * M = 0 asks whether it can: 0 or -1. */
+    int (*matmul_blocks)(be_t be, float *out, const float *inp, const void *w, int fmt,
+                         const float *scale, const float *bias, const float *resid, int M,
+                         int K, int N);
 
     /* ---- norms (kind: andrea_norm) and activations ---- */
     void (*norm_forward)(be_t be, int kind, float *out, float *mean, float *rstd,

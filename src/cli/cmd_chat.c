@@ -46,6 +46,7 @@ int cmd_chat(int argc, char **argv) {
     const char *model_path = NULL, *stop = NULL;
     int n_predict = 256, threads = 0;
     uint64_t seed = 0;
+    int exact_prefill = 0;
     const char *quant = "auto", *backend = NULL;
     int qkind = ANDREA_QUANT_NONE;
     andrea_sampler s;
@@ -55,6 +56,7 @@ int cmd_chat(int argc, char **argv) {
         {"n-predict", 'n', ARG_INT, &n_predict, "max tokens per reply (256)", 0},
         SAMPLER_FLAG_SPECS(s),
         {"stop", 0, ARG_STR, &stop, "also end a reply at this text (not printed)", 0},
+        EXACT_PREFILL_SPEC(exact_prefill),
         {"quant", 0, ARG_STR, &quant, "weights for decoding: auto (the file's own: q8_0 or q4_0 for such a GGUF, else f32) | f32 | bf16 | int8 | q8_0 | q4_0 (auto)", 0},
         {"backend", 0, ARG_STR, &backend, "where the model runs: cpu, cpu-blas, ... (cpu)", 0},
         {"seed", 0, ARG_U64, &seed, "sampling seed (default: from the clock, printed)", 0},
@@ -73,7 +75,7 @@ int cmd_chat(int argc, char **argv) {
         return 2;
     cli_set_threads(threads);
     gen_session gs;
-    if (gen_open("chat", model_path, qkind, backend, &gs)) return 1;
+    if (gen_open("chat", model_path, qkind, backend, exact_prefill, &gs)) return 1;
     andrea_model *m = gs.m;
     andrea_tokenizer *tok = gs.tok;
     andrea_kv *kv = gs.kv;

@@ -28,6 +28,7 @@ int cmd_generate(int argc, char **argv) {
                *prompt_file = NULL, *logprobs_path = NULL;
     int n_predict = 256, threads = 0, context_shift = 0, no_context_shift = 0, n_probs = 0;
     uint64_t seed = 0;
+    int exact_prefill = 0;
     const char *quant = "auto", *backend = NULL;
     int qkind = ANDREA_QUANT_NONE;
     andrea_sampler s;
@@ -48,6 +49,7 @@ int cmd_generate(int argc, char **argv) {
          "likely alternatives (JSONL, to stderr or --logprobs-file); FILE: the same with N = 0 "
          "into FILE (- = stderr)", 0},
         {"logprobs-file", 0, ARG_STR, &logprobs_path, "where --logprobs N writes (stderr)", 0},
+        EXACT_PREFILL_SPEC(exact_prefill),
         {"quant", 0, ARG_STR, &quant, "weights for decoding: auto (the file's own: q8_0 or q4_0 for such a GGUF, else f32) | f32 | bf16 | int8 | q8_0 | q4_0 (auto)", 0},
         {"backend", 0, ARG_STR, &backend, "where the model runs: cpu, cpu-blas, ... (cpu)", 0},
         {"seed", 0, ARG_U64, &seed, "sampling seed (default: from the clock, printed)", 0},
@@ -102,7 +104,7 @@ int cmd_generate(int argc, char **argv) {
         lp = stderr;
     }
     gen_session gs;
-    if (gen_open("generate", model_path, qkind, backend, &gs)) {
+    if (gen_open("generate", model_path, qkind, backend, exact_prefill, &gs)) {
         if (lp && lp != stderr) fclose(lp);
         andrea_bytes_free(&prompt_bytes);
         free(stop_text);

@@ -28,6 +28,7 @@ int cmd_serve(int argc, char **argv) {
                *quant = "auto", *backend = NULL, *cors = NULL;
     int port = 8080, parallel = 8, queue = 64, max_tokens = 256, max_prompt = 0, threads = 0,
         conn_timeout = 30, header_timeout = 10, max_conns = 512, per_client = 128, attn_max = 128, max_body = 1 << 20;
+    int exact_prefill = 0;
     float timeout = 120;
     andrea_sampler s;
     andrea_sampler_default(&s);
@@ -54,6 +55,7 @@ int cmd_serve(int argc, char **argv) {
         {"attn-max-tokens", 0, ARG_INT, &attn_max, "tokens an /attention page shows, the last "
                                                    "ones (128)", 0},
         SAMPLER_FLAG_SPECS(s),
+        EXACT_PREFILL_SPEC(exact_prefill),
         {"quant", 0, ARG_STR, &quant, "weights for decoding: auto (the file's own: q8_0 or q4_0 for such a GGUF, else f32) | f32 | bf16 | int8 | q8_0 | q4_0 (auto)", 0},
         {"backend", 0, ARG_STR, &backend, "where the model runs: cpu, cpu-blas, ... (cpu)", 0},
         {"threads", 't', ARG_INT, &threads, "OpenMP threads, 0 = all cores (0)", 0},
@@ -81,7 +83,7 @@ int cmd_serve(int argc, char **argv) {
     }
     cli_set_threads(threads);
     gen_session gs;
-    if (gen_open("serve", model_path, qkind, backend, &gs)) return 1;
+    if (gen_open("serve", model_path, qkind, backend, exact_prefill, &gs)) return 1;
     const andrea_config *c = andrea_model_config(gs.m);
     if (!name) {
         name = strrchr(model_path, '/');

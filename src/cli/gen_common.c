@@ -34,7 +34,8 @@ int gen_flags_check(const char *cmd, const char *model_path, int n_predict, int 
     return 0;
 }
 
-int gen_open(const char *cmd, const char *path, int qkind, const char *backend, gen_session *g) {
+int gen_open(const char *cmd, const char *path, int qkind, const char *backend,
+             int exact_prefill, gen_session *g) {
     g->tok = NULL;
     g->kv = NULL;
     g->m = cli_model_open(path, NULL, &g->tok); /* any format: checkpoint, safetensors, GGUF, llm.c */
@@ -45,13 +46,15 @@ int gen_open(const char *cmd, const char *path, int qkind, const char *backend, 
         gen_close(g);
         return -1;
     }
+    andrea_model_set_exact_prefill(g->m, exact_prefill);
     g->quant = qkind == ANDREA_QUANT_AUTO ? andrea_model_native_quant(g->m) : qkind;
     g->path = qkind == ANDREA_QUANT_AUTO && g->quant != ANDREA_QUANT_NONE ? " (the file's own)" : "";
     return 0;
 }
 
 const char *gen_weights_desc(const gen_session *g, char *buf, size_t n) {
-    snprintf(buf, n, "%s weights%s", andrea_quant_name(g->quant), g->path);
+    snprintf(buf, n, "%s weights%s%s", andrea_quant_name(g->quant), g->path,
+             andrea_model_prefill_blocks(g->m) ? ", prompts in its blocks (int8 inputs)" : "");
     return buf;
 }
 

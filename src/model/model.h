@@ -111,6 +111,7 @@ struct andrea_model {
     float *qscale;       /* int8 scale of each matrix row (q8_0: of each block of 32) */
     int64_t *qrow_base;  /* per tensor: the index of its first scale in qscale */
     int native_quant;    /* the file's own precision, when exact (andrea_model_native_quant) */
+    int exact_prefill;   /* 1: a prompt's products in f32 even with q8_0/q4_0 weights */
     /* Called by backward as each stretch grads[lo, hi) becomes final, in backward's order:
      * the final norm and an untied head, each layer from the last, the embeddings (last:
      * a tied head adds into wte). A data-parallel run starts summing a stretch over the
@@ -137,6 +138,10 @@ void andrea_matvec(const andrea_model *m, float *out, const float *x, const floa
 /* The same for n inputs x (n, K) -> out (n, N), each weight row read once for all n. */
 void andrea_matvec_batch(const andrea_model *m, float *out, const float *x, const float *w,
                          const float *bias, int K, int N, int n);
+/* out(M, N) = inp(M, K) w(N, K)^T + bias (+ resid) in the weights' q8_0/q4_0 blocks
+ * (andrea_model_prefill_blocks); -1, out untouched, where they do not run. */
+int andrea_matmul_blocks(const andrea_model *m, float *out, const float *inp, const float *w,
+                         const float *bias, const float *resid, int M, int K, int N);
 /* out(n, K) = rows ids[i] (host ids) of the weight matrix w (K columns) as the quantised
  * format stores them, on the model's backend: decoding's embeddings. */
 void andrea_gather_weight_rows(const andrea_model *m, float *out, const float *w,

@@ -7,7 +7,9 @@
  * for gpt2-124m at 128 tokens, 6 MB here): the first prompt of a process no longer pays
  * the page faults of activations it does not need, and each layer's inputs are still in
  * cache when the next layer reads them. Keys and values go into the cache as each layer
- * computes them; the final norm and LM head run over the last rows only.
+ * computes them; the final norm and LM head run over the last rows only. With q8_0 or
+ * q4_0 weights the products run in their blocks where the backend can (llama.cpp's way:
+ * andrea_model_prefill_blocks), and the logits are then q8_0's error away from those bits.
  */
 #include <string.h>
 
@@ -56,6 +58,18 @@ static void norm(const andrea_model *m, const andrea_prefill_bufs *b, float *out
                             m->cfg.d_model, m->cfg.norm_eps);
 }
 
+/* out = inp w^T + bias (+ resid): in the weights' q8_0/q4_0 blocks where the model and
+ * its backend run them (andrea_model_prefill_blocks), else the f32 product. */
+static void product(const andrea_model *m, float *out, const float *inp, const float *w,
+                    const float *bias, const float *resid, int M, int K, int N) {
+    const andrea_backend *be = m->be;
+    if (andrea_matmul_blocks(m, out, inp, w, bias, resid, M, K, N) == 0) return;
+    if (resid)
+        be->ops.matmul_forward_residual(be, out, inp, w, bias, resid, M, K, N);
+    else
+        be->ops.matmul_forward(be, out, inp, w, bias, M, K, N);
+}
+
 /* One block over the prompt's T rows: x in, x out (y holds the middle residual). */
 static void block(const andrea_model *m, andrea_kv *kv, int l, const andrea_prefill_bufs *b,
                   int T) {
@@ -63,16 +77,19 @@ static void block(const andrea_model *m, andrea_kv *kv, int l, const andrea_pref
     const andrea_layer_view *w = &m->p.h[l];
     int C = m->cfg.d_model;
     norm(m, b, b->ln, b->x, w->ln1w, w->ln1b, T);
-    be->ops.matmul_forward(be, b->qkv, b->ln, w->wqkv, w->bqkv, T, C, 3 * C);
+    product(m, b->qkv, b->ln, w->wqkv, w->bqkv, NULL, T, C, 3 * C);
     float *kc = kv->k + (size_t)l * kv->T * C, *vc = kv->v + (size_t)l * kv->T * C;
     be->ops.copy_rows(be, kc, (size_t)C, b->qkv + C, 3 * (size_t)C, (size_t)C, (size_t)T);
     be->ops.copy_rows(be, vc, (size_t)C, b->qkv + 2 * C, 3 * (size_t)C, (size_t)C, (size_t)T);
     be->ops.attention_flash_forward(be, b->atty, b->lse, b->qkv, 1, T, C, m->cfg.n_head);
-    be->ops.matmul_forward_residual(be, b->y, b->atty, w->wo, w->bo, b->x, T, C, C);
+    product(m, b->y, b->atty, w->wo, w->bo, b->x, T, C, C);
     norm(m, b, b->ln, b->y, w->ln2w, w->ln2b, T);
-    be->ops.matmul_forward_act(be, b->fch, b->fch_act, b->ln, w->wfc, w->bfc, T, C, 4 * C,
-                               m->cfg.act);
-    be->ops.matmul_forward_residual(be, b->x, b->fch_act, w->wproj, w->bproj, b->y, T, 4 * C, C);
+    if (andrea_matmul_blocks(m, b->fch, b->ln, w->wfc, w->bfc, NULL, T, C, 4 * C) == 0)
+        be->ops.activation_forward(be, b->fch_act, b->fch, (size_t)T * 4 * C, m->cfg.act);
+    else
+        be->ops.matmul_forward_act(be, b->fch, b->fch_act, b->ln, w->wfc, w->bfc, T, C, 4 * C,
+                                   m->cfg.act);
+    product(m, b->x, b->fch_act, w->wproj, w->bproj, b->y, T, 4 * C, C);
 }
 
 int andrea_prefill_forward(const andrea_model *m, andrea_context *ctx, andrea_kv *kv,
@@ -94,11 +111,18 @@ int andrea_prefill_forward(const andrea_model *m, andrea_context *ctx, andrea_kv
     int C = c->d_model, R = b.tail;
     be->ops.embedding_forward(be, b.x, tokens, m->p.wte, m->p.wpe, 1, T, C);
     for (int l = 0; l < c->n_layer; l++) block(m, kv, l, &b, T);
-    const float *last = b.x + (size_t)(T - R) * C;
-    norm(m, &b, b.ln, last, m->p.lnfw, m->p.lnfb, R);
-    be->ops.matmul_forward(be, b.logits, b.ln, m->p.lm_head, NULL, R, C, c->vocab);
-    be->ops.copy_rows(be, kv->logits, 0, b.logits + (size_t)(R - 1) * c->vocab, 0,
-                      (size_t)c->vocab, 1);
+    if (andrea_model_prefill_blocks(m)) {
+        /* not the f32 pass's bits anyway: the last row alone through decoding's head, which
+         * reads the quantised matrix (a quarter or an eighth of the f32 one's bytes) once */
+        norm(m, &b, b.ln, b.x + (size_t)(T - 1) * C, m->p.lnfw, m->p.lnfb, 1);
+        andrea_matvec(m, kv->logits, b.ln, m->p.lm_head, NULL, C, c->vocab);
+    } else {
+        const float *last = b.x + (size_t)(T - R) * C;
+        norm(m, &b, b.ln, last, m->p.lnfw, m->p.lnfb, R);
+        be->ops.matmul_forward(be, b.logits, b.ln, m->p.lm_head, NULL, R, C, c->vocab);
+        be->ops.copy_rows(be, kv->logits, 0, b.logits + (size_t)(R - 1) * c->vocab, 0,
+                          (size_t)c->vocab, 1);
+    }
     kv->pos = T;
     /* ctx's activations are not this pass's: its accessors and backward must refuse them,
      * as after any pass that computed the last rows only */

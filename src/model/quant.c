@@ -137,6 +137,26 @@ void andrea_matvec(const andrea_model *m, float *out, const float *x, const floa
     andrea_matvec_batch(m, out, x, w, bias, K, N, 1);
 }
 
+/* Whether a prompt's products run in the weights' blocks: q8_0 or q4_0 weights, not
+ * turned off, and a backend with the product for them (AVX-512 VNNI on the CPU). */
+int andrea_model_prefill_blocks(const andrea_model *m) {
+    return !m->exact_prefill && (m->quant == ANDREA_QUANT_Q8_0 || m->quant == ANDREA_QUANT_Q4_0) &&
+           m->be->ops.matmul_blocks && m->be->ops.matmul_blocks(m->be, NULL, NULL, NULL, m->quant,
+                                                                NULL, NULL, NULL, 0, 32, 32) == 0;
+}
+
+void andrea_model_set_exact_prefill(andrea_model *m, int on) { m->exact_prefill = on ? 1 : 0; }
+
+int andrea_matmul_blocks(const andrea_model *m, float *out, const float *inp, const float *w,
+                         const float *bias, const float *resid, int M, int K, int N) {
+    if (m->exact_prefill || (m->quant != ANDREA_QUANT_Q8_0 && m->quant != ANDREA_QUANT_Q4_0) ||
+        !m->be->ops.matmul_blocks)
+        return -1;
+    const float *scale;
+    const void *wq = quant_at(m, w - m->params, &scale);
+    return m->be->ops.matmul_blocks(m->be, out, inp, wq, m->quant, scale, bias, resid, M, K, N);
+}
+
 int andrea_quant_parse(const char *s, int *out) {
     if (strcmp(s, "f32") == 0 || strcmp(s, "none") == 0) return *out = ANDREA_QUANT_NONE, 0;
     if (strcmp(s, "bf16") == 0) return *out = ANDREA_QUANT_BF16, 0;

@@ -93,4 +93,10 @@ void andrea_matmul_backward_act(float *dpre, float *dw, float *dbias, const floa
                          const float *post, const float *w, const float *pre, int M, int K, int N,
                          int act);
 
+/* matmul_q8.c's contract (ref_mm_q8.c): inputs quantised to int8 blocks, integer block
+ * dots, fp32 block sums in order; its bits exactly */
+void andrea_ref_mm_q8_forward(float *out, const float *inp, const void *w, int fmt,
+                              const float *scale, const float *bias, const float *resid, int M,
+                              int K, int N);
+
 #endif

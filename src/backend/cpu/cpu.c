@@ -110,6 +110,13 @@ static void cpu_matvec(be_t be, float *out, const float *x, const void *w, int f
     andrea_matvec_rows_isa(E(be)->isa, out, x, w, fmt, scale, bias, K, N, n);
 }
 
+static int cpu_matmul_blocks(be_t be, float *out, const float *inp, const void *w, int fmt,
+                             const float *scale, const float *bias, const float *resid, int M,
+                             int K, int N) {
+    if (E(be)->precision != ANDREA_PRECISION_FP32) return -1;
+    return andrea_mm_q8_forward(E(be)->isa, out, inp, w, fmt, scale, bias, resid, M, K, N);
+}
+
 static void cpu_norm_forward(be_t be, int kind, float *out, float *mean, float *rstd,
                              const float *inp, const float *w, const float *b, int N, int C,
                              float eps) {
@@ -216,6 +223,7 @@ static const char *why_not(be_t be) {
         .matmul_forward_act = cpu_matmul_forward_act,                                         \
         .matmul_backward = cpu_matmul_backward,                                               \
         .matmul_backward_act = cpu_matmul_backward_act, .matvec = cpu_matvec,                 \
+        .matmul_blocks = cpu_matmul_blocks,                                                   \
         .norm_forward = cpu_norm_forward, .norm_backward = cpu_norm_backward,                 \
         .activation_forward = cpu_activation_forward,                                         \
         .attention_forward = cpu_attention_forward,                                           \
