@@ -1,17 +1,19 @@
 /*
  * test_prefill_blocks.c - a prompt's products in q8_0/q4_0 blocks (matmul_q8.c, llama.cpp's
  * way: the inputs rounded to int8 blocks of 32, integer block dots):
- * - the AVX-512 VNNI kernel gives the plain reference's bits (tests/reference/ref_mm_q8.c)
- *   on ragged row counts, with and without bias and residual, for q8_0 and q4_0 weights;
+ * - the AVX-512 VNNI and the AVX2 kernels give the plain reference's bits
+ *   (tests/reference/ref_mm_q8.c) on ragged row counts, with and without bias and
+ *   residual, for q8_0 and q4_0 weights, and at the integer sums' limits;
  * - the reference is within the input rounding's bound of the f32 product of the
  *   dequantised weights (|error| <= (d_b / 2) sum |w| per block, plus fp32 noise);
  * - it refuses, untouched, what it does not run (int8 weights, K or N not of 32);
  * - a model with q8_0 / q4_0 weights prefills through it where the CPU can (the logits
  *   near the exact prefill's, the next decoding steps near too), and with
  *   andrea_model_set_exact_prefill, or where it cannot, as the f32 prefill to the bit.
- * Without VNNI (or under ANDREA_ISA below avx512) the kernel checks are skipped, the
- * others run.
+ * Each kernel is checked where the CPU (under ANDREA_ISA) runs it; elsewhere (ARM, the
+ * baseline) the reference, the refusals and the f32 fallback are.
  */
+#include <math.h>
 #include <string.h>
 
 #include "andrea.h"
@@ -56,6 +58,10 @@ static void check_bound(const float *got, const float *x, const float *deq, int 
     CHECK(bad == 0);
 }
 
+static void kernel_bits(const float *want, float *got, const float *x, const void *q, int fmt,
+                        const float *scale, const float *b, const float *r, int M, int K, int N,
+                        const char *what);
+
 static void kernel_case(int fmt, int M, int K, int N, int with_bias, int with_resid) {
     void *q;
     float *scale, *deq;
@@ -69,14 +75,56 @@ static void kernel_case(int fmt, int M, int K, int N, int with_bias, int with_re
     snprintf(what, sizeof what, "%s M=%d K=%d N=%d bias %d resid %d",
              andrea_quant_name(fmt), M, K, N, with_bias, with_resid);
     if (!with_bias && !with_resid) check_bound(want, x, deq, M, K, N, what);
-    if (andrea_mm_q8_supported(-1)) {
-        CHECK(andrea_mm_q8_forward(-1, got, x, q, fmt, scale, b, r, M, K, N) == 0);
+    kernel_bits(want, got, x, q, fmt, scale, b, r, M, K, N, what);
+    free(q), free(scale), free(deq), free(x), free(bias), free(resid), free(want), free(got);
+}
+
+/* every ISA's kernel this CPU runs (VNNI at avx512, vpmaddubsw at avx2) gives want's bits */
+static void kernel_bits(const float *want, float *got, const float *x, const void *q, int fmt,
+                        const float *scale, const float *b, const float *r, int M, int K, int N,
+                        const char *what) {
+    int isas[] = {ANDREA_ISA_AVX512, ANDREA_ISA_AVX2};
+    for (int i = 0; i < 2; i++) {
+        if (andrea_cpu_isa(isas[i]) != isas[i] || !andrea_mm_q8_supported(isas[i])) continue;
+        memset(got, 0, sizeof(float) * (size_t)M * N);
+        CHECK(andrea_mm_q8_forward(isas[i], got, x, q, fmt, scale, b, r, M, K, N) == 0);
         if (memcmp(got, want, sizeof(float) * (size_t)M * N) != 0) {
-            fprintf(stderr, "%s: the kernel's bits differ from the reference's\n", what);
+            fprintf(stderr, "%s at %s: the kernel's bits differ from the reference's\n", what,
+                    andrea_isa_name(isas[i]));
             CHECK(0);
         }
     }
-    free(q), free(scale), free(deq), free(x), free(bias), free(resid), free(want), free(got);
+}
+
+/* the integer sums at their limits: q8_0 weights of -128 and 127 (a file may hold -128)
+ * and q4_0's 0 and 15 nibbles against inputs rounded to +-127, where a 16-bit lane of
+ * vpmaddubsw would saturate if the kernel added more than it may; and blocks whose inputs
+ * are 0, subnormal or NaN (quantised to 0 and 127, never undefined) */
+static void extremes(int fmt) {
+    int M = 5, K = 128, N = 32, KB = K / 32;
+    void *q = malloc((size_t)N * K);
+    float *scale = tu_falloc((size_t)N * KB), *x = tu_falloc((size_t)M * K);
+    float *want = tu_falloc((size_t)M * N), *got = tu_falloc((size_t)M * N);
+    for (int i = 0; i < N * K; i++) {
+        int hi = (i * 7 + i / 13) % 3 != 0;
+        if (fmt == ANDREA_QUANT_Q8_0) ((int8_t *)q)[i] = (int8_t)(hi ? -128 : 127);
+        else if (i < N * K / 2) ((uint8_t *)q)[i] = hi ? 0xF0 : 0x0F;
+    }
+    for (int i = 0; i < N * KB; i++) scale[i] = 1.0f / (float)(1 + i % 5);
+    /* block 3: absmax 127 (d = 1), so x / d are the values themselves: ties, which round
+     * away from 0, and the floats just below them, which do not */
+    const float ties[] = {127.0f, 2.5f, -3.5f, 0.5f, -0.5f, 1.4999999f, 0.49999997f, -126.5f};
+    for (int m = 0; m < M; m++)
+        for (int k = 0; k < K; k++) /* block 0: +-1 (all q +-127); 1: zeros; 2: subnormal */
+            x[m * K + k] = k < 32 ? ((k + m) % 2 ? 1.0f : -1.0f) : k < 64 ? 0.0f
+                         : k < 96 ? 1e-41f * (float)(k % 3) : (k == 100 && m == 2 ? NAN : ties[(k + m) % 8]);
+    andrea_ref_mm_q8_forward(want, x, q, fmt, scale, NULL, NULL, M, K, N);
+    int finite = 1;
+    for (int i = 0; i < M * N; i++) finite &= isfinite(want[i]) != 0;
+    CHECK(finite);
+    kernel_bits(want, got, x, q, fmt, scale, NULL, NULL, M, K, N,
+                fmt == ANDREA_QUANT_Q8_0 ? "q8_0 extremes" : "q4_0 extremes");
+    free(q), free(scale), free(x), free(want), free(got);
 }
 
 static void refusals(void) {
@@ -87,8 +135,8 @@ static void refusals(void) {
     CHECK(andrea_mm_q8_forward(-1, out, x, w, ANDREA_QUANT_Q8_0, sc, NULL, NULL, 2, 32, 48) == -1);
     CHECK(andrea_mm_q8_forward(-1, out, x, w, ANDREA_QUANT_Q8_0, sc, NULL, NULL, 2, 32, 32) ==
           (andrea_mm_q8_supported(-1) ? 0 : -1));
-    CHECK(andrea_mm_q8_forward(ANDREA_ISA_AVX2, out, x, w, ANDREA_QUANT_Q8_0, sc, NULL, NULL, 2, 32,
-                               32) == -1); /* capped below AVX-512 */
+    CHECK(andrea_mm_q8_forward(ANDREA_ISA_BASELINE, out, x, w, ANDREA_QUANT_Q8_0, sc, NULL, NULL, 2,
+                               32, 32) == -1); /* capped below AVX2 */
     CHECK(tu_max_abs(out, 64) == 0.0 || andrea_mm_q8_supported(-1)); /* refused: untouched */
 }
 
@@ -138,8 +186,8 @@ static void model_case(int fmt) {
 int main(void) {
     tu_rng_seed(42);
     if (!andrea_mm_q8_supported(-1))
-        printf("test_prefill_blocks: no AVX-512 VNNI here (or ANDREA_ISA caps it): the "
-               "kernel's bits are not checked, the reference and the fallbacks are\n");
+        printf("test_prefill_blocks: no AVX2 here (or ANDREA_ISA caps it): the kernels' bits "
+               "are not checked, the reference and the fallbacks are\n");
     int fmts[] = {ANDREA_QUANT_Q8_0, ANDREA_QUANT_Q4_0};
     int rows[] = {1, 3, 4, 5, 13};
     for (int f = 0; f < 2; f++) {
@@ -147,6 +195,7 @@ int main(void) {
         kernel_case(fmts[f], 7, 768, 96, 1, 0);
         kernel_case(fmts[f], 6, 256, 32, 1, 1);
         kernel_case(fmts[f], 9, 32, 128, 0, 1);
+        extremes(fmts[f]);
         model_case(fmts[f]);
     }
     refusals();

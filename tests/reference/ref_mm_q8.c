@@ -2,6 +2,7 @@
  * same quantisation of the inputs, integer block dots, the blocks' terms added in order
  * with fmaf, then the bias, then the residual. Every step is exact or one rounding in a
  * fixed order, so the kernel must give these bits. */
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -27,7 +28,9 @@ void andrea_ref_mm_q8_forward(float *out, const float *inp, const void *w, int f
             for (int k = 0; k < 32; k++) amax = fmaxf(amax, fabsf(inp[(size_t)m * K + b * 32 + k]));
             d[b] = amax / 127.0f;
             float id = d[b] > 0.0f ? 1.0f / d[b] : 0.0f;
-            for (int k = 0; k < 32; k++) q[b * 32 + k] = (int8_t)roundf(inp[(size_t)m * K + b * 32 + k] * id);
+            if (!(id <= FLT_MAX)) id = 0.0f; /* a subnormal block */
+            for (int k = 0; k < 32; k++) /* clamped: NaN -> 127 */
+                q[b * 32 + k] = (int8_t)fmaxf(-127.0f, fminf(127.0f, roundf(inp[(size_t)m * K + b * 32 + k] * id)));
         }
         for (int n = 0; n < N; n++) {
             float acc = 0.0f;

@@ -191,16 +191,13 @@ void andrea_matvec_rows_isa(int isa, float *out, const float *x, const void *w, 
 /* A prompt's product against q8_0 or q4_0 weights (w, scale as andrea_matvec_rows'),
  * llama.cpp's way (matmul_q8.c): inp's rows quantised to int8 blocks of 32, exact integer
  * block dots, out(M, N) = sum_b fmaf(isum, da * dw, .) + bias (+ resid, (M, N)); bias and
- * resid may be NULL. AVX-512 VNNI only (andrea_mm_q8_supported): otherwise, or when K or N
- * is not a multiple of 32 or memory runs out, -1 with out untouched; M = 0: 0 where it
- * would run. */
+ * resid may be NULL. AVX-512 VNNI and AVX2 (andrea_mm_q8_supported): otherwise, or when K
+ * or N is not a multiple of 32 or memory runs out, -1 with out untouched; M = 0: 0 where
+ * it would run. */
 int andrea_mm_q8_forward(int isa, float *out, const float *inp, const void *w, int fmt,
                          const float *scale, const float *bias, const float *resid, int M,
                          int K, int N);
 int andrea_mm_q8_supported(int isa);
-/* inp's side: x (M, K) into q (M, K) int8 and d (M, K / 32) scales, per block of 32
- * d = absmax / 127, q = round(x / d) (ggml's q8_0, the scale in fp32) */
-void andrea_q8_quantize_rows(int8_t *q, float *d, const float *x, int M, int K);
 
 /* ---- normalisation --------------------------------------------------------------- */
 
