@@ -223,8 +223,9 @@ int andrea_model_quantize(andrea_model *m, int kind);
 int andrea_model_native_quant(const andrea_model *m);
 const char *andrea_quant_name(int kind); /* "f32", "bf16", "int8", "q8_0", "q4_0" */
 /* With q8_0 or q4_0 weights a prompt's products run in their blocks, as llama.cpp's do:
- * each input row rounded to int8 blocks of 32, integer block dots (AVX-512 VNNI; about
- * q8_0's error on each product, 2x the f32 products' speed). 1 when they do (the weights,
+ * each input row rounded to int8 blocks of 32, integer block dots (x86 with AVX2 or
+ * AVX-512 VNNI; about q8_0's error on each product, 1.1-3x the f32 products' speed). 1
+ * when they do (the weights,
  * the backend and the CPU allow it); set_exact_prefill(m, 1) keeps the f32 products of
  * the dequantised weights instead (the decoding steps are those always). */
 int andrea_model_prefill_blocks(const andrea_model *m);
