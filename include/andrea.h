@@ -214,7 +214,8 @@ void andrea_model_adamw_step(andrea_model *m, float *adam_m, float *adam_v, floa
  * fp32 weights stay (training and full forward passes use them). _AUTO (a request, not
  * a format): the precision the model's file stores, andrea_model_native_quant. */
 enum { ANDREA_QUANT_AUTO = -1, ANDREA_QUANT_NONE = 0, ANDREA_QUANT_BF16 = 1,
-       ANDREA_QUANT_INT8 = 2, ANDREA_QUANT_Q8_0 = 3, ANDREA_QUANT_Q4_0 = 4 };
+       ANDREA_QUANT_INT8 = 2, ANDREA_QUANT_Q8_0 = 3, ANDREA_QUANT_Q4_0 = 4,
+       ANDREA_QUANT_F16 = 5 };
 int andrea_model_quantize(andrea_model *m, int kind);
 /* The format the weights the model was read from are stored in, when decoding in it is
  * exact (ANDREA_QUANT_Q8_0 for a GGUF whose matrices are all q8_0 blocks that requantize

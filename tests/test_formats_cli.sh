@@ -44,15 +44,20 @@ done
 
 # a q8_0 GGUF decodes at its own precision (int8 with the file's per-32 scales, `--quant
 # auto`, the default) and, with --exact-prefill, gives the tokens and log-probs of its
-# dequantised f32 weights bit for bit;
-# an f16 GGUF (no exact 16-bit path for f16) and an andrea checkpoint stay f32
+# dequantised f32 weights bit for bit; an f16 GGUF decodes in f16, an andrea checkpoint
+# in f32
 "$A" convert "$T/g2/ckpt.bin" "$T/q8.gguf" --type q8_0 > /dev/null &&
     "$A" convert "$T/g2/ckpt.bin" "$T/f16.gguf" --type f16 > /dev/null || fail "convert q8_0/f16"
 banner() { "$A" generate -m "$1" -p "ROMEO: " -n 1 --temp 0 --seed 1 -t 1 2>&1 > /dev/null | head -1; }
 banner "$T/q8.gguf" | grep -q "q8_0 weights (the file's own)" && pass "q8_0 GGUF: generate says q8_0 (the file's own)" ||
     fail "q8_0 GGUF banner: $(banner "$T/q8.gguf")"
-banner "$T/f16.gguf" | grep -q ", f32 weights)" && banner "$T/g2/ckpt.bin" | grep -q ", f32 weights)" &&
-    pass "f16 GGUF and checkpoint: f32 path" || fail "f16 GGUF banner: $(banner "$T/f16.gguf")"
+banner "$T/f16.gguf" | grep -q "f16 weights (the file's own)" && banner "$T/g2/ckpt.bin" | grep -q ", f32 weights)" &&
+    pass "f16 GGUF: f16 path; checkpoint: f32 path" || fail "f16 GGUF banner: $(banner "$T/f16.gguf")"
+# an f16 file's own weights widen exactly: the tokens and log-probs of its f32 values
+gen "$T/f16.gguf" "$T/h.jsonl"
+gen "$T/f16.gguf" "$T/hf.jsonl" --quant f32
+cmp -s "$T/h.jsonl" "$T/hf.jsonl" && cmp -s "$T/h.jsonl.txt" "$T/hf.jsonl.txt" &&
+    pass "f16 path: same tokens and log-probs as its f32 values" || fail "f16 path differs from f32"
 gen "$T/q8.gguf" "$T/q8.jsonl" --exact-prefill
 gen "$T/q8.gguf" "$T/q8f.jsonl" --quant f32
 cmp -s "$T/q8.jsonl" "$T/q8f.jsonl" && cmp -s "$T/q8.jsonl.txt" "$T/q8f.jsonl.txt" &&
@@ -212,6 +217,13 @@ if command -v python3 > /dev/null; then
         python3 "$T/half.py" "$T" "$dt" w &&
             "$A" convert "$T/$dt/model.safetensors" "$T/$dt.f32.safetensors" --names andrea > /dev/null &&
             python3 "$T/half.py" "$T" "$dt" r && pass "safetensors $dt read exactly" || fail "safetensors $dt"
+        # ... and decode in their own 16 bits (each value exact): the f32 tokens and log-probs
+        lc=$(echo "$dt" | tr A-Z a-z)
+        banner "$T/$dt/model.safetensors" | grep -q "$lc weights (the file's own)" &&
+            gen "$T/$dt/model.safetensors" "$T/$dt.jsonl" && gen "$T/$dt/model.safetensors" "$T/$dt.f.jsonl" --quant f32 &&
+            cmp -s "$T/$dt.jsonl" "$T/$dt.f.jsonl" && cmp -s "$T/$dt.jsonl.txt" "$T/$dt.f.jsonl.txt" &&
+            pass "safetensors $dt: decodes in $lc, the tokens and log-probs of its f32 values" ||
+            fail "safetensors $dt own path: $(banner "$T/$dt/model.safetensors")"
     done
 fi
 

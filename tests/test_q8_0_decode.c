@@ -1,7 +1,7 @@
 /* test_q8_0_decode.c - a q8_0 GGUF decodes at its own precision: the q8_0 matvec (int8
  * with ggml's per-32 f16 scales) is the fp32 product with the dequantised weights to the
  * bit at every ISA; a q8_0 file written by andrea is recognised as exact q8_0 (an f16 one
- * is not), and KV-cached decoding through the q8_0 path gives the logits and the greedy
+ * as f16), and KV-cached decoding through the q8_0 path gives the logits and the greedy
  * tokens of the same file's dequantised f32 weights. */
 #include <math.h>
 #include <stdlib.h>
@@ -56,7 +56,7 @@ static void gguf_native(const char *dir) {
     CHECK(andrea_gguf_save(tu_path(dir, "q8.gguf"), m, tok, ANDREA_DTYPE_Q8_0) == 0);
     CHECK(andrea_gguf_save(tu_path(dir, "f16.gguf"), m, tok, ANDREA_DTYPE_F16) == 0);
     andrea_model *f16 = andrea_gguf_load(tu_path(dir, "f16.gguf"), NULL);
-    CHECK(f16 && andrea_model_native_quant(f16) == ANDREA_QUANT_NONE);
+    CHECK(f16 && andrea_model_native_quant(f16) == ANDREA_QUANT_F16); /* its own path, not q8_0 */
     CHECK(andrea_model_native_quant(m) == ANDREA_QUANT_NONE);
     andrea_model *q = andrea_gguf_load(tu_path(dir, "q8.gguf"), &bt);
     CHECK(q && andrea_model_native_quant(q) == ANDREA_QUANT_Q8_0);

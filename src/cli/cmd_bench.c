@@ -228,7 +228,7 @@ static int parse_request(int argc, char **argv, bench_request *q) {
          "where the model runs: cpu, cpu-blas, cpu-bf16, cpu-avx2, ... (--list-backends) (cpu)", 0},
         {"list-backends", 0, ARG_FLAG, &list, "list the backends this machine can run, and stop", 0},
         {"precision", 0, ARG_STR, &precision, "fp32 | bf16: bf16 is --backend cpu-bf16", 0},
-        {"quant", 0, ARG_STR, &q->quant, "weights for the generation test: f32 | bf16 | int8 | q8_0 | q4_0", 0},
+        {"quant", 0, ARG_STR, &q->quant, "weights for the generation test: f32 | f16 | bf16 | int8 | q8_0 | q4_0", 0},
         {"matmul", 0, ARG_STR, &matmul, "builtin | blas: blas is --backend cpu-blas", 0},
         {"threads", 't', ARG_INT, &threads, "OpenMP threads, 0 = all cores (0)", 0},
         {"isa", 0, ARG_STR, &isa,
@@ -362,7 +362,7 @@ static int time_generation(const bench_request *q, andrea_model *m, double *time
 static double weight_bytes_per_token(const andrea_config *cfg, const andrea_param_counts *pc, int qkind) {
     double C = cfg->d_model, read = (double)pc->total - cfg->ctx * C + 2.0 * C;
     if (!cfg->tied) read -= (double)cfg->vocab * C;
-    return read * (qkind == ANDREA_QUANT_BF16   ? 2.0
+    return read * (qkind == ANDREA_QUANT_BF16 || qkind == ANDREA_QUANT_F16 ? 2.0
                    : qkind == ANDREA_QUANT_INT8 ? 1.0
                    : qkind == ANDREA_QUANT_Q8_0 ? 1.0 + 4.0 / 32
                    : qkind == ANDREA_QUANT_Q4_0 ? 0.5 + 4.0 / 32

@@ -22,7 +22,7 @@ int cmd_eval(int argc, char **argv) {
         {"batch", 'b', ARG_INT, &batch, "windows per forward pass (8)", 0},
         {"seq", 0, ARG_INT, &seq, "window length T (default: the model's context)", 0},
         {"max-batches", 0, ARG_INT, &max_batches, "stop after N batches, 0 = whole file (0)", 0},
-        {"quant", 0, ARG_STR, &quant, "round the weights to f32 | bf16 | int8 | q8_0 | q4_0 first (f32)", 0},
+        {"quant", 0, ARG_STR, &quant, "round the weights to f32 | f16 | bf16 | int8 | q8_0 | q4_0 first (f32)", 0},
         {"backend", 0, ARG_STR, &backend, "where the model runs: cpu, cpu-blas, ... (cpu)", 0},
         {"threads", 't', ARG_INT, &threads, "OpenMP threads, 0 = all cores (0)", 0},
     };

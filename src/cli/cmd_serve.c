@@ -56,7 +56,7 @@ int cmd_serve(int argc, char **argv) {
                                                    "ones (128)", 0},
         SAMPLER_FLAG_SPECS(s),
         EXACT_PREFILL_SPEC(exact_prefill),
-        {"quant", 0, ARG_STR, &quant, "weights for decoding: auto (the file's own: q8_0 or q4_0 for such a GGUF, else f32) | f32 | bf16 | int8 | q8_0 | q4_0 (auto)", 0},
+        {"quant", 0, ARG_STR, &quant, "weights for decoding: auto (the file's own: f16, q8_0 or q4_0 for such a GGUF, else f32) | f32 | f16 | bf16 | int8 | q8_0 | q4_0 (auto)", 0},
         {"backend", 0, ARG_STR, &backend, "where the model runs: cpu, cpu-blas, ... (cpu)", 0},
         {"threads", 't', ARG_INT, &threads, "OpenMP threads, 0 = all cores (0)", 0},
     };

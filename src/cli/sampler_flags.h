@@ -38,7 +38,7 @@ typedef struct {
 #define EXACT_PREFILL_SPEC(var)                                                               \
     {"exact-prefill", 0, ARG_FLAG, &(var), "with q8_0/q4_0 weights, run a prompt's products " \
      "in f32 on the dequantised weights, not in the blocks with int8 inputs (llama.cpp's way: " \
-     "about 2x faster on AVX-512 VNNI, q8_0's rounding on each product)", 0}
+     "1.1-3x faster at AVX2 and AVX-512 VNNI, q8_0's rounding on each product)", 0}
 /* backend: the name (NULL: cpu), already checked with backend_check. */
 int gen_open(const char *cmd, const char *path, int qkind, const char *backend,
              int exact_prefill, gen_session *g);

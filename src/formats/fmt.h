@@ -56,6 +56,11 @@ int andrea_fmt_is_gpt2(const andrea_config *c);
 
 /* ---- number formats -------------------------------------------------------------------- */
 
+/* A file decodes at its own precision (andrea_model_native_quant) only if every matrix is
+ * in it: so_far (-1 before the first matrix) merged with the next matrix's kind. */
+static inline int andrea_fmt_native_merge(int so_far, int kind) {
+    return so_far < 0 || so_far == kind ? kind : ANDREA_QUANT_NONE;
+}
 uint16_t andrea_f32_to_f16(float f); /* round to nearest even, overflow to inf */
 float andrea_f16_to_f32(uint16_t h);
 float andrea_bf16_to_f32(uint16_t h);

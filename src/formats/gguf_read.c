@@ -315,8 +315,9 @@ static int gguf_fill(void *ctx, const andrea_tensor_info *t, float *dst) {
     if (t->cols) { /* a matrix: the file decodes in a block format only if every matrix is in it */
         int kind = s->type == ANDREA_GGML_Q8_0 && q8_0_exact(dst, t->size)   ? ANDREA_QUANT_Q8_0
                    : s->type == ANDREA_GGML_Q4_0 && q4_0_exact(dst, t->size) ? ANDREA_QUANT_Q4_0
+                   : s->type == ANDREA_GGML_F16                              ? ANDREA_QUANT_F16
                                                                             : ANDREA_QUANT_NONE;
-        g->native = g->native < 0 || g->native == kind ? kind : ANDREA_QUANT_NONE;
+        g->native = andrea_fmt_native_merge(g->native, kind);
     }
     return 0;
 }

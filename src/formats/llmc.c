@@ -146,6 +146,7 @@ andrea_model *andrea_llmc_parse(const void *buf, size_t n, const char *what) {
     if (!m) return NULL;
     llmc_io x = {m, NULL, p + 4 * LLMC_HEADER, m->params, esz == 2, NULL, 0, 0};
     walk(m, Vp, get_tensor, &x);
+    m->native_quant = esz == 2 ? ANDREA_QUANT_BF16 : ANDREA_QUANT_NONE; /* v5: bf16, each exact */
     return andrea_model_to_default(m);
 }
 

@@ -136,6 +136,7 @@ typedef struct {
     int names;
     const char *prefix;
     const char *what;
+    int native; /* the matrices' common 16-bit type, andrea_fmt_native_merge's */
 } st_ctx;
 
 static int st_fill(void *vctx, const andrea_tensor_info *t, float *dst) {
@@ -163,6 +164,10 @@ static int st_fill(void *vctx, const andrea_tensor_info *t, float *dst) {
         if (tr) dst[(i % t->rows) * t->cols + i / t->rows] = v;
         else dst[i] = v;
     }
+    if (t->cols) /* f16 and bf16 matrices decode in their own 16 bits, each value exact */
+        x->native = andrea_fmt_native_merge(x->native, s->dtype == ANDREA_ST_F16    ? ANDREA_QUANT_F16
+                                                       : s->dtype == ANDREA_ST_BF16 ? ANDREA_QUANT_BF16
+                                                                                    : ANDREA_QUANT_NONE);
     return 0;
 }
 
@@ -278,7 +283,7 @@ andrea_model *andrea_safetensors_parse(const void *buf, size_t n, const char *wh
     andrea_model *m = NULL;
     if (check_spans(&h, n - 8 - hlen, what)) goto done;
     andrea_config cfg;
-    st_ctx x = {&h, p + 8 + hlen, ANDREA_NAMES_ANDREA, "", what};
+    st_ctx x = {&h, p + 8 + hlen, ANDREA_NAMES_ANDREA, "", what, -1};
     if (andrea_st_meta_get(&h, "andrea.n_layer")) {
         if (meta_config(&h, &cfg, what)) goto done;
         const char *nm = andrea_st_meta_get(&h, "andrea.names");
@@ -289,6 +294,7 @@ andrea_model *andrea_safetensors_parse(const void *buf, size_t n, const char *wh
         if (hf_config(&h, x.prefix, n_head, norm_eps, &cfg, what)) goto done;
     }
     m = andrea_fmt_build(&cfg, st_fill, &x, what, n);
+    if (m) m->native_quant = x.native < 0 ? ANDREA_QUANT_NONE : x.native;
 done:
     andrea_st_header_free(&h);
     return m;

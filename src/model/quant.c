@@ -1,7 +1,8 @@
 /*
  * quant.c - weight-only quantisation for generation. Batch-1 decoding reads
  * every weight once per token, so its speed is set by memory bandwidth:
- * bf16 weights halve the bytes, int8 (one fp32 scale per row, absmax/127)
+ * bf16 weights halve the bytes (f16 too: an f16 file's own weights, each exact, so it
+ * decodes as its f32 values would, at half the reads), int8 (one fp32 scale per row, absmax/127)
  * quarters them; q8_0 (ggml's: int8 with one f16 scale per 32 entries of a row) is the
  * int8 path for a q8_0 GGUF: its blocks requantize to themselves, so the file decodes at
  * its own precision with no rounding of ours (a per-row scale could not hold them).
@@ -61,9 +62,9 @@ int andrea_model_quantize(andrea_model *m, int kind) {
     if (kind == ANDREA_QUANT_AUTO) kind = m->native_quant;
     if (kind == ANDREA_QUANT_NONE) return 0;
     int64_t n = m->layout.total;
-    if (kind == ANDREA_QUANT_BF16) {
+    if (kind == ANDREA_QUANT_BF16 || kind == ANDREA_QUANT_F16) {
         m->q16 = be->ops.alloc(be, sizeof(uint16_t) * (size_t)n);
-        if (!m->q16) return andrea_set_error("out of memory for bf16 weights");
+        if (!m->q16) return andrea_set_error("out of memory for %s weights", andrea_quant_name(kind));
         be->ops.quantize(be, m->q16, NULL, m->params, kind, (size_t)n, 1);
     } else if (kind == ANDREA_QUANT_INT8 || kind == ANDREA_QUANT_Q8_0 || kind == ANDREA_QUANT_Q4_0) {
         /* one scale per matrix row (per block), numbered across all matrices in file order */
@@ -105,7 +106,7 @@ static const void *quant_at(const andrea_model *m, int64_t base, const float **s
     int packed = m->quant == ANDREA_QUANT_INT8 || m->quant == ANDREA_QUANT_Q8_0 ||
                  m->quant == ANDREA_QUANT_Q4_0;
     *scale = packed ? m->qscale + scale_index(m, base) : NULL;
-    return m->quant == ANDREA_QUANT_BF16 ? (const void *)(m->q16 + base)
+    return m->q16 ? (const void *)(m->q16 + base)
            : packed                      ? (const void *)packed_at(m, base)
                                          : (const void *)(m->params + base);
 }
@@ -160,21 +161,23 @@ int andrea_matmul_blocks(const andrea_model *m, float *out, const float *inp, co
 int andrea_quant_parse(const char *s, int *out) {
     if (strcmp(s, "f32") == 0 || strcmp(s, "none") == 0) return *out = ANDREA_QUANT_NONE, 0;
     if (strcmp(s, "bf16") == 0) return *out = ANDREA_QUANT_BF16, 0;
+    if (strcmp(s, "f16") == 0) return *out = ANDREA_QUANT_F16, 0;
     if (strcmp(s, "int8") == 0 || strcmp(s, "q8") == 0) return *out = ANDREA_QUANT_INT8, 0;
     if (strcmp(s, "q8_0") == 0) return *out = ANDREA_QUANT_Q8_0, 0;
     if (strcmp(s, "q4_0") == 0) return *out = ANDREA_QUANT_Q4_0, 0;
-    return andrea_set_error("unknown weight format '%s' (expected f32, bf16, int8, q8_0 or q4_0)", s);
+    return andrea_set_error("unknown weight format '%s' (expected f32, f16, bf16, int8, q8_0 or q4_0)", s);
 }
 
 int andrea_quant_parse_auto(const char *s, int *out) {
     if (strcmp(s, "auto") == 0) return *out = ANDREA_QUANT_AUTO, 0;
     if (andrea_quant_parse(s, out) == 0) return 0;
-    return andrea_set_error("unknown weight format '%s' (expected auto, f32, bf16, int8, q8_0 or "
-                            "q4_0)", s);
+    return andrea_set_error("unknown weight format '%s' (expected auto, f32, f16, bf16, int8, "
+                            "q8_0 or q4_0)", s);
 }
 
 const char *andrea_quant_name(int kind) {
     return kind == ANDREA_QUANT_BF16   ? "bf16"
+           : kind == ANDREA_QUANT_F16  ? "f16"
            : kind == ANDREA_QUANT_INT8 ? "int8"
            : kind == ANDREA_QUANT_Q8_0 ? "q8_0"
            : kind == ANDREA_QUANT_Q4_0 ? "q4_0"

@@ -400,6 +400,7 @@ void andrea_ref_matvec_rows(float *out, const float *x, const void *w, int fmt,
                 size_t i = (size_t)r * K + k;
                 double wv = fmt == ANDREA_QUANT_BF16
                                 ? (double)andrea_bf16_to_f32(((const uint16_t *)w)[i])
+                            : fmt == ANDREA_QUANT_F16 ? (double)andrea_f16_to_f32(((const uint16_t *)w)[i])
                             : fmt == ANDREA_QUANT_INT8 ? (double)((const int8_t *)w)[i] * scale[r]
                             : fmt == ANDREA_QUANT_Q8_0 ? (double)((const int8_t *)w)[i] * scale[i / 32]
                             : fmt == ANDREA_QUANT_Q4_0 ? ref_q4_0(w, scale, i)

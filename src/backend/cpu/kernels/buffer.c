@@ -11,11 +11,6 @@
 #include "backend/cpu/kernels/fastmath.h"
 #include "backend/cpu/kernels/kernels.h"
 
-/* IEEE half precision, round to nearest even (src/formats/fmt_num.c: the GGUF codec; not
- * its header, whose bf16 helper clashes with fastmath.h's inline one) */
-uint16_t andrea_f32_to_f16(float f);
-float andrea_f16_to_f32(uint16_t h);
-
 void andrea_copy_rows(float *dst, size_t ld_dst, const float *src, size_t ld_src, size_t n,
                       size_t rows) {
     if (!n) return;
@@ -55,12 +50,13 @@ float andrea_max_abs(const float *x, size_t n) {
 
 void andrea_quantize_rows(void *dst, float *scale, const float *src, int fmt, size_t rows,
                           size_t cols) {
-    if (fmt == ANDREA_QUANT_BF16) {
+    if (fmt == ANDREA_QUANT_BF16 || fmt == ANDREA_QUANT_F16) {
         uint16_t *q = dst;
+        int bf = fmt == ANDREA_QUANT_BF16;
 #pragma omp parallel for schedule(static) if (rows * cols >= (1u << 16))
         for (size_t r = 0; r < rows; r++)
             for (size_t c = 0; c < cols; c++)
-                q[r * cols + c] = andrea_bf16_from_f32(src[r * cols + c]);
+                q[r * cols + c] = bf ? andrea_bf16_from_f32(src[r * cols + c]) : andrea_f32_to_f16(src[r * cols + c]);
         return;
     }
     int8_t *q = dst;
@@ -124,6 +120,9 @@ void andrea_gather_rows(float *out, const void *w, int fmt, const float *scale,
         if (fmt == ANDREA_QUANT_BF16) {
             const uint16_t *q = (const uint16_t *)w + r * K;
             for (int k = 0; k < K; k++) o[k] = andrea_bf16_to_f32(q[k]);
+        } else if (fmt == ANDREA_QUANT_F16) {
+            const uint16_t *q = (const uint16_t *)w + r * K;
+            for (int k = 0; k < K; k++) o[k] = andrea_f16_to_f32(q[k]);
         } else if (fmt == ANDREA_QUANT_INT8) {
             const int8_t *q = (const int8_t *)w + r * K;
             for (int k = 0; k < K; k++) o[k] = (float)q[k] * scale[r];

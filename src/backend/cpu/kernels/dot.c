@@ -1,6 +1,7 @@
 /*
  * dot.c - the row dot products of batch-1 decoding: sum_k w[k] x[k] with w in fp32,
- * bf16, int8, int8 with a scale per block of 32 (ggml's q8_0) or 4-bit with a scale per
+ * bf16, f16 (an f16 file's own weights, widened exactly: the f32 dot's bits at half the
+ * reads), int8, int8 with a scale per block of 32 (ggml's q8_0) or 4-bit with a scale per
  * block of 32 (ggml's q4_0: the weight formats of quant.c) and x in fp32. Decoding reads every
  * weight once per token, so these run at memory speed only if the arithmetic keeps
  * up: a single accumulator chain (what `omp simd reduction` compiles to) waits 4
@@ -17,6 +18,7 @@
  * weight vector once into the accumulators of up to 2 (AVX2) or 4 (AVX-512, NEON) inputs,
  * as many as the registers hold, each input summed exactly as the one-input dot sums it.
  */
+#include <math.h>
 #include <string.h>
 
 #include "backend/cpu/kernels/act_simd.h"
@@ -28,7 +30,7 @@
  * with input j of x (x + j K), for j below the function's input count. One signature
  * for every format, so the table and the caller have no per-format cases. */
 typedef void (*dot_fn)(const void *w, const float *d, const float *x, int K, float *s);
-enum { NFMT = ANDREA_QUANT_Q4_0 + 1 };
+enum { NFMT = ANDREA_QUANT_F16 + 1 };
 typedef struct {
     dot_fn fn[3][NFMT]; /* fn[g][fmt]: 2^g inputs from one pass over a row, by ANDREA_QUANT_* */
     int groups;         /* how many of fn's rows an ISA has: 1, 2 (up to 2 inputs) or 3 */
@@ -76,12 +78,13 @@ typedef struct {
     for (int j = 0; j < (NI); j++) {                                                          \
         const float *xj = x + (long)j * K;                                                    \
         float sj = REDUCE4(a[j][0], a[j][1], a[j][2], a[j][3]);                               \
-        for (int t = k; t < K; t++) sj += SCALAR(t) * xj[t];                                  \
+        for (int t = k; t < K; t++) sj = fmaf(SCALAR(t), xj[t], sj); /* one rule per term */   \
         s[j] = sj;                                                                            \
     }
 
 #define SCALAR_F32(k) w[k]
 #define SCALAR_BF16(k) andrea_bf16_to_f32(w[k])
+#define SCALAR_F16(k) andrea_f16_to_f32(w[k])
 #define SCALAR_I8(k) (float)w[k]
 #define SCALAR_Q8B(k) ((float)w[k] * d[(k) >> 5])
 /* q4_0: weight k of a row is nibble k % 16 of block k / 32's 16 bytes, low for the first
@@ -109,8 +112,8 @@ typedef struct {
 /* the table row of 2^g inputs: the dots dot_FMT_SFX_NI, Q4B##NI for q4_0 */
 #define DOT_ROW(SFX, NI, Q4B)                                                                 \
     {dot_f32_##SFX##_##NI, dot_bf16_##SFX##_##NI, dot_i8_##SFX##_##NI, dot_q8b_##SFX##_##NI,  \
-     Q4B##NI}
-/* Defines the f32, bf16, int8 and q8_0 dots from the ISA's LOAD_{F32,BF16,I8,Q8B}, LOADX,
+     Q4B##NI, dot_f16_##SFX##_##NI}
+/* Defines the f32, bf16, int8, q8_0 and f16 dots from the ISA's LOAD_{F32,BF16,I8,Q8B,F16}, LOADX,
  * FMA and REDUCE4, and the table dots_SFX with Q4B##1, Q4B##2 (Q4B##4) as its q4_0 dots. */
 #define DEFINE_DOTS(SFX, ATTR, VT, VW, ZERO, WIDE4, Q4B)                                      \
     DEFINE_DOT_SET(f32, SFX, ATTR, VT, VW, ZERO, WIDE4, float, LOAD_F32, SCALAR_F32, WBYTES_ELEM) \
@@ -118,6 +121,8 @@ typedef struct {
                    WBYTES_ELEM)                                                               \
     DEFINE_DOT_SET(i8, SFX, ATTR, VT, VW, ZERO, WIDE4, int8_t, LOAD_I8, SCALAR_I8, WBYTES_ELEM) \
     DEFINE_DOT_SET(q8b, SFX, ATTR, VT, VW, ZERO, WIDE4, int8_t, LOAD_Q8B, SCALAR_Q8B,         \
+                   WBYTES_ELEM)                                                               \
+    DEFINE_DOT_SET(f16, SFX, ATTR, VT, VW, ZERO, WIDE4, uint16_t, LOAD_F16, SCALAR_F16,       \
                    WBYTES_ELEM)                                                               \
     static const dot_fns dots_##SFX = {                                                       \
         {DOT_ROW(SFX, 1, Q4B), DOT_ROW(SFX, 2, Q4B) IF_WIDE4_##WIDE4(, DOT_ROW(SFX, 4, Q4B))}, \
@@ -138,6 +143,7 @@ typedef struct {
 #define LOAD_I8(k)                                                                            \
     _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(w + (k)))))
 #define LOAD_Q8B(k) _mm512_mul_ps(LOAD_I8(k), _mm512_set1_ps(d[(k) >> 5]))
+#define LOAD_F16(k) _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(w + (k))))
 /* 32 zmm: 4 inputs' 16 accumulators, the weights and x */
 DEFINE_DOTS(avx512, __attribute__((target("avx512f"))), __m512, 16, _mm512_setzero_ps(), 1,
             andrea_dot_q4_0_avx512_)
@@ -147,6 +153,7 @@ DEFINE_DOTS(avx512, __attribute__((target("avx512f"))), __m512, 16, _mm512_setze
 #undef REDUCE4
 #undef LOAD_F32
 #undef LOAD_BF16
+#undef LOAD_F16
 #undef LOAD_I8
 
 /* ---- AVX2+FMA: 8 lanes ---- */
@@ -160,6 +167,7 @@ DEFINE_DOTS(avx512, __attribute__((target("avx512f"))), __m512, 16, _mm512_setze
 #define LOAD_I8(k)                                                                            \
     _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(w + (k)))))
 #define LOAD_Q8B(k) _mm256_mul_ps(LOAD_I8(k), _mm256_set1_ps(d[(k) >> 5]))
+#define LOAD_F16(k) _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(w + (k))))
 /* 16 ymm: 2 inputs' 8 accumulators, the weights and x (4 inputs' 16 would spill) */
 DEFINE_DOTS(avx2, ANDREA_TARGET_AVX2, __m256, 8, _mm256_setzero_ps(), 0, andrea_dot_q4_0_avx2_)
 #undef LOAD_Q8B
@@ -168,6 +176,7 @@ DEFINE_DOTS(avx2, ANDREA_TARGET_AVX2, __m256, 8, _mm256_setzero_ps(), 0, andrea_
 #undef REDUCE4
 #undef LOAD_F32
 #undef LOAD_BF16
+#undef LOAD_F16
 #undef LOAD_I8
 #endif
 
@@ -180,6 +189,7 @@ DEFINE_DOTS(avx2, ANDREA_TARGET_AVX2, __m256, 8, _mm256_setzero_ps(), 0, andrea_
 #define REDUCE4(a, b, c, d) vaddvq_f32(vaddq_f32(vaddq_f32(a, b), vaddq_f32(c, d)))
 #define LOAD_F32(k) vld1q_f32(w + (k))
 #define LOAD_BF16(k) vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(w + (k)), 16))
+#define LOAD_F16(k) vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(w + (k))))
 /* 4 int8 at a time: 32 bits into a d register, widened twice */
 static inline float32x4_t load_i8x4(const int8_t *p) {
     uint32_t v;
@@ -220,6 +230,7 @@ DEFINE_DOT_PLAIN(f32, float, SCALAR_F32)
 DEFINE_DOT_PLAIN(bf16, uint16_t, SCALAR_BF16)
 DEFINE_DOT_PLAIN(i8, int8_t, SCALAR_I8)
 DEFINE_DOT_PLAIN(q8b, int8_t, SCALAR_Q8B)
+DEFINE_DOT_PLAIN(f16, uint16_t, SCALAR_F16)
 /* q4_0: each weight decoded exactly, as q8_0's, in the baseline's simd reduction */
 static void dot_q4b_plain(const void *wv, const float *d, const float *x, int K, float *out) {
     const uint8_t *w = wv;
@@ -232,7 +243,7 @@ static void dot_q4b_plain(const void *wv, const float *d, const float *x, int K,
     *out = s;
 }
 static const dot_fns dots_plain = {
-    {{dot_f32_plain, dot_bf16_plain, dot_i8_plain, dot_q8b_plain, dot_q4b_plain}}, 1};
+    {{dot_f32_plain, dot_bf16_plain, dot_i8_plain, dot_q8b_plain, dot_q4b_plain, dot_f16_plain}}, 1};
 
 static const dot_fns *dot_pick(int cap) {
     int isa = andrea_cpu_isa(cap);
@@ -260,7 +271,7 @@ float andrea_dot_i8(const int8_t *w, const float *x, int K) { return dot_one(AND
 
 /* Row r of w in format fmt: its weights and (q8_0, q4_0) its per-32 scales. */
 static const void *row_at(const void *w, int fmt, long row) {
-    static const int bytes[NFMT] = {4, 2, 1, 1, 0};
+    static const int bytes[NFMT] = {4, 2, 1, 1, 0, 2};
     return fmt == ANDREA_QUANT_Q4_0 ? (const char *)w + row / 2 : (const char *)w + row * bytes[fmt];
 }
 

@@ -12,13 +12,21 @@
 
 #include "backend/cpu/kernels/kernels.h"
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
+/* F16C (f16 weights' vcvtph2ps): on every AVX2 CPU made, but a hypervisor may hide it */
+static int has_f16c(void) {
+    unsigned a, b, c, d;
+    return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
+}
+#endif
+
 /* The CPU's own best level (no caps). */
 static int cpu_best(void) {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx2") &&
-        __builtin_cpu_supports("fma"))
-        return ANDREA_ISA_AVX512;
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return ANDREA_ISA_AVX2;
+    int avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && has_f16c();
+    if (__builtin_cpu_supports("avx512f") && avx2) return ANDREA_ISA_AVX512;
+    if (avx2) return ANDREA_ISA_AVX2;
     return ANDREA_ISA_BASELINE;
 #elif defined(__aarch64__)
     return ANDREA_ISA_NEON; /* Advanced SIMD is part of every AArch64 CPU */

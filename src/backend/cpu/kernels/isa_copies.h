@@ -19,7 +19,7 @@
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define ANDREA_X86_COPIES 1
-#define ANDREA_TARGET_AVX2 __attribute__((target("avx2,fma")))
+#define ANDREA_TARGET_AVX2 __attribute__((target("avx2,fma,f16c")))
 #define ANDREA_TARGET_AVX512 __attribute__((target("avx512f,fma")))
 #define ANDREA_DEFINE_ISA_COPIES(DEFINE)                                                      \
     DEFINE(generic, )                                                                         \

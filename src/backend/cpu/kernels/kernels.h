@@ -350,11 +350,15 @@ void andrea_copy_rows(float *dst, size_t ld_dst, const float *src, size_t ld_src
 void andrea_fill(float *p, size_t n, int kind, float a, float b, andrea_rng *rng);
 uint64_t andrea_count_nonfinite(const float *x, size_t n, int nonneg);
 float andrea_max_abs(const float *x, size_t n); /* NaN counts as +inf */
-/* bf16 (dst uint16), int8 (dst int8, scale per row), q8_0 (dst int8, scale per 32
+/* bf16 or f16 (dst uint16), int8 (dst int8, scale per row), q8_0 (dst int8, scale per 32
  * entries of a row, cols % 32 == 0: andrea_q8_0_block's rule) or q4_0 (dst: rows cols / 2
  * bytes, andrea_q4_0_block's) of src (rows, cols) */
 void andrea_quantize_rows(void *dst, float *scale, const float *src, int fmt, size_t rows,
                           size_t cols);
+/* IEEE half precision, round to nearest even (src/formats/fmt_num.c: the GGUF codec; not
+ * its header, whose bf16 helper clashes with fastmath.h's inline one) */
+uint16_t andrea_f32_to_f16(float f);
+float andrea_f16_to_f32(uint16_t h);
 /* ggml's quantize_row_q8_0_ref for 32 values: d = max|x| / 127, q = round(x / d) (half
  * away from 0, by the reciprocal of d as ggml does); returns d rounded to f16 (as a float),
  * the scale the block decodes with. Blocks that are already q8_0 values requantize to
