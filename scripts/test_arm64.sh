@@ -13,7 +13,7 @@ for tool in aarch64-linux-gnu-gcc qemu-aarch64; do
     fi
 done
 jobs=$(nproc)
-tests="test_kernels test_attention_flash test_quant test_q8_0_decode test_q4_0_decode"
+tests="test_kernels test_attention_flash test_quant test_q8_0_decode test_q4_0_decode test_f16_decode test_prefill_blocks"
 cmake -S . -B build-arm64 -DCMAKE_TOOLCHAIN_FILE=cmake/toolchain-aarch64.cmake \
     -DCMAKE_BUILD_TYPE=Release -DANDREA_WERROR=ON > build-arm64.log 2>&1 ||
     { tail -30 build-arm64.log; exit 1; }
