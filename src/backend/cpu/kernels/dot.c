@@ -84,7 +84,7 @@ typedef struct {
 
 #define SCALAR_F32(k) w[k]
 #define SCALAR_BF16(k) andrea_bf16_to_f32(w[k])
-#define SCALAR_F16(k) andrea_f16_to_f32(w[k])
+#define SCALAR_F16(k) andrea_f16_to_f32_simd(w[k])
 #define SCALAR_I8(k) (float)w[k]
 #define SCALAR_Q8B(k) ((float)w[k] * d[(k) >> 5])
 /* q4_0: weight k of a row is nibble k % 16 of block k / 32's 16 bytes, low for the first

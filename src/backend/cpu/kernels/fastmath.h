@@ -57,4 +57,22 @@ static inline float andrea_bf16_to_f32(uint16_t h) {
     return f;
 }
 
+/* f16 -> f32 without branches, so that a simd loop can widen it (the exact widening of
+ * src/formats' andrea_f16_to_f32): the 15 bits below the sign, moved to f32's place, are
+ * the value times 2^-112 (a normal's exponent rebiased by 112, a subnormal's mantissa an
+ * f32 subnormal), so one multiply by 2^112 is exact; Inf/NaN keep f32's all-ones exponent
+ * and their mantissa. Needs subnormals kept (no FTZ/DAZ, which this code never sets). */
+static inline float andrea_f16_to_f32_simd(uint16_t h) {
+    uint32_t mag = (uint32_t)(h & 0x7fffu) << 13, sign = (uint32_t)(h & 0x8000u) << 16;
+    float f, two112 = 0x1p112f;
+    memcpy(&f, &mag, 4);
+    f *= two112;
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    u = (h & 0x7c00u) == 0x7c00u ? 0x7f800000u | mag : u;
+    u |= sign;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
 #endif
