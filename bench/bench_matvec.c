@@ -25,11 +25,11 @@
 #include "backend/cpu/kernels/kernels.h"
 #include "util/perf.h"
 
-enum { K = 768, MAX_ROUNDS = 31, NFMT = 5, NISA = 3, MAX_NS = 8, MAX_IN = 64 };
-static const int FMTS[NFMT] = {ANDREA_QUANT_NONE, ANDREA_QUANT_BF16, ANDREA_QUANT_INT8,
-                               ANDREA_QUANT_Q8_0, ANDREA_QUANT_Q4_0};
+enum { K = 768, MAX_ROUNDS = 31, NFMT = 6, NISA = 3, MAX_NS = 8, MAX_IN = 64 };
+static const int FMTS[NFMT] = {ANDREA_QUANT_NONE, ANDREA_QUANT_F16,  ANDREA_QUANT_BF16,
+                               ANDREA_QUANT_INT8, ANDREA_QUANT_Q8_0, ANDREA_QUANT_Q4_0};
 /* bytes per weight read, scales included (one float per row or per block of 32) */
-static const double BYTES[NFMT] = {4, 2, 1 + 4.0 / K, 1 + 4.0 / 32, 0.5 + 4.0 / 32};
+static const double BYTES[NFMT] = {4, 2, 2, 1 + 4.0 / K, 1 + 4.0 / 32, 0.5 + 4.0 / 32};
 
 /* seconds by the clock BENCH_CPU_TIME picks */
 static double now(int cpu) {
@@ -107,7 +107,8 @@ int main(int argc, char **argv) {
                     for (int m = 0; m < mats; m++) {
                         size_t off = (size_t)m * N * K; /* weights; per-row or per-32 scales */
                         const void *wm = FMTS[f] == ANDREA_QUANT_NONE ? (const void *)(w + off)
-                                         : FMTS[f] == ANDREA_QUANT_BF16 ? (const void *)((uint16_t *)q[f] + off)
+                                         : FMTS[f] == ANDREA_QUANT_BF16 || FMTS[f] == ANDREA_QUANT_F16
+                                             ? (const void *)((uint16_t *)q[f] + off)
                                          : FMTS[f] == ANDREA_QUANT_Q4_0 ? (const void *)((uint8_t *)q[f] + off / 2)
                                                                         : (const void *)((int8_t *)q[f] + off);
                         const float *sm = FMTS[f] == ANDREA_QUANT_INT8 ? scale[f] + (size_t)m * N : scale[f] + off / 32;
