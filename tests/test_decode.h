@@ -65,4 +65,14 @@ static inline void td_same_as_f32(andrea_model *q, int kind, const char *what) {
     free(lf);
 }
 
+/* The test's scratch folder, made: $ANDREA_TMP or /tmp/<name>; 0 when it is there. */
+static inline int td_scratch_dir(const char *name, char *dir, size_t size) {
+    const char *base = getenv("ANDREA_TMP");
+    char cmd[1200];
+    if (base) snprintf(dir, size, "%s", base);
+    else snprintf(dir, size, "/tmp/%s", name);
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s'", dir);
+    return system(cmd) != 0;
+}
+
 #endif

@@ -77,11 +77,8 @@ static void gguf_native(const char *dir) {
 }
 
 int main(void) {
-    const char *base = getenv("ANDREA_TMP");
-    char dir[1024], cmd[1200];
-    snprintf(dir, sizeof dir, "%s", base ? base : "/tmp/test_f16_decode");
-    snprintf(cmd, sizeof cmd, "mkdir -p '%s'", dir);
-    if (system(cmd) != 0) return 1;
+    char dir[1024];
+    if (td_scratch_dir("test_f16_decode", dir, sizeof dir)) return 1;
     widening_all_halves();
     kernel_exact();
     gguf_native(dir);

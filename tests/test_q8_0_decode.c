@@ -70,11 +70,8 @@ static void gguf_native(const char *dir) {
 }
 
 int main(void) {
-    const char *base = getenv("ANDREA_TMP");
-    char dir[1024], cmd[1200];
-    snprintf(dir, sizeof dir, "%s", base ? base : "/tmp/test_q8_0_decode");
-    snprintf(cmd, sizeof cmd, "mkdir -p '%s'", dir);
-    if (system(cmd) != 0) return 1;
+    char dir[1024];
+    if (td_scratch_dir("test_q8_0_decode", dir, sizeof dir)) return 1;
     kernel_exact();
     gguf_native(dir);
     int k;
