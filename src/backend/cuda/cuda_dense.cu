@@ -9,6 +9,7 @@
  * out(M, N) = inp w^T is out^T = w^T(stored) transposed times inp^T(stored):
  * cublasSgemm(T, N, N, M, K, w, K, inp, K, out, N); the backward products likewise.
  */
+#include <cuda_fp16.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -126,6 +127,8 @@ __device__ static float weight_at(const void *w, int fmt, const float *scale, si
                                   int k) {
     if (fmt == ANDREA_QUANT_BF16)
         return __uint_as_float((unsigned)((const uint16_t *)w)[row * K + k] << 16);
+    if (fmt == ANDREA_QUANT_F16)
+        return __half2float(__ushort_as_half(((const uint16_t *)w)[row * K + k]));
     if (fmt == ANDREA_QUANT_INT8) return ((const int8_t *)w)[row * K + k] * scale[row];
     return ((const float *)w)[row * K + k];
 }

@@ -31,6 +31,7 @@ extern "C" const andrea_backend andrea_backend_cuda = {
         .matmul_backward = cuda_matmul_backward,
         .matmul_backward_act = cuda_matmul_backward_act,
         .matvec = cuda_matvec,
+        .matmul_blocks = NULL, /* a q8_0/q4_0 prompt runs matmul_forward (issue 24) */
         .norm_forward = cuda_norm_forward,
         .norm_backward = cuda_norm_backward,
         .activation_forward = cuda_activation_forward,

@@ -1,9 +1,13 @@
 /*
- * cuda_quant.cu - the CUDA backend's quantised copies: quantize (rows to bf16, or to int8
- * with a scale per row) and gather_rows (rows of a table dequantised: decoding's
+ * cuda_quant.cu - the CUDA backend's quantised copies: quantize (rows to bf16 or f16, or to
+ * int8 with a scale per row) and gather_rows (rows of a table dequantised: decoding's
  * embeddings). The same rounding as the CPU's buffer.c: bf16 to nearest even on the
- * dropped bits, int8 = rint(x / (absmax / 127)), a zero row's scale 1.
+ * dropped bits, f16 IEEE round-to-nearest-even (__float2half_rn, as fmt_num.c's
+ * andrea_f32_to_f16), int8 = rint(x / (absmax / 127)), a zero row's scale 1. q8_0/q4_0
+ * blocks are not here yet: a file in them decodes on the CPU (issue 24).
  */
+#include <cuda_fp16.h>
+
 #include "backend/cuda/cuda_ops.h"
 
 enum { NT = 256 };
@@ -15,6 +19,12 @@ __global__ static void k_quant_bf16(uint16_t *q, const float *x, size_t n) {
         u += 0x7FFFu + ((u >> 16) & 1u);
         q[i] = (uint16_t)(u >> 16);
     }
+}
+
+__global__ static void k_quant_f16(uint16_t *q, const float *x, size_t n) {
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x)
+        q[i] = __half_as_ushort(__float2half_rn(x[i]));
 }
 
 __global__ static void k_quant_i8(int8_t *q, float *scale, const float *src, size_t cols) {
@@ -41,6 +51,8 @@ void cuda_quantize(be_t be, void *dst, float *scale, const float *src, int fmt, 
     if (!cuda_ok() || !n) return;
     if (fmt == ANDREA_QUANT_BF16) {
         k_quant_bf16<<<cuda_blocks(n), NT>>>((uint16_t *)dst, src, n);
+    } else if (fmt == ANDREA_QUANT_F16) {
+        k_quant_f16<<<cuda_blocks(n), NT>>>((uint16_t *)dst, src, n);
     } else if (fmt == ANDREA_QUANT_INT8) {
         if (rows > 2147483647u) {
             cuda_failf("quantize", "too many rows for one grid", "rows %zu", rows);
@@ -62,6 +74,8 @@ __global__ static void k_gather(float *out, const void *w, int fmt, const float 
         float v;
         if (fmt == ANDREA_QUANT_BF16)
             v = __uint_as_float((unsigned)((const uint16_t *)w)[r * K + k] << 16);
+        else if (fmt == ANDREA_QUANT_F16)
+            v = __half2float(__ushort_as_half(((const uint16_t *)w)[r * K + k]));
         else if (fmt == ANDREA_QUANT_INT8)
             v = ((const int8_t *)w)[r * K + k] * scale[r];
         else
