@@ -41,7 +41,10 @@ typedef struct {
  * bf16 rows from DRAM ran at about the sum of their compute and memory times (andrea-480m
  * at AVX2: 53% and 67% of the read bound; f32 96%). A software prefetch a few rows'
  * worth of lines ahead (rows are contiguous, so it runs on into the next row) overlaps
- * the two. */
+ * the two. But on Zen 4 the same request ahead of the 16-bit dots at AVX-512 cost them a
+ * third (gpt2-124m f16/bf16 decoding, 2 threads, median tok/s 65-72 with it, 94-106
+ * without; AVX2 and the other formats within noise either way): there they request
+ * nothing (PF 0 below) and the hardware prefetcher alone feeds them. */
 #define DOT_PREFETCH_AHEAD 4096
 
 /* NI inputs against one row: 4 accumulators x VW lanes per input over blocks of 4 VW,
@@ -52,18 +55,18 @@ typedef struct {
  * lanes, WBYTES(k) is the byte offset of weight k. Each input's sums are the same
  * operations in the same order whatever NI is (the single dot is NI = 1), so a batch gives
  * every sequence the bits it gets alone. Each block first asks for the cache lines
- * DOT_PREFETCH_AHEAD bytes ahead of it (one request per 64 bytes of weights, at least one
+ * PF bytes ahead of it, unless PF is 0 (one request per 64 bytes of weights, at least one
  * per block). The loop is the same for every format, so a format whose LOAD decodes each
  * weight exactly (q8_0, q4_0: a small integer times an f16 scale fits a float) sums in
  * the f32 dot's order and gives its bits. */
-#define DOT_BODY(NI, T, VT, VW, ZERO, LOAD, SCALAR, WBYTES)                                   \
+#define DOT_BODY(NI, T, VT, VW, ZERO, LOAD, SCALAR, WBYTES, PF)                                 \
     const T *w = wv;                                                                          \
     VT a[NI][4];                                                                              \
     for (int j = 0; j < (NI); j++) a[j][0] = a[j][1] = a[j][2] = a[j][3] = ZERO;              \
     int k = 0;                                                                                \
     for (; k + 4 * (VW) <= K; k += 4 * (VW)) {                                                \
-        const char *ahead = (const char *)w + WBYTES(k) + DOT_PREFETCH_AHEAD;                 \
-        for (int b = 0; b < (int)WBYTES(4 * (VW)); b += 64)                                   \
+        const char *ahead = (const char *)w + WBYTES(k) + (PF);                               \
+        for (int b = 0; (PF) && b < (int)WBYTES(4 * (VW)); b += 64)                           \
             __builtin_prefetch(ahead + b);                                                    \
         for (int u = 0; u < 4; u++) {                                                         \
             VT wu = LOAD(k + u * (VW));                                                       \
@@ -95,35 +98,38 @@ typedef struct {
 #define WBYTES_NIBBLE(k) ((long)(k) / 2)
 
 /* dot_FMT_SFX_NI: one format's dot for NI inputs */
-#define DEFINE_DOT(FMT, SFX, ATTR, VT, VW, ZERO, NI, T, LOAD, SCALAR, WBYTES)                 \
+#define DEFINE_DOT(FMT, SFX, ATTR, VT, VW, ZERO, NI, T, LOAD, SCALAR, WBYTES, PF)             \
     ATTR static void dot_##FMT##_##SFX##_##NI(const void *wv, const float *d, const float *x, \
                                               int K, float *s) {                              \
-        DOT_BODY(NI, T, VT, VW, ZERO, LOAD, SCALAR, WBYTES)                                   \
+        DOT_BODY(NI, T, VT, VW, ZERO, LOAD, SCALAR, WBYTES, PF)                               \
     }
 /* ... for 1, 2 and, where the registers hold 4 inputs' accumulators (WIDE4 = 1), 4 inputs:
  * a batch of n runs as groups of 4, then 2, then 1 (7 = 4 + 2 + 1), so a leftover pair
  * still shares its decoding */
 #define IF_WIDE4_0(...)
 #define IF_WIDE4_1(...) __VA_ARGS__
-#define DEFINE_DOT_SET(FMT, SFX, ATTR, VT, VW, ZERO, WIDE4, T, LOAD, SCALAR, WBYTES)          \
-    DEFINE_DOT(FMT, SFX, ATTR, VT, VW, ZERO, 1, T, LOAD, SCALAR, WBYTES)                      \
-    DEFINE_DOT(FMT, SFX, ATTR, VT, VW, ZERO, 2, T, LOAD, SCALAR, WBYTES)                      \
-    IF_WIDE4_##WIDE4(DEFINE_DOT(FMT, SFX, ATTR, VT, VW, ZERO, 4, T, LOAD, SCALAR, WBYTES))
+#define DEFINE_DOT_SET(FMT, SFX, ATTR, VT, VW, ZERO, WIDE4, T, LOAD, SCALAR, WBYTES, PF)      \
+    DEFINE_DOT(FMT, SFX, ATTR, VT, VW, ZERO, 1, T, LOAD, SCALAR, WBYTES, PF)                  \
+    DEFINE_DOT(FMT, SFX, ATTR, VT, VW, ZERO, 2, T, LOAD, SCALAR, WBYTES, PF)                  \
+    IF_WIDE4_##WIDE4(DEFINE_DOT(FMT, SFX, ATTR, VT, VW, ZERO, 4, T, LOAD, SCALAR, WBYTES, PF))
 /* the table row of 2^g inputs: the dots dot_FMT_SFX_NI, Q4B##NI for q4_0 */
 #define DOT_ROW(SFX, NI, Q4B)                                                                 \
     {dot_f32_##SFX##_##NI, dot_bf16_##SFX##_##NI, dot_i8_##SFX##_##NI, dot_q8b_##SFX##_##NI,  \
      Q4B##NI, dot_f16_##SFX##_##NI}
 /* Defines the f32, bf16, int8, q8_0 and f16 dots from the ISA's LOAD_{F32,BF16,I8,Q8B,F16}, LOADX,
- * FMA and REDUCE4, and the table dots_SFX with Q4B##1, Q4B##2 (Q4B##4) as its q4_0 dots. */
-#define DEFINE_DOTS(SFX, ATTR, VT, VW, ZERO, WIDE4, Q4B)                                      \
-    DEFINE_DOT_SET(f32, SFX, ATTR, VT, VW, ZERO, WIDE4, float, LOAD_F32, SCALAR_F32, WBYTES_ELEM) \
+ * FMA and REDUCE4, and the table dots_SFX with Q4B##1, Q4B##2 (Q4B##4) as its q4_0 dots;
+ * PF16: the prefetch distance of the 16-bit formats (bf16, f16) at this ISA. */
+#define DEFINE_DOTS(SFX, ATTR, VT, VW, ZERO, WIDE4, Q4B, PF16)                                \
+    DEFINE_DOT_SET(f32, SFX, ATTR, VT, VW, ZERO, WIDE4, float, LOAD_F32, SCALAR_F32, WBYTES_ELEM, \
+                   DOT_PREFETCH_AHEAD)                                                        \
     DEFINE_DOT_SET(bf16, SFX, ATTR, VT, VW, ZERO, WIDE4, uint16_t, LOAD_BF16, SCALAR_BF16,    \
-                   WBYTES_ELEM)                                                               \
-    DEFINE_DOT_SET(i8, SFX, ATTR, VT, VW, ZERO, WIDE4, int8_t, LOAD_I8, SCALAR_I8, WBYTES_ELEM) \
+                   WBYTES_ELEM, PF16)                                                         \
+    DEFINE_DOT_SET(i8, SFX, ATTR, VT, VW, ZERO, WIDE4, int8_t, LOAD_I8, SCALAR_I8, WBYTES_ELEM, \
+                   DOT_PREFETCH_AHEAD)                                                        \
     DEFINE_DOT_SET(q8b, SFX, ATTR, VT, VW, ZERO, WIDE4, int8_t, LOAD_Q8B, SCALAR_Q8B,         \
-                   WBYTES_ELEM)                                                               \
+                   WBYTES_ELEM, DOT_PREFETCH_AHEAD)                                           \
     DEFINE_DOT_SET(f16, SFX, ATTR, VT, VW, ZERO, WIDE4, uint16_t, LOAD_F16, SCALAR_F16,       \
-                   WBYTES_ELEM)                                                               \
+                   WBYTES_ELEM, PF16)                                                         \
     static const dot_fns dots_##SFX = {                                                       \
         {DOT_ROW(SFX, 1, Q4B), DOT_ROW(SFX, 2, Q4B) IF_WIDE4_##WIDE4(, DOT_ROW(SFX, 4, Q4B))}, \
         2 + (WIDE4)};
@@ -146,7 +152,7 @@ typedef struct {
 #define LOAD_F16(k) _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(w + (k))))
 /* 32 zmm: 4 inputs' 16 accumulators, the weights and x */
 DEFINE_DOTS(avx512, __attribute__((target("avx512f"))), __m512, 16, _mm512_setzero_ps(), 1,
-            andrea_dot_q4_0_avx512_)
+            andrea_dot_q4_0_avx512_, 0)
 #undef LOAD_Q8B
 #undef LOADX
 #undef FMA
@@ -169,7 +175,8 @@ DEFINE_DOTS(avx512, __attribute__((target("avx512f"))), __m512, 16, _mm512_setze
 #define LOAD_Q8B(k) _mm256_mul_ps(LOAD_I8(k), _mm256_set1_ps(d[(k) >> 5]))
 #define LOAD_F16(k) _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(w + (k))))
 /* 16 ymm: 2 inputs' 8 accumulators, the weights and x (4 inputs' 16 would spill) */
-DEFINE_DOTS(avx2, ANDREA_TARGET_AVX2, __m256, 8, _mm256_setzero_ps(), 0, andrea_dot_q4_0_avx2_)
+DEFINE_DOTS(avx2, ANDREA_TARGET_AVX2, __m256, 8, _mm256_setzero_ps(), 0, andrea_dot_q4_0_avx2_,
+            DOT_PREFETCH_AHEAD)
 #undef LOAD_Q8B
 #undef LOADX
 #undef FMA
@@ -212,8 +219,8 @@ static inline float32x4_t load_q4x4(const uint8_t *w, int k, float d) {
 /* 32 q registers, as AVX-512's zmm: 4 inputs are 16 accumulators, leaving room for the
  * weights, x and q4_0's decoding */
 DEFINE_DOT_SET(q4b, neon, , float32x4_t, 4, vdupq_n_f32(0.0f), 1, uint8_t, LOAD_Q4B, SCALAR_Q4B,
-               WBYTES_NIBBLE)
-DEFINE_DOTS(neon, , float32x4_t, 4, vdupq_n_f32(0.0f), 1, dot_q4b_neon_)
+               WBYTES_NIBBLE, DOT_PREFETCH_AHEAD)
+DEFINE_DOTS(neon, , float32x4_t, 4, vdupq_n_f32(0.0f), 1, dot_q4b_neon_, DOT_PREFETCH_AHEAD)
 #endif
 
 /* The baseline: one simd reduction per row (SSE2 on x86-64, what the compiler makes of
