@@ -12,8 +12,8 @@
 # - the files: `andrea train --max-steps 0` writes the shape's initial weights (andrea-120m
 #   is run with LayerNorm + GELU: the only learned-position architecture llama.cpp has),
 #   `andrea convert --type T` writes each GGUF. Both engines read the very same file; andrea
-#   decodes q8_0 and q4_0 files through their own blocks (--quant auto) and f32/f16 in f32
-#   (andrea has no exact f16 path: f16 -> bf16 rounds), llama.cpp in the file's type.
+#   decodes every file in its own type (--quant auto: f32, f16 exactly widened, q8_0 and
+#   q4_0 blocks, whose prompts run as int8 products), llama.cpp in the file's type.
 # - the ISA: andrea is capped with ANDREA_ISA; llama.cpp picks its CPU backend variant by
 #   the CPU's features, so its AVX2 run loads a copy of node-llama-cpp holding only the
 #   `haswell` variant (AVX2 + FMA, no AVX-512); each run reports the features it used.
