@@ -42,7 +42,7 @@ typedef struct {
  * at AVX2: 53% and 67% of the read bound; f32 96%). A software prefetch a few rows'
  * worth of lines ahead (rows are contiguous, so it runs on into the next row) overlaps
  * the two. But on Zen 4 the same request ahead of the 16-bit dots at AVX-512 cost them a
- * third (gpt2-124m f16/bf16 decoding, 2 threads, median tok/s 65-72 with it, 94-106
+ * third (gpt2-124m f16/bf16 decoding, 2 threads, median tok/s 65-72 with it, 69-106
  * without; AVX2 and the other formats within noise either way): there they request
  * nothing (PF 0 below) and the hardware prefetcher alone feeds them. */
 #define DOT_PREFETCH_AHEAD 4096
