@@ -38,7 +38,7 @@ for sn in $SHAPES; do
     shape=${sn%%:*} n=${sn##*:}
     for _ in $(seq "$ROUNDS"); do
         for i in "${!BINS[@]}"; do
-            # prefill batch 1, 306 tokens (f32): 241.8 tok/s (fastest of 5; median 232.7) | ... | CPU time 1300.12 ms (median, all threads)
+            # prefill batch 1, 306 tokens (f32 weights): 241.8 tok/s (fastest of 5; median 232.7) | ... | CPU time 1300.12 ms (median, all threads)
             line=$("${BINS[$i]}" bench --preset "$shape" --steps 0 --generate 0 --prefill "$n" -t "$THREADS" --attention "$ATTENTION" | grep '^prefill batch')
             echo "$line" | sed -n 's/.*; median \([0-9.]*\)).*/\1/p' >> "$W/$shape.tok.$i"
             echo "$line" | sed -n 's/.*CPU time \([0-9.]*\) ms.*/\1/p' >> "$W/$shape.cpu.$i"

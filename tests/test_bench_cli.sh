@@ -50,9 +50,15 @@ expect_error "bad matmul" "--matmul 'fast': expected builtin or blas" "$A" bench
 expect_error "bad isa" "--isa 'sse9': expected avx512, avx2, neon or baseline" "$A" bench --isa sse9
 # --prefill times batch-1 prompt processing; --steps 0 skips training
 "$A" bench --preset tiny --steps 0 --generate 0 --prefill 20 --profile -t 1 > "$T/p.txt" 2>&1 \
-    && grep -q '^prefill batch 1, 20 tokens (f32): [0-9.]* tok/s' "$T/p.txt" \
-    && grep -q '^prefill profile' "$T/p.txt" && ! grep -q '^train ' "$T/p.txt" \
+    && grep -q '^prefill batch 1, 20 tokens (f32 weights): [0-9.]* tok/s' "$T/p.txt" \
+    && grep -q '^prefill profile.*matmul [0-9.]* ([1-9][0-9]*%)' "$T/p.txt" && ! grep -q '^train ' "$T/p.txt" \
     && grep -q -- '--steps 0 .*--prefill 20 --profile' "$T/p.txt" \
     && pass "--prefill 20 --steps 0: $(grep '^prefill batch' "$T/p.txt")" || fail "--prefill: $(cat "$T/p.txt")"
+# --quant applies to the prefill too: q8_0 weights run in their blocks (the products' share
+# of the profile is there: the prefill's own forward is timed by kind)
+"$A" bench --preset tiny --steps 0 --generate 0 --prefill 20 --quant q8_0 --profile -t 1 > "$T/q.txt" 2>&1 \
+    && grep -q '^prefill batch 1, 20 tokens (q8_0 weights): [0-9.]* tok/s' "$T/q.txt" \
+    && grep -q '^prefill profile.*matmul [0-9.]* ([1-9][0-9]*%)' "$T/q.txt" \
+    && pass "--prefill 20 --quant q8_0: $(grep '^prefill batch' "$T/q.txt")" || fail "--prefill --quant q8_0: $(cat "$T/q.txt")"
 expect_error "prefill past the context" "--prefill <= ctx" "$A" bench --preset tiny --prefill 33
 finish

@@ -228,7 +228,7 @@ static int parse_request(int argc, char **argv, bench_request *q) {
          "where the model runs: cpu, cpu-blas, cpu-bf16, cpu-avx2, ... (--list-backends) (cpu)", 0},
         {"list-backends", 0, ARG_FLAG, &list, "list the backends this machine can run, and stop", 0},
         {"precision", 0, ARG_STR, &precision, "fp32 | bf16: bf16 is --backend cpu-bf16", 0},
-        {"quant", 0, ARG_STR, &q->quant, "weights for the generation test: f32 | f16 | bf16 | int8 | q8_0 | q4_0", 0},
+        {"quant", 0, ARG_STR, &q->quant, "weights for the generation and prefill tests: f32 | f16 | bf16 | int8 | q8_0 | q4_0", 0},
         {"matmul", 0, ARG_STR, &matmul, "builtin | blas: blas is --backend cpu-blas", 0},
         {"threads", 't', ARG_INT, &threads, "OpenMP threads, 0 = all cores (0)", 0},
         {"isa", 0, ARG_STR, &isa,
@@ -386,10 +386,6 @@ static void print_generate_profile(double token_sum, int n_times) {
 /* Batch-1 generation in the --quant weights: the fastest token against the bandwidth
  * bound, the median token too. Returns 0, or 1 after an error. */
 static int report_generation(const bench_request *q, andrea_model *m, const andrea_param_counts *pc) {
-    if (andrea_model_quantize(m, q->qkind)) {
-        fprintf(stderr, "andrea bench: %s\n", andrea_error());
-        return 1;
-    }
     double *times = malloc(sizeof(double) * 3 * (size_t)q->gen), bw;
     int n_times = time_generation(q, m, times, &bw);
     if (n_times == 0) {
@@ -448,9 +444,9 @@ static int report_prefill(const bench_request *q, andrea_model *m, const bench_p
     double C = q->cfg.d_model, n = q->prefill;
     double flops = 2.0 * 12.0 * q->cfg.n_layer * C * C * n + 2.0 * q->cfg.n_layer * C * n * n +
                    2.0 * (double)q->cfg.vocab * C;
-    printf("prefill batch 1, %d tokens (f32): %.1f tok/s (fastest of %d; median %.1f) | "
+    printf("prefill batch 1, %d tokens (%s weights): %.1f tok/s (fastest of %d; median %.1f) | "
            "%.1f GFLOP/s = %.0f%% of sgemm 1024^3 (%.1f GFLOP/s) | CPU time %.2f ms "
-           "(median, all threads)\n", q->prefill, n / times[0], got, n / times[got / 2],
+           "(median, all threads)\n", q->prefill, q->quant, n / times[0], got, n / times[got / 2],
            flops / times[0] / 1e9, 100.0 * flops / times[0] / 1e9 / pk->ours, pk->ours,
            cpu[got / 2] * 1e3);
     if (q->profile) print_prefill_profile(sum, got);
@@ -491,6 +487,10 @@ int cmd_bench(int argc, char **argv) {
             print_engines(q.be);
             if (q.profile) print_train_profile(s, q.steps);
         }
+    }
+    if (!rc && (q.gen > 0 || q.prefill > 0) && andrea_model_quantize(m, q.qkind)) {
+        fprintf(stderr, "andrea bench: %s\n", andrea_error());
+        rc = 1;
     }
     if (!rc && q.gen > 0) rc = report_generation(&q, m, &pc);
     if (!rc && q.prefill > 0) rc = report_prefill(&q, m, &pk);

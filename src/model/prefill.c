@@ -18,6 +18,7 @@
 #include "model/model.h"
 #include "model/prefill.h"
 #include "util/error.h"
+#include "util/profile.h"
 
 /* The rows of the prompt's end the final norm and LM head run over: model.c's TAIL_ROWS,
  * for the reason given there (the same gemm as the every-row pass, so the same bits). */
@@ -76,20 +77,24 @@ static void block(const andrea_model *m, andrea_kv *kv, int l, const andrea_pref
     const andrea_backend *be = m->be;
     const andrea_layer_view *w = &m->p.h[l];
     int C = m->cfg.d_model;
-    norm(m, b, b->ln, b->x, w->ln1w, w->ln1b, T);
-    product(m, b->qkv, b->ln, w->wqkv, w->bqkv, NULL, T, C, 3 * C);
+    PROF(PROF_NORM, norm(m, b, b->ln, b->x, w->ln1w, w->ln1b, T));
+    PROF(PROF_MATMUL, product(m, b->qkv, b->ln, w->wqkv, w->bqkv, NULL, T, C, 3 * C));
     float *kc = kv->k + (size_t)l * kv->T * C, *vc = kv->v + (size_t)l * kv->T * C;
     be->ops.copy_rows(be, kc, (size_t)C, b->qkv + C, 3 * (size_t)C, (size_t)C, (size_t)T);
     be->ops.copy_rows(be, vc, (size_t)C, b->qkv + 2 * C, 3 * (size_t)C, (size_t)C, (size_t)T);
-    be->ops.attention_flash_forward(be, b->atty, b->lse, b->qkv, 1, T, C, m->cfg.n_head);
-    product(m, b->y, b->atty, w->wo, w->bo, b->x, T, C, C);
-    norm(m, b, b->ln, b->y, w->ln2w, w->ln2b, T);
-    if (andrea_matmul_blocks(m, b->fch, b->ln, w->wfc, w->bfc, NULL, T, C, 4 * C) == 0)
+    PROF(PROF_ATTENTION,
+         be->ops.attention_flash_forward(be, b->atty, b->lse, b->qkv, 1, T, C, m->cfg.n_head));
+    PROF(PROF_MATMUL, product(m, b->y, b->atty, w->wo, w->bo, b->x, T, C, C));
+    PROF(PROF_NORM, norm(m, b, b->ln, b->y, w->ln2w, w->ln2b, T));
+    int fc_blocks;
+    PROF(PROF_MATMUL,
+         fc_blocks = andrea_matmul_blocks(m, b->fch, b->ln, w->wfc, w->bfc, NULL, T, C, 4 * C));
+    if (fc_blocks == 0) /* the activation apart: "other" in a profile */
         be->ops.activation_forward(be, b->fch_act, b->fch, (size_t)T * 4 * C, m->cfg.act);
     else
-        be->ops.matmul_forward_act(be, b->fch, b->fch_act, b->ln, w->wfc, w->bfc, T, C, 4 * C,
-                                   m->cfg.act);
-    product(m, b->x, b->fch_act, w->wproj, w->bproj, b->y, T, 4 * C, C);
+        PROF(PROF_MATMUL, be->ops.matmul_forward_act(be, b->fch, b->fch_act, b->ln, w->wfc,
+                                                     w->bfc, T, C, 4 * C, m->cfg.act));
+    PROF(PROF_MATMUL, product(m, b->x, b->fch_act, w->wproj, w->bproj, b->y, T, 4 * C, C));
 }
 
 int andrea_prefill_forward(const andrea_model *m, andrea_context *ctx, andrea_kv *kv,

@@ -128,8 +128,7 @@ static void cpu_norm_backward(be_t be, int kind, float *dinp, float *dw, float *
     andrea_norm_backward_isa(E(be)->isa, kind, dinp, dw, db, dout, inp, w, mean, rstd, N, C);
 }
 static void cpu_activation_forward(be_t be, float *out, const float *inp, size_t n, int act) {
-    (void)be;
-    andrea_activation_forward(out, inp, n, act);
+    andrea_activation_forward_isa(E(be)->isa, out, inp, n, act);
 }
 
 static void cpu_attention_forward(be_t be, float *out, float *att, float *preatt,

@@ -9,11 +9,20 @@
 #ifndef ANDREA_KERNELS_ACT_SIMD_H
 #define ANDREA_KERNELS_ACT_SIMD_H
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#include <immintrin.h>
-
 #include "backend/cpu/kernels/act_math.h"
 #include "backend/cpu/kernels/isa_copies.h"
+
+/* The baseline's rows (ANDREA_ISA_PICK's generic copies): post[j] = gelu(c[j]); c[j] *=
+ * gelu'(pre[j]). */
+static inline void gelu_row_generic(float *post, const float *c, int n) {
+    for (int j = 0; j < n; j++) post[j] = act_gelu(c[j]);
+}
+static inline void gelu_grad_row_generic(float *c, const float *pre, int n) {
+    for (int j = 0; j < n; j++) c[j] *= act_gelu_grad(pre[j]);
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
 
 /* One ISA's vector exp, gelu and gelu' (exp_avx2, gelu_row_avx512, ...). BITS: the vector
  * width, P: intrinsic prefix (_mm256 / _mm512), V: float vector, VI: int vector, FLOOR:

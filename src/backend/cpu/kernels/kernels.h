@@ -151,16 +151,35 @@ static inline void gemm_split_range(int total, int unit, int t, int nt, int *lo,
  * 154 MB) and for a small batch's square or narrow weights (gpt2 at B x T = 256: the
  * 3072 x 768 projection), rows for a large batch with a small weight (baby's dinp, 768
  * rows by 128 columns: 226 GFLOP/s split by columns, 370 by rows, 2 threads). */
-static inline void gemm_split(int M, int K, int N, int a_packed, int mr, int nr, int nc, int t,
-                              int nt, int *m0, int *m1, int *n0, int *n1) {
+static inline int gemm_split_by_cols(int M, int K, int N, int a_packed, int mr, int nr, int nc,
+                                     int nt) {
     double blocks_all = (N + nc - 1) / nc, blocks_part = ((N + nt - 1) / nt + nc - 1) / nc;
     double by_rows = 2.0 * K * N + (double)M / nt * K * (a_packed ? 2 * blocks_all : 1);
     double by_cols = 2.0 * K * N / nt + (double)M * K * (a_packed ? 2 * blocks_part : 1);
-    int cols = N >= 2 * nr * nt && (M < 2 * mr * nt || by_cols < by_rows);
+    return N >= 2 * nr * nt && (M < 2 * mr * nt || by_cols < by_rows);
+}
+static inline void gemm_split(int M, int K, int N, int a_packed, int mr, int nr, int nc, int t,
+                              int nt, int *m0, int *m1, int *n0, int *n1) {
     *m0 = 0, *m1 = M, *n0 = 0, *n1 = N;
     if (nt <= 1) return;
-    if (cols) gemm_split_range(N, nr, t, nt, n0, n1);
+    if (gemm_split_by_cols(M, K, N, a_packed, mr, nr, nc, nt)) gemm_split_range(N, nr, t, nt, n0, n1);
     else gemm_split_range(M, mr, t, nt, m0, m1);
+}
+
+/* A column split handed out dynamically: chunks of whole nr tiles, at most nc wide, about
+ * GEMM_CHUNKS_PER_THREAD per thread, so that a thread the OS takes away for a while (a
+ * loaded machine) leaves its share to the others instead of stalling the product (a
+ * 128-token gpt2-124m prefill beside one busy process, Xeon, 2 threads: median 312-372 ->
+ * 372-592 tok/s). Only for products of at most GEMM_DYNAMIC_MAX_M rows (prompts, small
+ * batches), whose A slab stays in L2 whatever the chunk: narrower chunks re-read a tall A
+ * once per chunk, which cost sgemm 1024^3 6% (265 -> 248 GFLOP/s). Which thread computes a
+ * column never changes its bits: each C element is one thread's sum in k order either way. */
+#define GEMM_CHUNKS_PER_THREAD 4
+#define GEMM_DYNAMIC_MAX_M 256
+static inline int gemm_col_chunk(int N, int nr, int nc, int nt) {
+    int want = (N + GEMM_CHUNKS_PER_THREAD * nt - 1) / (GEMM_CHUNKS_PER_THREAD * nt);
+    int chunk = (want + nr - 1) / nr * nr;
+    return chunk > nc ? nc / nr * nr : chunk;
 }
 
 /* ---- decoding dot products (dot.c) ------------------------------------------------------ */
@@ -233,6 +252,9 @@ void andrea_norm_backward_isa(int isa, int kind, float *dinp, float *dw, float *
 
 /* gelu-tanh: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)));  relu; relu2 = relu(x)^2 */
 void andrea_activation_forward(float *out, const float *inp, size_t n, int act);
+/* The same at an ISA cap (andrea_cpu_engine.isa; the one above: -1): GELU in the matmul
+ * epilogue's vector code (act_simd.h), the values andrea_matmul_forward_act's post has. */
+void andrea_activation_forward_isa(int isa, float *out, const float *inp, size_t n, int act);
 /* dinp += f'(inp) * dout */
 void andrea_activation_backward(float *dinp, const float *inp, const float *dout, size_t n, int act);
 

@@ -144,12 +144,6 @@ typedef struct {
 /* The epilogue on C[m:m+mr, n:n+nr], finished (all of k summed): one copy per ISA, GELU
  * through that ISA's vector code (act_simd.h; at the baseline's scalar code it cost an
  * AVX2 step ~2.5%). */
-static inline void gelu_row_generic(float *post, const float *c, int n) {
-    for (int j = 0; j < n; j++) post[j] = act_gelu(c[j]);
-}
-static inline void gelu_grad_row_generic(float *c, const float *pre, int n) {
-    for (int j = 0; j < n; j++) c[j] *= act_gelu_grad(pre[j]);
-}
 #define DEFINE_EPILOGUE(SFX, ATTR)                                                            \
     ATTR static void epilogue_##SFX(const matmul_epilogue *e, float *c, int ldc, int m, int n, \
                                     int mr, int nr) {                                         \
@@ -331,17 +325,27 @@ static void gemm_run(const gemm_job *j, int M, int N) {
             for (int m = 0; m < M; m++) epilogue_apply(j->kern->isa, j->epi, j->c, j->ldc, m, 0, 1, N);
         return;
     }
-    /* Each thread takes a slab of rows or of columns (gemm_split) and packs only the B it
-     * needs, once per k block. Each C element is summed in k order by one thread. */
+    /* Each thread takes a slab of rows, or chunks of columns as it comes free (gemm_split,
+     * gemm_col_chunk), and packs only the B it needs, once per k block. Each C element is
+     * summed in k order by one thread. Rows stay a fixed split: a row chunk packs all of B. */
 #pragma omp parallel if ((long)M * N * j->K >= (1L << 16))
     {
         int t = 0, nt = 1;
 #ifdef _OPENMP
         t = omp_get_thread_num(), nt = omp_get_num_threads();
 #endif
-        int m0, m1, n0, n1;
-        gemm_split(M, j->K, N, j->a_cs != 1, j->kern->mr, j->kern->nr, NC, t, nt, &m0, &m1, &n0, &n1);
-        if (m0 < m1 && n0 < n1) gemm_part(j, m0, m1, n0, n1);
+        const int mr = j->kern->mr, nr = j->kern->nr, a_packed = j->a_cs != 1;
+        if (nt > 1 && M <= GEMM_DYNAMIC_MAX_M &&
+            gemm_split_by_cols(M, j->K, N, a_packed, mr, nr, NC, nt)) {
+            int chunk = gemm_col_chunk(N, nr, NC, nt), chunks = (N + chunk - 1) / chunk;
+#pragma omp for schedule(dynamic, 1) nowait /* the region's end is the barrier */
+            for (int c = 0; c < chunks; c++)
+                gemm_part(j, 0, M, c * chunk, N - c * chunk < chunk ? N : (c + 1) * chunk);
+        } else {
+            int m0, m1, n0, n1;
+            gemm_split(M, j->K, N, a_packed, mr, nr, NC, t, nt, &m0, &m1, &n0, &n1);
+            if (m0 < m1 && n0 < n1) gemm_part(j, m0, m1, n0, n1);
+        }
     }
 }
 

@@ -78,7 +78,10 @@ int andrea_mm_q8_forward(int isa, float *out, const float *inp, const void *w, i
     {
         uint8_t *pw = (uint8_t *)(packs + pack * (size_t)thread_num());
         float *pd = (float *)(pw + (size_t)KB * P * QB);
-#pragma omp for schedule(static)
+        /* panels handed out as threads come free: a thread the OS takes away on a loaded
+         * machine leaves its panels to the others (each panel's outputs are one thread's
+         * sums, so the bits do not depend on who computes them) */
+#pragma omp for schedule(dynamic, 1) nowait /* the region's end is the barrier */
         for (int p = 0; p < N / P; p++) {
             kern->pack(pw, pd, w, fmt, scale, K, p * P);
             kern->rows(out, aq, ad, as, pw, pd, bias, resid, fmt, M, K, N, p * P);
