@@ -189,9 +189,9 @@ int main(void) {
         printf("test_prefill_blocks: no AVX2 here (or ANDREA_ISA caps it): the kernels' bits "
                "are not checked, the reference and the fallbacks are\n");
     int fmts[] = {ANDREA_QUANT_Q8_0, ANDREA_QUANT_Q4_0};
-    int rows[] = {1, 3, 4, 5, 8, 13, 14}; /* every remainder of the tiles' 4 and 6 rows */
+    int rows[] = {1, 3, 4, 5, 8, 13, 14, 33}; /* every remainder of the tiles' 4 and 6 rows */
     for (int f = 0; f < 2; f++) {
-        for (int i = 0; i < 7; i++) kernel_case(fmts[f], rows[i], 96, 64, 0, 0);
+        for (int i = 0; i < 8; i++) kernel_case(fmts[f], rows[i], 96, 64, 0, 0);
         kernel_case(fmts[f], 7, 768, 96, 1, 0);
         kernel_case(fmts[f], 6, 256, 32, 1, 1);
         kernel_case(fmts[f], 9, 32, 128, 0, 1);
