@@ -129,6 +129,28 @@ static void check_batch(andrea_model *m, double rel) {
     andrea_context_free(ref), andrea_context_free(ctx);
 }
 
+/* andrea_prefill_reserve: refuses lengths outside the context; reserving (growing the
+ * model's scratch and writing it, or nothing when it is large enough) changes no bit of
+ * the prefill after it */
+static void check_reserve(andrea_model *m, const int32_t *prompt) {
+    size_t V = (size_t)andrea_model_config(m)->vocab;
+    CHECK(andrea_prefill_reserve(m, 0) == -1 && strstr(andrea_error(), "outside 1..") != NULL);
+    CHECK(andrea_prefill_reserve(m, CTX + 1) == -1);
+    andrea_kv *a = andrea_kv_create(m), *b = andrea_kv_create(m), *c = andrea_kv_create(m);
+    CHECK(a && b && c);
+    CHECK(andrea_prefill_reserve(m, 9) == 0); /* fresh: allocated and written */
+    float *first = tu_dup(andrea_kv_prefill(m, a, prompt, 9), V);
+    CHECK(andrea_prefill_reserve(m, CTX) == 0); /* grows */
+    char what[96];
+    snprintf(what, sizeof what, "%s: a prefill after a reserve that grew", m->be->name);
+    tu_same(what, andrea_kv_prefill(m, b, prompt, 9), first, V, 0.0);
+    CHECK(andrea_prefill_reserve(m, 5) == 0); /* large enough: nothing to do */
+    snprintf(what, sizeof what, "%s: a prefill after a reserve that did nothing", m->be->name);
+    tu_same(what, andrea_kv_prefill(m, c, prompt, 9), first, V, 0.0);
+    free(first);
+    andrea_kv_free(a), andrea_kv_free(b), andrea_kv_free(c);
+}
+
 static void run(const andrea_backend *be) {
     andrea_config cfg;
     CHECK(andrea_config_preset("tiny", &cfg) == 0); /* 2 layers, C 32, V 257 */
@@ -142,6 +164,7 @@ static void run(const andrea_backend *be) {
     int32_t prompt[CTX];
     tu_rng_seed(9);
     for (int i = 0; i < CTX; i++) prompt[i] = (int32_t)(tu_rng_u64() % (uint64_t)cfg.vocab);
+    check_reserve(m, prompt);
     for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++) check_prompt(m, prompt, lens[i], rel);
     check_batch(m, rel);
     andrea_model_free(m);

@@ -137,6 +137,9 @@ int cmd_generate(int argc, char **argv) {
         /* an empty prompt starts from BOS, the document separator */
         int32_t bos = andrea_tokenizer_bos(tok);
         struct timespec t0, t1;
+        /* the prompt's buffers before the clock, as llama.cpp's context creation has them:
+         * the time printed is the prompt's computation (a failure shows in the prefill) */
+        if (ids.len > 1) (void)andrea_prefill_reserve(m, (int)ids.len);
         clock_gettime(CLOCK_MONOTONIC, &t0);
         const float *logits = ids.len ? andrea_kv_prefill(m, kv, ids.data, (int)ids.len)
                                       : andrea_kv_step(m, kv, bos);

@@ -91,6 +91,8 @@ const float *andrea_kv_prefill(andrea_model *m, andrea_kv *kv, const int32_t *to
     return andrea_kv_prefill_ctx(m, m->ctx, kv, tokens, n);
 }
 
+int andrea_prefill_reserve(andrea_model *m, int n) { return andrea_prefill_reserve_ctx(m, m->ctx, n); }
+
 /* all: ctx keeps the logits of every prompt position (andrea_context_logits), else the
  * prompt runs through prefill.c's forward, which keeps nothing but the cache. */
 static const float *prefill(const andrea_model *m, andrea_context *ctx, andrea_kv *kv,

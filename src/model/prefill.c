@@ -24,15 +24,20 @@
  * for the reason given there (the same gemm as the every-row pass, so the same bits). */
 #define PREFILL_TAIL 8
 
+/* The floats of a prefill scratch for up to T rows */
+static size_t scratch_floats(const andrea_config *c, int T) {
+    size_t per_row = 15 * (size_t)c->d_model + 2 + (size_t)c->n_head; /* x y ln atty: 4C, qkv 3C, fch 2 x 4C */
+    return (size_t)T * per_row + (size_t)PREFILL_TAIL * c->vocab;
+}
+
 /* Carves ctx's prefill scratch for T rows, growing it (never shrinking) when T is
  * larger than any prompt before. */
 static int prefill_scratch(andrea_context *ctx, int T, andrea_prefill_bufs *b) {
     const andrea_config *c = &ctx->cfg;
     size_t C = (size_t)c->d_model, R = (size_t)(T < PREFILL_TAIL ? T : PREFILL_TAIL);
-    size_t rows = (size_t)T, cap = (size_t)(ctx->pf_T > T ? ctx->pf_T : T);
-    size_t per_row = 15 * C + 2 + (size_t)c->n_head; /* x y ln atty: 4C, qkv 3C, fch 2 x 4C */
-    size_t total = cap * per_row + (size_t)PREFILL_TAIL * c->vocab;
+    size_t rows = (size_t)T;
     if (!ctx->pf_mem || ctx->pf_T < T) {
+        size_t total = scratch_floats(c, T);
         if (ctx->pf_mem) ctx->be->ops.free(ctx->be, ctx->pf_mem);
         ctx->pf_mem = ctx->be->ops.alloc(ctx->be, sizeof(float) * total);
         ctx->pf_T = ctx->pf_mem ? T : 0;
@@ -97,15 +102,38 @@ static void block(const andrea_model *m, andrea_kv *kv, int l, const andrea_pref
     PROF(PROF_MATMUL, product(m, b->x, b->fch_act, w->wproj, w->bproj, b->y, T, 4 * C, C));
 }
 
-int andrea_prefill_forward(const andrea_model *m, andrea_context *ctx, andrea_kv *kv,
-                           const int32_t *tokens, int T) {
-    const andrea_config *c = &m->cfg;
-    if (memcmp(&ctx->cfg, c, sizeof *c) != 0)
+/* ctx can run m's prefill: made for m's shape, on m's backend's memory */
+static int check_context(const andrea_model *m, const andrea_context *ctx) {
+    if (memcmp(&ctx->cfg, &m->cfg, sizeof m->cfg) != 0)
         return andrea_set_error("prefill: the context was created for another model");
     if (!andrea_backend_same_memory(ctx->be, m->be))
         return andrea_set_error("prefill: the context was created on backend '%s', the model "
                                 "runs on '%s' now: create a new context", ctx->be->name,
                                 m->be->name);
+    return 0;
+}
+
+int andrea_prefill_reserve_ctx(const andrea_model *m, andrea_context *ctx, int T) {
+    if (T < 1 || T > m->cfg.ctx)
+        return andrea_set_error("prefill reserve: %d tokens is outside 1..%d (the context)", T,
+                                m->cfg.ctx);
+    if (check_context(m, ctx)) return -1;
+    int grows = !ctx->pf_mem || ctx->pf_T < T;
+    andrea_prefill_bufs b;
+    if (prefill_scratch(ctx, T, &b)) return -1;
+    if (grows) { /* every page written once now, not during the first prompt */
+        andrea_rng unused;
+        andrea_rng_seed(&unused, 0);
+        ctx->be->ops.fill(ctx->be, ctx->pf_mem, scratch_floats(&m->cfg, T), ANDREA_FILL_CONST,
+                          0.0f, 0.0f, &unused);
+    }
+    return 0;
+}
+
+int andrea_prefill_forward(const andrea_model *m, andrea_context *ctx, andrea_kv *kv,
+                           const int32_t *tokens, int T) {
+    const andrea_config *c = &m->cfg;
+    if (check_context(m, ctx)) return -1;
     for (int i = 0; i < T; i++)
         if (tokens[i] < 0 || tokens[i] >= c->vocab)
             return andrea_set_error("prefill: token id %d at position %d is outside the "

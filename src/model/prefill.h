@@ -19,4 +19,8 @@ typedef struct {
 int andrea_prefill_forward(const andrea_model *m, andrea_context *ctx, andrea_kv *kv,
                            const int32_t *tokens, int T);
 
+/* andrea_prefill_reserve's work for ctx (T within m's context): ctx's scratch grown to T
+ * rows and, when it grew, written once. 0, or -1 with a message. */
+int andrea_prefill_reserve_ctx(const andrea_model *m, andrea_context *ctx, int T);
+
 #endif
