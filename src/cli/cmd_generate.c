@@ -156,7 +156,7 @@ int cmd_generate(int argc, char **argv) {
         } else {
             printf("\n");
             fflush(stdout);
-            fprintf(stderr, "generate: stopped: %s | %d tokens | prompt %zu tokens in %.3f s | "
+            fprintf(stderr, "generate: stopped: %s | %d tokens | prompt %zu tokens in %.4f s | "
                             "%.1f tok/s\n", res.stop_reason, res.n_generated, ids.len, t_prompt,
                     res.n_generated / (res.seconds > 0 ? res.seconds : 1e-9));
         }

@@ -20,6 +20,7 @@
 
 #include "backend/cpu/kernels/kernels.h"
 #include "backend/cpu/kernels/matmul_q8.h"
+#include "backend/cpu/kernels/transpose.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
@@ -87,15 +88,7 @@ void andrea_q8_quantize_avx2(int8_t *q, float *d, int32_t *sums, int offset, con
 
 static Q8_TARGET void pack_panel(uint8_t *pw, float *pd, const void *w, int fmt,
                                  const float *scale, int K, int n0) {
-    int KB = K / QB;
-    for (int c = 0; c < PANEL; c++)
-        for (int b = 0; b < KB; b++) {
-            uint32_t four[8];
-            _mm256_storeu_si256((__m256i *)four, row_block(w, fmt, K, n0 + c, b));
-            uint32_t *dst = (uint32_t *)pw + (size_t)b * 8 * PANEL + c;
-            for (int step = 0; step < 8; step++) dst[step * PANEL] = four[step];
-            pd[(size_t)b * PANEL + c] = scale[(size_t)(n0 + c) * KB + b];
-        }
+    Q8_PACK_PANEL(pw, pd, w, fmt, scale, K, n0, PANEL, row_block);
 }
 
 static inline Q8_TARGET __m256i input4(const int8_t *aq, int k) {

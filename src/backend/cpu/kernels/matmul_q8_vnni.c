@@ -13,6 +13,7 @@
 
 #include "backend/cpu/kernels/kernels.h"
 #include "backend/cpu/kernels/matmul_q8.h"
+#include "backend/cpu/kernels/transpose.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
@@ -39,15 +40,7 @@ static inline Q8_TARGET __m256i row_block(const void *w, int fmt, int K, int n, 
  * block: the 32 rows' scales). */
 static Q8_TARGET void pack_panel(uint8_t *pw, float *pd, const void *w, int fmt,
                                  const float *scale, int K, int n0) {
-    int KB = K / QB;
-    for (int c = 0; c < PANEL; c++)
-        for (int b = 0; b < KB; b++) {
-            uint32_t four[8];
-            _mm256_storeu_si256((__m256i *)four, row_block(w, fmt, K, n0 + c, b));
-            uint32_t *dst = (uint32_t *)pw + (size_t)b * 8 * PANEL + c;
-            for (int step = 0; step < 8; step++) dst[step * PANEL] = four[step];
-            pd[(size_t)b * PANEL + c] = scale[(size_t)(n0 + c) * KB + b];
-        }
+    Q8_PACK_PANEL(pw, pd, w, fmt, scale, K, n0, PANEL, row_block);
 }
 
 /* rows m0..m0+R-1 (R <= MR) of out over one packed panel */
