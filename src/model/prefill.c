@@ -147,12 +147,13 @@ int andrea_prefill_forward(const andrea_model *m, andrea_context *ctx, andrea_kv
     if (andrea_model_prefill_blocks(m)) {
         /* not the f32 pass's bits anyway: the last row alone through decoding's head, which
          * reads the quantised matrix (a quarter or an eighth of the f32 one's bytes) once */
-        norm(m, &b, b.ln, b.x + (size_t)(T - 1) * C, m->p.lnfw, m->p.lnfb, 1);
-        andrea_matvec(m, kv->logits, b.ln, m->p.lm_head, NULL, C, c->vocab);
+        PROF(PROF_NORM, norm(m, &b, b.ln, b.x + (size_t)(T - 1) * C, m->p.lnfw, m->p.lnfb, 1));
+        PROF(PROF_MATMUL, andrea_matvec(m, kv->logits, b.ln, m->p.lm_head, NULL, C, c->vocab));
     } else {
         const float *last = b.x + (size_t)(T - R) * C;
-        norm(m, &b, b.ln, last, m->p.lnfw, m->p.lnfb, R);
-        be->ops.matmul_forward(be, b.logits, b.ln, m->p.lm_head, NULL, R, C, c->vocab);
+        PROF(PROF_NORM, norm(m, &b, b.ln, last, m->p.lnfw, m->p.lnfb, R));
+        PROF(PROF_MATMUL,
+             be->ops.matmul_forward(be, b.logits, b.ln, m->p.lm_head, NULL, R, C, c->vocab));
         be->ops.copy_rows(be, kv->logits, 0, b.logits + (size_t)(R - 1) * c->vocab, 0,
                           (size_t)c->vocab, 1);
     }
