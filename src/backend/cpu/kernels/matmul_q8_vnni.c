@@ -21,7 +21,8 @@
 #define QB Q8_BLOCK
 #define PANEL 32 /* output rows per panel: two zmm of int32 */
 #define MR 6     /* input rows per register tile: 12 int32 sums in flight cover vpdpbusd's
-                  * latency at two a cycle (4 rows, 8 sums, did not: see panel_rows) */
+                  * latency at two a cycle; 4 rows (8 sums) ran a 128-token q8_0 prefill
+                  * ~25% slower (docs/performance.md) */
 
 /* One weight row's block b as 32 bytes w + 128 (quant.c's layouts: q8_0 a byte an entry;
  * q4_0 16 bytes a block, entry j's nibble low in byte j, 16 + j's high, value nibble - 8). */
