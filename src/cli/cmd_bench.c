@@ -102,12 +102,12 @@ static double cpu_seconds(void) { /* the process's CPU time: every thread's */
 
 /* rounds timed prefills of an n-token prompt (random tokens) from an empty cache, after
  * a first one (the product shapes' engine choice, the kernels' own buffers: a fresh
- * process's first prompt, as `generate` times it, its scratch reserved) whose seconds go
- * to *first; each
- * round's seconds into times[] and its CPU seconds (all threads) into cpu[]. Returns the
- * rounds timed, or -1 when out of memory. */
+ * process's first prompt as `generate` times it, its scratch reserved) whose seconds go
+ * to *first; each round's seconds into times[] and its CPU seconds (all threads) into
+ * cpu[]. Returns the rounds timed, or -1 when out of memory. */
 static int bench_prefill(andrea_model *m, int n, int rounds, double *times, double *cpu,
                          double *first) {
+    if (andrea_prefill_reserve(m, n)) return -1; /* as generate does before its clock */
     andrea_kv *kv = andrea_kv_create(m);
     int32_t *x = malloc(sizeof(int32_t) * (size_t)n);
     if (!kv || !x) {
@@ -120,11 +120,6 @@ static int bench_prefill(andrea_model *m, int n, int rounds, double *times, doub
     for (int i = 0; i < n; i++) x[i] = (int32_t)(andrea_rng_u64(&rng) % (uint64_t)m->cfg.vocab);
     int prof = andrea_prof_on, done = 0;
     andrea_prof_on = 0;
-    if (andrea_prefill_reserve(m, n)) { /* as generate does before its clock */
-        andrea_kv_free(kv);
-        free(x);
-        return -1;
-    }
     double t_first = andrea_now();
     const float *ok = andrea_kv_prefill(m, kv, x, n);
     *first = andrea_now() - t_first;

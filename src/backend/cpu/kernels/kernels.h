@@ -169,8 +169,8 @@ static inline void gemm_split(int M, int K, int N, int a_packed, int mr, int nr,
 /* A column split handed out dynamically: chunks of whole nr tiles, at most nc wide, about
  * GEMM_CHUNKS_PER_THREAD per thread, so that a thread the OS takes away for a while (a
  * loaded machine) leaves its share to the others instead of stalling the product (a
- * 128-token gpt2-124m prefill beside one busy process, Xeon, 2 threads: median 312-372 ->
- * 372-592 tok/s). Only for products of at most GEMM_DYNAMIC_MAX_M rows (prompts, small
+ * 128-token gpt2-124m prefill beside one busy process, Xeon, 2 threads: best of 5 421-526
+ * -> 488-627 tok/s; docs/performance.md). Only for products of at most GEMM_DYNAMIC_MAX_M rows (prompts, small
  * batches), whose A slab stays in L2 whatever the chunk: narrower chunks re-read a tall A
  * once per chunk, which cost sgemm 1024^3 6% (265 -> 248 GFLOP/s). Which thread computes a
  * column never changes its bits: each C element is one thread's sum in k order either way. */
