@@ -33,3 +33,39 @@ if(ANDREA_CUDA)
 else()
   message(STATUS "andrea: CUDA: no (ANDREA_CUDA=OFF; -DANDREA_CUDA=ON builds the cuda backend)")
 endif()
+
+# The CUDA emulator (tests/cuda_emu/): -DANDREA_CUDA_EMU=ON builds src/backend/cuda/ with the
+# host C++ compiler against the emulator's CUDA and cuBLAS headers, so that the backend's
+# code runs, and its tests run, on a machine without a GPU. A test build only: its "cuda"
+# is the CPU, slowly; it says so in its description. Not with ANDREA_CUDA.
+option(ANDREA_CUDA_EMU "Test build: run the CUDA backend's code on the CPU (tests/cuda_emu)" OFF)
+if(ANDREA_CUDA_EMU)
+  if(ANDREA_CUDA)
+    message(FATAL_ERROR "andrea: ANDREA_CUDA_EMU and ANDREA_CUDA exclude each other")
+  endif()
+  enable_language(CXX)
+  file(GLOB ANDREA_CUDA_SOURCES CONFIGURE_DEPENDS src/backend/cuda/*.cu)
+  set(ANDREA_CUDA_EMU_WRAPPERS "")
+  foreach(cu ${ANDREA_CUDA_SOURCES})
+    # g++ does not compile .cu files: a .cpp that includes each one
+    get_filename_component(stem ${cu} NAME_WE)
+    set(wrapper ${CMAKE_BINARY_DIR}/cuda_emu/${stem}.cpp)
+    file(WRITE ${wrapper}.in "#include \"${cu}\"\n")
+    configure_file(${wrapper}.in ${wrapper} COPYONLY)
+    list(APPEND ANDREA_CUDA_EMU_WRAPPERS ${wrapper})
+  endforeach()
+  add_library(andrea_cuda OBJECT ${ANDREA_CUDA_EMU_WRAPPERS} tests/cuda_emu/cuda_emu.cpp)
+  set_property(TARGET andrea_cuda PROPERTY COMPILE_OPTIONS "")
+  target_compile_options(andrea_cuda PRIVATE -Wall -Wextra -Wshadow -Wno-unused-parameter
+    -Wno-unknown-pragmas $<$<BOOL:${ANDREA_WERROR}>:-Werror>)
+  set_target_properties(andrea_cuda PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON
+                        POSITION_INDEPENDENT_CODE ON)
+  # the emulator's headers stand where the toolkit's would be
+  target_include_directories(andrea_cuda BEFORE PRIVATE tests/cuda_emu)
+  target_include_directories(andrea_cuda PRIVATE include src)
+  target_compile_definitions(andrea_cuda PRIVATE ANDREA_CUDA_EMU=1)
+  target_sources(andrea_lib PRIVATE $<TARGET_OBJECTS:andrea_cuda>)
+  target_link_libraries(andrea_lib PUBLIC stdc++)
+  target_compile_definitions(andrea_lib PUBLIC ANDREA_HAVE_CUDA=1 ANDREA_CUDA_EMU=1)
+  message(STATUS "andrea: CUDA: emulated on the CPU (ANDREA_CUDA_EMU: a test build)")
+endif()

@@ -16,30 +16,40 @@ double andrea_now(void) {
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* The backend's own product on its own memory (a device backend's ops read only device
+ * memory), each repetition timed to its end (ops may return before the device is done). */
 double andrea_perf_gemm_gflops(const andrea_backend *be, int n, double seconds) {
-    size_t nn = (size_t)n * n;
-    float *a = malloc(sizeof(float) * nn), *b = malloc(sizeof(float) * nn);
-    float *c = malloc(sizeof(float) * nn);
-    if (!be || !a || !b || !c) {
-        free(a), free(b), free(c);
-        return 0.0;
+    size_t bytes = sizeof(float) * (size_t)n * n;
+    float *h = malloc(bytes), *a = NULL, *b = NULL, *c = NULL;
+    if (be && h) {
+        a = be->ops.alloc(be, bytes);
+        b = be->ops.alloc(be, bytes);
+        c = be->ops.alloc(be, bytes);
     }
-    for (size_t i = 0; i < nn; i++) a[i] = (float)(i % 7) * 0.1f, b[i] = (float)(i % 5) * 0.1f;
-    memset(c, 0, sizeof(float) * nn);
-    /* The best single product: a burst of other work on a shared machine slows some
-     * repetitions, never speeds one up, so the fastest is the closest to the peak. At
-     * least 5, so that one unlucky time slice cannot be all there is. */
-    double best = 0.0, t_end = andrea_now() + seconds;
-    int reps = 0;
-    while (andrea_now() < t_end || reps < 5) {
-        double t0 = andrea_now();
-        be->ops.matmul_forward(be, c, a, b, NULL, n, n, n); /* c = a @ b^T: training's shape */
-        double dt = andrea_now() - t0;
-        double g = 2.0 * n * n * (double)n / dt / 1e9;
-        if (g > best) best = g;
-        reps++;
+    double best = 0.0;
+    if (a && b && c) {
+        for (size_t i = 0; i < (size_t)n * n; i++) h[i] = (float)(i % 7) * 0.1f;
+        be->ops.upload(be, a, h, bytes);
+        for (size_t i = 0; i < (size_t)n * n; i++) h[i] = (float)(i % 5) * 0.1f;
+        be->ops.upload(be, b, h, bytes);
+        be->ops.zero(be, c, bytes);
+        be->ops.synchronize(be);
+        /* The best single product: a burst of other work on a shared machine slows some
+         * repetitions, never speeds one up, so the fastest is the closest to the peak. At
+         * least 5, so that one unlucky time slice cannot be all there is. */
+        double t_end = andrea_now() + seconds;
+        for (int reps = 0; andrea_now() < t_end || reps < 5; reps++) {
+            double t0 = andrea_now();
+            be->ops.matmul_forward(be, c, a, b, NULL, n, n, n); /* c = a @ b^T: training's shape */
+            be->ops.synchronize(be);
+            double g = 2.0 * n * n * (double)n / (andrea_now() - t0) / 1e9;
+            if (g > best) best = g;
+        }
     }
-    free(a), free(b), free(c);
+    if (a) be->ops.free(be, a);
+    if (b) be->ops.free(be, b);
+    if (c) be->ops.free(be, c);
+    free(h);
     return best;
 }
 

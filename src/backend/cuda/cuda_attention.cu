@@ -1,6 +1,6 @@
 /*
  * cuda_attention.cu - causal attention on the device, correct first: one block per
- * (b, h, i) row, the row's scores in shared memory (T <= 12288), a fixed tree for its max
+ * (b, h, i) row, the row's scores in shared memory (T <= 12032), a fixed tree for its max
  * and sum. The explicit forward keeps att (and preatt); the "flash" forward keeps only
  * the log-sum-exps, and its backward recomputes att from them into a (B, NH, T, T)
  * scratch and runs the explicit backward: the flash contracts with O(T^2) scratch (a
@@ -12,7 +12,8 @@
 
 #include "backend/cuda/cuda_ops.h"
 
-enum { NT = 256, MAX_T = 12288 };
+/* the row's T scores and the 256-float reduction share 48 KiB of shared memory */
+enum { NT = 256, MAX_T = 12032 };
 
 __device__ static float row_reduce(float v, float *s, int is_max) {
     __syncthreads();
@@ -56,7 +57,7 @@ __device__ static void scores(float *sc, const float *q, const float *k, size_t 
 
 __global__ static void k_attn_fwd(float *out, float *att, float *preatt, float *lse,
                                   const float *qkv, int T, int C, int NH) {
-    extern __shared__ float sc[];
+    CU_DYN_SHARED(float, sc);
     __shared__ float red[NT];
     int i = blockIdx.x % T, h = (blockIdx.x / T) % NH, b = blockIdx.x / (T * NH), HS = C / NH;
     size_t C3 = 3 * (size_t)C, base = (size_t)b * T * C3;
@@ -80,10 +81,11 @@ __global__ static void k_attn_fwd(float *out, float *att, float *preatt, float *
 static int fwd(const char *op, float *out, float *att, float *preatt, float *lse,
                const float *qkv, int B, int T, int C, int NH) {
     if (T > MAX_T || NH <= 0 || C % NH)
-        return cuda_failf(op, "T above 12288 or C not a multiple of NH", "B %d T %d C %d NH %d",
+        return cuda_failf(op, "T above 12032 or C not a multiple of NH", "B %d T %d C %d NH %d",
                           B, T, C, NH);
     size_t shm = sizeof(float) * (size_t)T; /* <= 48 KiB: no opt-in attribute needed */
-    k_attn_fwd<<<(unsigned)((size_t)B * NH * T), NT, shm>>>(out, att, preatt, lse, qkv, T, C, NH);
+    CU_LAUNCH(k_attn_fwd, (unsigned)((size_t)B * NH * T), NT, shm)(out, att, preatt, lse, qkv, T,
+                                                                  C, NH);
     CU_LAUNCHED_R(-1, op, "B %d T %d C %d NH %d", B, T, C, NH);
     return 0;
 }
@@ -167,10 +169,10 @@ static int bwd(const char *op, float *dqkv, const float *dout, const float *qkv,
     float *dpre = NULL;
     CU_CHECK_R(-1, cudaMalloc(&dpre, sizeof(float) * rows * (size_t)T), op,
                "dpre scratch B %d T %d NH %d", B, T, NH);
-    k_dpre<<<rows, NT>>>(dpre, att, dout, qkv, T, C, NH);
+    CU_LAUNCH(k_dpre, rows, NT, 0)(dpre, att, dout, qkv, T, C, NH);
     cudaError_t e = cudaGetLastError();
     if (e == cudaSuccess) {
-        k_dqkv<<<rows, 64>>>(dqkv, dpre, att, dout, qkv, T, C, NH);
+        CU_LAUNCH(k_dqkv, rows, 64, 0)(dqkv, dpre, att, dout, qkv, T, C, NH);
         e = cudaGetLastError();
     }
     cudaFree(dpre);
@@ -196,7 +198,7 @@ void cuda_attention_flash_backward(be_t be, float *dqkv, const float *dout, cons
     float *att = NULL;
     CU_CHECK(cudaMalloc(&att, sizeof(float) * rows * (size_t)T), op,
              "att scratch B %d T %d NH %d", B, T, NH);
-    k_att_from_lse<<<rows, NT>>>(att, qkv, lse, T, C, NH);
+    CU_LAUNCH(k_att_from_lse, rows, NT, 0)(att, qkv, lse, T, C, NH);
     cudaError_t e = cudaGetLastError();
     if (e == cudaSuccess) bwd(op, dqkv, dout, qkv, att, B, T, C, NH);
     else cuda_failf(op, cudaGetErrorString(e), "B %d T %d C %d NH %d", B, T, C, NH);
@@ -227,6 +229,6 @@ void cuda_attention_decode(be_t be, float *out, float *att, int ld, const float 
         cuda_failf("attention_decode", "bad shapes", "pos %d C %d NH %d ld %d", pos, C, NH, ld);
         return;
     }
-    k_attn_decode<<<NH, NT>>>(out, att, ld, q, kc, vc, pos, C, NH);
+    CU_LAUNCH(k_attn_decode, NH, NT, 0)(out, att, ld, q, kc, vc, pos, C, NH);
     CU_LAUNCHED("attention_decode", "pos %d C %d NH %d ld %d", pos, C, NH, ld);
 }

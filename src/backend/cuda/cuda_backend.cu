@@ -164,6 +164,13 @@ void cuda_copy_rows(be_t be, float *dst, size_t ld_dst, const float *src, size_t
                     size_t n, size_t rows) {
     (void)be;
     if (!cuda_ok() || !n || !rows) return;
+    /* one row may come with any strides (callers pass 0), which cudaMemcpy2D refuses: its
+     * pitches must be at least the width */
+    if (rows == 1) {
+        CU_CHECK(cudaMemcpy(dst, src, n * sizeof(float), cudaMemcpyDeviceToDevice), "copy_rows",
+                 "n %zu rows 1", n);
+        return;
+    }
     CU_CHECK(cudaMemcpy2D(dst, ld_dst * sizeof(float), src, ld_src * sizeof(float),
                           n * sizeof(float), rows, cudaMemcpyDeviceToDevice),
              "copy_rows", "n %zu rows %zu ld_dst %zu ld_src %zu", n, rows, ld_dst, ld_src);

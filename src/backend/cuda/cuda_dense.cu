@@ -9,11 +9,11 @@
  * out(M, N) = inp w^T is out^T = w^T(stored) transposed times inp^T(stored):
  * cublasSgemm(T, N, N, M, K, w, K, inp, K, out, N); the backward products likewise.
  */
-#include <cuda_fp16.h>
 #include <math.h>
 #include <stdlib.h>
 
 #include "backend/cuda/cuda_ops.h"
+#include "backend/cuda/cuda_weights.h"
 
 #define GRID_STRIDE(i, n)                                                                     \
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n);                   \
@@ -39,7 +39,7 @@ static void forward(const char *op, float *out, const float *inp, const float *w
     cublasHandle_t blas = cuda_blas(op);
     if (!blas) return;
     if (bias || resid) {
-        k_rows_bias<<<cuda_blocks(n), 256>>>(out, bias, resid, N, n);
+        CU_LAUNCH(k_rows_bias, cuda_blocks(n), 256, 0)(out, bias, resid, N, n);
         CU_LAUNCHED(op, "bias M %d K %d N %d", M, K, N);
     }
     CUBLAS_CHECK(cublasSgemm(blas, CUBLAS_OP_T, CUBLAS_OP_N, N, M, K, &one, w,
@@ -83,7 +83,7 @@ static void weight_grads(const char *op, float *dw, float *dbias, const float *d
                                  x, K, dout, N, &beta, dw, K),
                      op, "dw sgemm M %d K %d N %d", M, K, N);
     if (dbias) {
-        k_colsum<<<(N + 255) / 256, 256>>>(dbias, dout, M, N, init);
+        CU_LAUNCH(k_colsum, (N + 255) / 256, 256, 0)(dbias, dout, M, N, init);
         CU_LAUNCHED(op, "dbias M %d N %d", M, N);
     }
 }
@@ -123,23 +123,13 @@ void cuda_matmul_backward_act(be_t be, float *dpre, float *dw, float *dbias, con
 
 /* ---- decoding's product: one block per (input, output row), a fixed tree over K ----------- */
 
-__device__ static float weight_at(const void *w, int fmt, const float *scale, size_t row, int K,
-                                  int k) {
-    if (fmt == ANDREA_QUANT_BF16)
-        return __uint_as_float((unsigned)((const uint16_t *)w)[row * K + k] << 16);
-    if (fmt == ANDREA_QUANT_F16)
-        return __half2float(__ushort_as_half(((const uint16_t *)w)[row * K + k]));
-    if (fmt == ANDREA_QUANT_INT8) return ((const int8_t *)w)[row * K + k] * scale[row];
-    return ((const float *)w)[row * K + k];
-}
-
 __global__ static void k_matvec(float *out, const float *x, const void *w, int fmt,
                                 const float *scale, const float *bias, int K, int N) {
     __shared__ float s[128];
     int j = blockIdx.x, i = blockIdx.y;
     float acc = 0.0f;
     for (int k = threadIdx.x; k < K; k += 128)
-        acc += weight_at(w, fmt, scale, (size_t)j, K, k) * x[(size_t)i * K + k];
+        acc += cuda_weight_at(w, fmt, scale, (size_t)j, K, k) * x[(size_t)i * K + k];
     s[threadIdx.x] = acc;
     __syncthreads();
     for (int h = 64; h > 0; h >>= 1) {
@@ -157,6 +147,6 @@ void cuda_matvec(be_t be, float *out, const float *x, const void *w, int fmt, co
         cuda_failf("matvec", "too many inputs for one grid", "K %d N %d n %d", K, N, n);
         return;
     }
-    k_matvec<<<dim3((unsigned)N, (unsigned)n), 128>>>(out, x, w, fmt, scale, bias, K, N);
+    CU_LAUNCH(k_matvec, dim3((unsigned)N, (unsigned)n), 128, 0)(out, x, w, fmt, scale, bias, K, N);
     CU_LAUNCHED("matvec", "K %d N %d n %d fmt %d", K, N, n, fmt);
 }

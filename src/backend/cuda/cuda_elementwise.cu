@@ -41,14 +41,14 @@ __global__ static void k_act(float *out, const float *inp, size_t n, int act) {
 void cuda_residual_forward(be_t be, float *out, const float *a, const float *b, size_t n) {
     (void)be;
     if (!cuda_ok() || !n) return;
-    k_residual<<<cuda_blocks(n), 256>>>(out, a, b, n);
+    CU_LAUNCH(k_residual, cuda_blocks(n), 256, 0)(out, a, b, n);
     CU_LAUNCHED("residual_forward", "n %zu", n);
 }
 
 void cuda_activation_forward(be_t be, float *out, const float *inp, size_t n, int act) {
     (void)be;
     if (!cuda_ok() || !n) return;
-    k_act<<<cuda_blocks(n), 256>>>(out, inp, n, act);
+    CU_LAUNCH(k_act, cuda_blocks(n), 256, 0)(out, inp, n, act);
     CU_LAUNCHED("activation_forward", "n %zu act %d", n, act);
 }
 
@@ -60,8 +60,8 @@ __global__ static void k_act_grad_mul(float *d, const float *pre, size_t n, int 
     GRID_STRIDE(i, n) d[i] *= cuda_act_grad(pre[i], act);
 }
 int cuda_act_launch(float *post, const float *pre, size_t n, int act, int grad) {
-    if (grad) k_act_grad_mul<<<cuda_blocks(n), 256>>>(post, pre, n, act);
-    else k_act_post<<<cuda_blocks(n), 256>>>(post, pre, n, act);
+    if (grad) CU_LAUNCH(k_act_grad_mul, cuda_blocks(n), 256, 0)(post, pre, n, act);
+    else CU_LAUNCH(k_act_post, cuda_blocks(n), 256, 0)(post, pre, n, act);
     return cudaGetLastError() == cudaSuccess ? 0 : -1;
 }
 
@@ -84,7 +84,8 @@ void cuda_adamw_update(be_t be, float *p, const float *g, float *m, float *v, si
     (void)be;
     if (!cuda_ok() || !n) return;
     float bc1 = 1.0f - powf(b1, (float)t), bc2 = 1.0f - powf(b2, (float)t);
-    k_adamw<<<cuda_blocks(n), 256>>>(p, g, m, v, n, lr, b1, b2, eps, wd, bc1, bc2, gscale);
+    CU_LAUNCH(k_adamw, cuda_blocks(n), 256, 0)(p, g, m, v, n, lr, b1, b2, eps, wd, bc1, bc2,
+                                               gscale);
     CU_LAUNCHED("adamw_update", "n %zu t %d", n, t);
 }
 
@@ -112,7 +113,7 @@ double cuda_sum_squares(be_t be, const float *g, size_t n) {
     if (!n) return 0.0;
     double *d = NULL, h[PARTS];
     CU_CHECK_R(NAN, cudaMalloc(&d, sizeof h), "sum_squares", "n %zu", n);
-    k_sumsq<<<PARTS, 256>>>(d, g, n);
+    CU_LAUNCH(k_sumsq, PARTS, 256, 0)(d, g, n);
     cudaError_t e = cudaGetLastError();
     if (e == cudaSuccess) e = cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);
     cudaFree(d);
@@ -148,8 +149,8 @@ static int scalar_pass(const char *op, size_t n, int which, const float *x, int 
     cudaError_t e = cudaMemset(d, 0, sizeof *d);
     if (e == cudaSuccess) {
         unsigned blocks = cuda_blocks(n) < 1024 ? cuda_blocks(n) : 1024;
-        if (which) k_max_abs<<<blocks, 256>>>((unsigned *)d, x, n);
-        else k_nonfinite<<<blocks, 256>>>(d, x, n, nonneg);
+        if (which) CU_LAUNCH(k_max_abs, blocks, 256, 0)((unsigned *)d, x, n);
+        else CU_LAUNCH(k_nonfinite, blocks, 256, 0)(d, x, n, nonneg);
         e = cudaGetLastError();
     }
     if (e == cudaSuccess) e = cudaMemcpy(out, d, sizeof *d, cudaMemcpyDeviceToHost);
@@ -199,7 +200,7 @@ void cuda_embedding_forward(be_t be, float *out, const int32_t *tokens, const fl
     int32_t *dt = (int32_t *)cuda_upload_temp(tokens, sizeof(int32_t) * B * T,
                                               "embedding_forward");
     if (!dt) return;
-    k_embed<<<cuda_blocks(n), 256>>>(out, dt, wte, wpe, T, C, n);
+    CU_LAUNCH(k_embed, cuda_blocks(n), 256, 0)(out, dt, wte, wpe, T, C, n);
     cudaError_t e = cudaGetLastError();
     cudaFree(dt);
     if (e != cudaSuccess)
@@ -254,7 +255,7 @@ void cuda_embedding_backward(be_t be, float *dwte, float *dwpe, const float *dou
     int n = B * T, nu = 0;
     if (!cuda_ok() || !n) return;
     if (dwpe) {
-        k_embed_back_wpe<<<cuda_blocks((size_t)T * C), 256>>>(dwpe, dout, B, T, C);
+        CU_LAUNCH(k_embed_back_wpe, cuda_blocks((size_t)T * C), 256, 0)(dwpe, dout, B, T, C);
         CU_LAUNCHED("embedding_backward", "dwpe B %d T %d C %d", B, T, C);
     }
     if (!dwte) return;
@@ -268,7 +269,7 @@ void cuda_embedding_backward(be_t be, float *dwte, float *dwpe, const float *dou
                                              "embedding_backward");
     free(h);
     if (!d) return;
-    k_embed_back_wte<<<nu, C < 256 ? C : 256>>>(dwte, dout, d, d + n, d + 2 * n + 1, C);
+    CU_LAUNCH(k_embed_back_wte, nu, C < 256 ? C : 256, 0)(dwte, dout, d, d + n, d + 2 * n + 1, C);
     cudaError_t e = cudaGetLastError();
     cudaFree(d);
     if (e != cudaSuccess)

@@ -52,6 +52,19 @@ static inline int cuda_ok(void) {
  * math (exact fp32, no TF32); NULL with the failure recorded. */
 cublasHandle_t cuda_blas(const char *op);
 
+/* A kernel launch, CU_LAUNCH(kernel, grid, block, shared_bytes)(args...), and a kernel's
+ * dynamic shared memory, CU_DYN_SHARED(type, name): nvcc's <<<...>>> and extern __shared__,
+ * or, in the test build that runs this folder on the CPU (tests/cuda_emu/, -DANDREA_CUDA_EMU=ON),
+ * the emulator's launch and buffer. */
+#ifdef ANDREA_CUDA_EMU
+#define CU_LAUNCH(kernel, grid, block, shared)                                                \
+    cuda_emu::launch(#kernel, grid, block, shared, kernel)
+#define CU_DYN_SHARED(type, name) type *name = (type *)cuda_emu::dynamic_shared()
+#else
+#define CU_LAUNCH(kernel, grid, block, shared) kernel<<<grid, block, shared>>>
+#define CU_DYN_SHARED(type, name) extern __shared__ type name[]
+#endif
+
 /* a failed CUDA call: recorded, and the op returns ret */
 #define CU_CHECK_R(ret, call, op, ...)                                                       \
     do {                                                                                     \

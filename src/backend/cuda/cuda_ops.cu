@@ -8,7 +8,11 @@
 
 extern "C" const andrea_backend andrea_backend_cuda = {
     "cuda",
+#ifdef ANDREA_CUDA_EMU
+    "the CUDA backend's code emulated on the CPU (a test build, tests/cuda_emu: not a GPU)",
+#else
     "NVIDIA GPU through CUDA: fp32 kernels and cuBLAS products in exact fp32 (no TF32)",
+#endif
     {
         .alloc = cuda_alloc,
         .free = cuda_free,

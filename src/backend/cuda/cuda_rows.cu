@@ -59,7 +59,7 @@ void cuda_norm_forward(be_t be, int kind, float *out, float *mean, float *rstd, 
                        const float *w, const float *b, int N, int C, float eps) {
     (void)be;
     if (!cuda_ok() || !N || !C) return;
-    k_norm_fwd<<<N, NT>>>(kind == ANDREA_NORM_RMS, out, mean, rstd, inp, w, b, C, eps);
+    CU_LAUNCH(k_norm_fwd, N, NT, 0)(kind == ANDREA_NORM_RMS, out, mean, rstd, inp, w, b, C, eps);
     CU_LAUNCHED("norm_forward", "kind %d N %d C %d", kind, N, C);
 }
 
@@ -103,11 +103,11 @@ void cuda_norm_backward(be_t be, int kind, float *dinp, float *dw, float *db, co
     int rms = kind == ANDREA_NORM_RMS;
     if (!cuda_ok() || !N || !C) return;
     if (dinp) {
-        k_norm_bwd_x<<<N, NT>>>(rms, dinp, dout, inp, w, mean, rstd, C);
+        CU_LAUNCH(k_norm_bwd_x, N, NT, 0)(rms, dinp, dout, inp, w, mean, rstd, C);
         CU_LAUNCHED("norm_backward", "dinp kind %d N %d C %d", kind, N, C);
     }
     if (dw || (db && !rms)) {
-        k_norm_bwd_w<<<(C + 255) / 256, 256>>>(rms, dw, db, dout, inp, mean, rstd, N, C);
+        CU_LAUNCH(k_norm_bwd_w, (C + 255) / 256, 256, 0)(rms, dw, db, dout, inp, mean, rstd, N, C);
         CU_LAUNCHED("norm_backward", "dw kind %d N %d C %d", kind, N, C);
     }
 }
@@ -147,7 +147,7 @@ float cuda_crossentropy_forward(be_t be, float *logits_to_probs, float *losses,
     }
     cudaError_t e = losses ? cudaSuccess : cudaMalloc(&dl, sizeof(float) * N);
     if (e == cudaSuccess) {
-        k_ce_fwd<<<N, NT>>>(logits_to_probs, dl, dt, V);
+        CU_LAUNCH(k_ce_fwd, N, NT, 0)(logits_to_probs, dl, dt, V);
         e = cudaGetLastError();
     }
     if (e == cudaSuccess) e = cudaMemcpy(h, dl, sizeof(float) * N, cudaMemcpyDeviceToHost);
@@ -180,7 +180,7 @@ void cuda_crossentropy_backward(be_t be, float *probs_to_dlogits, const int32_t 
     int32_t *dt =
         (int32_t *)cuda_upload_temp(targets, sizeof(int32_t) * N, "crossentropy_backward");
     if (!dt) return;
-    k_ce_bwd<<<N, NT>>>(probs_to_dlogits, dt, V, dloss);
+    CU_LAUNCH(k_ce_bwd, N, NT, 0)(probs_to_dlogits, dt, V, dloss);
     cudaError_t e = cudaGetLastError();
     cudaFree(dt);
     if (e != cudaSuccess)

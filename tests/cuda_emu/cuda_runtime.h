@@ -1,0 +1,155 @@
+/*
+ * cuda_runtime.h (the emulator's) - the part of the CUDA runtime the backend uses, run on
+ * the CPU so that src/backend/cuda/ executes in a test build on a machine without a GPU
+ * (cmake -DANDREA_CUDA_EMU=ON; tests/cuda_emu/README.md says what it does and does not
+ * prove). Kernels are plain C++ functions; a launch runs every block in turn and every
+ * thread of a block as a fiber, so __syncthreads() is a real barrier and __shared__
+ * memory (a function-local static: one block runs at a time) is shared by the block.
+ * Device memory is host memory, but every allocation is registered: a kernel argument or
+ * cudaMemcpy pointer outside a device allocation is an error, as an illegal address is on
+ * a GPU. Never part of a build that runs on a GPU.
+ */
+#ifndef ANDREA_CUDA_EMU_RUNTIME_H
+#define ANDREA_CUDA_EMU_RUNTIME_H
+
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __shared__ static
+#define __launch_bounds__(...)
+
+struct dim3 {
+    unsigned x, y, z;
+    constexpr dim3(unsigned x_ = 1, unsigned y_ = 1, unsigned z_ = 1) : x(x_), y(y_), z(z_) {}
+};
+struct uint3 {
+    unsigned x, y, z;
+};
+
+typedef enum cudaError {
+    cudaSuccess = 0,
+    cudaErrorInvalidValue = 1,
+    cudaErrorMemoryAllocation = 2,
+    cudaErrorInvalidConfiguration = 9,
+    cudaErrorInvalidDevice = 101,
+    cudaErrorNoDevice = 100,
+    cudaErrorLaunchOutOfResources = 701,
+    cudaErrorIllegalAddress = 700,
+} cudaError_t;
+
+enum cudaMemcpyKind {
+    cudaMemcpyHostToHost = 0,
+    cudaMemcpyHostToDevice = 1,
+    cudaMemcpyDeviceToHost = 2,
+    cudaMemcpyDeviceToDevice = 3,
+    cudaMemcpyDefault = 4,
+};
+
+cudaError_t cudaGetDeviceCount(int *n);
+cudaError_t cudaSetDevice(int device);
+cudaError_t cudaMalloc(void **p, size_t bytes);
+template <class T> static inline cudaError_t cudaMalloc(T **p, size_t bytes) {
+    return cudaMalloc((void **)p, bytes);
+}
+cudaError_t cudaFree(void *p);
+cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind);
+cudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
+                         size_t height, cudaMemcpyKind kind);
+cudaError_t cudaMemset(void *p, int value, size_t bytes);
+cudaError_t cudaDeviceSynchronize(void);
+cudaError_t cudaGetLastError(void);
+cudaError_t cudaPeekAtLastError(void);
+const char *cudaGetErrorString(cudaError_t e);
+
+/* ---- what a kernel sees -------------------------------------------------------------- */
+
+namespace cuda_emu {
+extern uint3 thread_idx, block_idx;
+extern dim3 block_dim, grid_dim;
+void syncthreads(int line);
+void *dynamic_shared(void);
+/* 1 when p lies in (or one past the end of) a device allocation */
+int is_device(const void *p);
+} // namespace cuda_emu
+
+#define threadIdx (cuda_emu::thread_idx)
+#define blockIdx (cuda_emu::block_idx)
+#define blockDim (cuda_emu::block_dim)
+#define gridDim (cuda_emu::grid_dim)
+#define __syncthreads() cuda_emu::syncthreads(__LINE__)
+
+/* one block runs at a time on one host thread: atomics are plain updates */
+template <class T> static inline T atomicAdd(T *p, T v) {
+    T old = *p;
+    *p = old + v;
+    return old;
+}
+template <class T> static inline T atomicMax(T *p, T v) {
+    T old = *p;
+    *p = old > v ? old : v;
+    return old;
+}
+static inline unsigned __float_as_uint(float f) {
+    unsigned u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+static inline float __uint_as_float(unsigned u) {
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+static inline int __float_as_int(float f) { return (int)__float_as_uint(f); }
+static inline float __int_as_float(int i) { return __uint_as_float((unsigned)i); }
+static inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
+static inline float __fdividef(float a, float b) { return a / b; }
+
+/* ---- launches: CU_LAUNCH(kernel, grid, block, shared_bytes)(args) (cuda_internal.h) --- */
+
+namespace cuda_emu {
+struct config {
+    dim3 grid, block;
+    size_t shared;
+    const char *name;
+};
+/* 0 when the configuration is one a GPU launches, else -1 with the last error set */
+int launch_check(const config &c);
+/* records a kernel argument that is not device memory (index: its position) */
+void bad_pointer(const config &c, int index, const void *p);
+/* runs body(ctx) for every thread of every block */
+void run_grid(const config &c, void (*body)(void *), void *ctx);
+
+template <class T> static inline int check_arg(const config &c, int i, T *p) {
+    if (p && !is_device(p)) {
+        bad_pointer(c, i, p);
+        return -1;
+    }
+    return 0;
+}
+template <class T> static inline int check_arg(const config &, int, const T &) { return 0; }
+
+template <class F> struct bound {
+    config c;
+    F f;
+    template <class... A> void operator()(A... a) const {
+        if (launch_check(c)) return;
+        int i = 0, bad = 0;
+        ((bad |= check_arg(c, i++, a)), ...);
+        if (bad) return;
+        auto call = [&]() { f(a...); };
+        run_grid(c, [](void *p) { (*(decltype(call) *)p)(); }, &call);
+    }
+};
+template <class F>
+static inline bound<F> launch(const char *name, dim3 grid, dim3 block, size_t shared, F f) {
+    return bound<F>{config{grid, block, shared, name}, f};
+}
+} // namespace cuda_emu
+
+#endif
