@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # test.sh - the whole test suite: release build with warnings as errors, every
-# CTest test; a clang build with warnings as errors; then an AddressSanitizer/UBSan
+# CTest test; a clang build with warnings as errors; the CUDA backend built with nvcc and
+# run on the CPU through the emulator (tests/cuda_emu); then an AddressSanitizer/UBSan
 # build running the unit tests; then every fuzz harness for a bounded time (fuzz/run.sh)
 # and the kernel tests on ARM64 under qemu (scripts/test_arm64.sh).
 set -euo pipefail
@@ -32,6 +33,17 @@ if command -v nvcc > /dev/null || [ -x /usr/local/cuda/bin/nvcc ]; then
         { tail -30 build-cuda.log; exit 1; }
     ctest --test-dir build-cuda --output-on-failure -R '^test_cuda$'
     echo "CUDA -Werror build: ok"
+fi
+# the CUDA backend's code run on the CPU (tests/cuda_emu: the emulator, g++): its own test,
+# every per-op and model-level backend test, and the real commands on "cuda" against cpu
+if command -v g++ > /dev/null; then
+    cmake -S . -B build-cuda-emu -DCMAKE_BUILD_TYPE=Release -DANDREA_WERROR=ON \
+        -DANDREA_CUDA_EMU=ON > /dev/null
+    cmake --build build-cuda-emu -j"$jobs" --target andrea test_cuda test_backend_ops \
+        test_backend_memory test_backend_parity > build-cuda-emu.log 2>&1 ||
+        { tail -30 build-cuda-emu.log; exit 1; }
+    ctest --test-dir build-cuda-emu --output-on-failure -j"$jobs" \
+        -R '^test_(cuda|backend_ops|backend_memory|backend_parity|cuda_cli)$'
 fi
 if [ "${ANDREA_SKIP_ASAN:-0}" != 1 ]; then
     cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DANDREA_SANITIZE=ON > /dev/null

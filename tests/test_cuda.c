@@ -12,13 +12,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "andrea.h"
 #include "backend/backend.h"
 #include "test_util.h"
 
 #ifdef ANDREA_HAVE_CUDA
-const char *andrea_cuda_last_error(void); /* src/backend/cuda/cuda_backend.cu */
+#include "backend/cuda/cuda_api.h"
 #endif
 
 /* ||ga - gb|| / ||ga|| (b is moved to cpu to read its gradients) */
@@ -37,6 +40,30 @@ static float grad_rel_diff(andrea_model *a, andrea_model *b) {
     return (float)sqrt(num / (den > 0 ? den : 1));
 }
 
+#ifdef ANDREA_CUDA_EMU
+/* The emulator's device memory is the host's, so it must be closed to host code outside
+ * the runtime's calls, or a host access the GPU would refuse passes unseen: a child that
+ * reads a device buffer directly must die of SIGSEGV. */
+static void check_emulator_guard(const andrea_backend *be) {
+    float *d = be->ops.alloc(be, 4096);
+    CHECK(d != NULL);
+    if (!d) return;
+    be->ops.zero(be, d, 4096);
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        volatile float x = d[1]; /* a host read of device memory */
+        (void)x;
+        _exit(0);
+    }
+    int st = 0;
+    CHECK(pid > 0 && waitpid(pid, &st, 0) == pid);
+    CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV);
+    printf("test_cuda: emulator: a host read of device memory crashed (SIGSEGV), as it must\n");
+    be->ops.free(be, d);
+}
+#endif
+
 int main(void) {
 #ifndef ANDREA_HAVE_CUDA
     printf("test_cuda: skipped: built without the CUDA backend (cmake -DANDREA_CUDA=ON)\n");
@@ -51,6 +78,11 @@ int main(void) {
         return 77;
     }
     CHECK(andrea_backend_missing(be) == NULL);
+#ifdef ANDREA_HAVE_CUDA
+    const char *device = andrea_cuda_device_name();
+    CHECK(device && *device);
+    printf("test_cuda: device %s\n", device ? device : "(none)");
+#endif
 
     float host[1000], back[1000];
     for (int i = 0; i < 1000; i++) host[i] = (float)i * 0.25f - 7.0f;
@@ -82,6 +114,9 @@ int main(void) {
         CHECK(r <= 1e-5f);
     }
     andrea_model_free(cpu), andrea_model_free(gpu);
+#ifdef ANDREA_CUDA_EMU
+    check_emulator_guard(be);
+#endif
 #ifdef ANDREA_HAVE_CUDA
     const char *err = andrea_cuda_last_error();
     if (err) printf("test_cuda: first CUDA error: %s\n", err);

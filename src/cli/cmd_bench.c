@@ -17,8 +17,12 @@
 #include "model/model.h"
 #include "backend_flags.h"
 #include "model_flags.h"
+#ifdef ANDREA_HAVE_CUDA
+#include "backend/cuda/cuda_api.h"
+#endif
 #include "threads.h"
 #include "util/bigalloc.h"
+#include "util/gpu_peak.h"
 #include "util/perf.h"
 #include "util/profile.h"
 
@@ -62,6 +66,7 @@ static double bench_train(andrea_model *m, int B, int T, int warmup, int steps) 
         float gscale = gnorm > 1.0f ? 1.0f / gnorm : 1.0f;
         PROF(PROF_OPTIMIZER, andrea_model_adamw_step(m, am, av, 1e-4f, 0.9f, 0.99f, 1e-8f, 0.1f,
                                                      s + 1, gscale));
+        m->be->ops.synchronize(m->be); /* a device's ops return before they finish */
         if (s >= warmup) t_total += andrea_now() - t0;
     }
     andrea_model_moments_free(m, am), andrea_model_moments_free(m, av), free(x);
@@ -262,10 +267,39 @@ typedef struct {
     const andrea_backend *be_blas; /* NULL without BLAS */
     double ours, blas, bf16;       /* bf16: only when the bench runs on cpu-bf16 */
     int bf16_run;
+    /* a device backend: its GPU and that GPU's datasheet peaks (TFLOP/s, 0: unknown) */
+    int device;
+    const char *gpu;
+    double gpu_bf16, gpu_fp32;
 } bench_peaks;
+
+/* The GPU a device backend runs on, or NULL. */
+static const char *gpu_name(const andrea_backend *be) {
+#ifdef ANDREA_HAVE_CUDA
+    if (strncmp(andrea_backend_name(be), "cuda", 4) == 0) return andrea_cuda_device_name();
+#endif
+    (void)be;
+    return NULL;
+}
+
+/* A GPU's MFU is against its datasheet's dense bf16 peak (the issue's, llm.c's), not a
+ * product measured here; an unknown GPU gets none. */
+static bench_peaks gpu_peaks(const bench_request *q) {
+    bench_peaks pk = {0};
+    pk.device = 1;
+    pk.gpu = gpu_name(q->be);
+    printf("machine: GPU %s | ", pk.gpu ? pk.gpu : "(unnamed)");
+    if (andrea_gpu_peak(pk.gpu, &pk.gpu_bf16, &pk.gpu_fp32))
+        printf("dense peak bf16 %.1f TFLOP/s, fp32 %.1f TFLOP/s (datasheet, src/util/gpu_peak.c)\n",
+               pk.gpu_bf16, pk.gpu_fp32);
+    else
+        printf("not in the peak table (src/util/gpu_peak.c): no MFU\n");
+    return pk;
+}
 
 /* The machine, measured now (and again after training: see best_peak), and its line. */
 static bench_peaks measure_machine(const bench_request *q) {
+    if (q->be->memory == ANDREA_MEM_DEVICE) return gpu_peaks(q);
     bench_peaks pk = {0};
     pk.be_blas = andrea_backend_find("cpu-blas");
     pk.bf16_run = strcmp(andrea_backend_name(q->be), "cpu-bf16") == 0;
@@ -310,6 +344,18 @@ static double report_training(const bench_request *q, andrea_model *m, const ben
     }
     double tok_s = q->batch * q->seq / s;
     double gflops = andrea_train_flops_per_token(&q->cfg, q->seq) * tok_s / 1e9;
+    if (pk->device) {
+        double tf = gflops / 1e3;
+        printf("train B=%d T=%d %s: %.1f ms/step | %.0f tok/s | %.2f TFLOP/s | ", q->batch,
+               q->seq, q->be_name, s * 1e3, tok_s, tf);
+        if (pk->gpu_bf16 > 0)
+            printf("MFU %.2f%% of the %s's dense bf16 peak %.1f TFLOP/s (%.1f%% of its fp32 "
+                   "peak %.1f)\n", 100.0 * tf / pk->gpu_bf16, pk->gpu, pk->gpu_bf16,
+                   100.0 * tf / pk->gpu_fp32, pk->gpu_fp32);
+        else
+            printf("MFU n/a (no peak for this GPU)\n");
+        return s;
+    }
     double rss = (double)andrea_perf_peak_rss(); /* before the product's buffers below */
     double peak = best_peak(q, pk);
     double mfu = 100.0 * gflops / peak;
@@ -354,6 +400,7 @@ static int time_generation(const bench_request *q, andrea_model *m, double *time
         int got = bench_generate(m, q->gen, times + n_times);
         if (got < 0) break;
         n_times += got;
+        if (m->be->memory == ANDREA_MEM_DEVICE) continue; /* the host's bandwidth: not its bound */
         double b = andrea_perf_read_gbps((size_t)512 << 20, 0.4);
         if (b > *bw) *bw = b;
     }
@@ -405,10 +452,14 @@ static int report_generation(const bench_request *q, andrea_model *m, const andr
     free(times);
     double bytes = weight_bytes_per_token(&q->cfg, pc, q->qkind);
     double bound = bw * 1e9 / bytes;
-    printf("generate batch 1 (%s weights): %.1f tok/s (fastest token; median %.1f) | bandwidth "
-           "bound %.1f tok/s (%.0f MB of weights per token at %.1f GB/s read) | %.0f%% of "
-           "bound\n", q->quant, 1.0 / per, 1.0 / median, bound, bytes / 1e6, bw,
-           100.0 / per / bound);
+    if (bw <= 0.0) /* a GPU: the host's read bandwidth bounds nothing there */
+        printf("generate batch 1 (%s weights): %.1f tok/s (fastest token; median %.1f) | %.0f MB "
+               "of weights per token\n", q->quant, 1.0 / per, 1.0 / median, bytes / 1e6);
+    else
+        printf("generate batch 1 (%s weights): %.1f tok/s (fastest token; median %.1f) | "
+               "bandwidth bound %.1f tok/s (%.0f MB of weights per token at %.1f GB/s read) | "
+               "%.0f%% of bound\n", q->quant, 1.0 / per, 1.0 / median, bound, bytes / 1e6, bw,
+               100.0 / per / bound);
     if (q->profile) print_generate_profile(token_sum, n_times);
     return 0;
 }
@@ -449,6 +500,12 @@ static int report_prefill(const bench_request *q, andrea_model *m, const bench_p
     double C = q->cfg.d_model, n = q->prefill;
     double flops = 2.0 * 12.0 * q->cfg.n_layer * C * C * n + 2.0 * q->cfg.n_layer * C * n * n +
                    2.0 * (double)q->cfg.vocab * C;
+    if (pk->device) {
+        printf("prefill batch 1, %d tokens (%s weights): %.1f tok/s (fastest of %d; median %.1f) "
+               "| %.1f GFLOP/s | the first %.1f tok/s\n", q->prefill, q->quant, n / times[0], got,
+               n / times[got / 2], flops / times[0] / 1e9, n / first);
+        return 0;
+    }
     printf("prefill batch 1, %d tokens (%s weights): %.1f tok/s (fastest of %d; median %.1f) | "
            "%.1f GFLOP/s = %.0f%% of sgemm 1024^3 (%.1f GFLOP/s) | CPU time %.2f ms "
            "(median, all threads) | the first %.1f tok/s\n", q->prefill, q->quant, n / times[0],

@@ -1,11 +1,11 @@
 /*
  * cuda_emu.cpp - the CUDA emulator's runtime (tests/cuda_emu/README.md): device memory as
- * registered host allocations, launches as fibers (ucontext) with a real __syncthreads
- * barrier, and the cuBLAS products the backend calls. One launch runs at a time (a lock),
- * its blocks in order on the calling thread.
+ * registered host mappings the host cannot touch outside the runtime's calls, launches as
+ * fibers with a real __syncthreads barrier, and the cuBLAS products the backend calls. One
+ * launch runs at a time (a lock), its blocks in order on the calling thread.
  *
  * What it catches: launch configurations a GPU refuses, host pointers passed to kernels or
- * mistyped copies, reads of memory never written (cudaMalloc fills NaN bytes), barriers a
+ * mistyped copies, host code touching device memory (a SIGSEGV, as cpu-guarded gives), reads of memory never written (cudaMalloc fills NaN bytes), barriers a
  * block's threads reach at different lines, and a missing barrier where one thread reads
  * what another writes (the threads between two barriers run in turn, in alternating order).
  * What it cannot: real concurrency within a block, the GPU's floating-point details, speed.
@@ -13,6 +13,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <ucontext.h>
 
 #include <map>
@@ -69,6 +70,14 @@ cudaError_t cudaGetDeviceCount(int *n) {
     *n = 1;
     return cudaSuccess;
 }
+cudaError_t cudaGetDeviceProperties(cudaDeviceProp *p, int device) {
+    if (device != 0) return fail(cudaErrorInvalidDevice, "device %d of 1", device);
+    memset(p, 0, sizeof *p);
+    snprintf(p->name, sizeof p->name, "andrea CUDA emulator (CPU)");
+    p->major = 9; /* what the backend is built for (sm_90) */
+    p->multiProcessorCount = 1;
+    return cudaSuccess;
+}
 cudaError_t cudaSetDevice(int device) {
     if (device != 0) return fail(cudaErrorInvalidDevice, "device %d of 1", device);
     return cudaSuccess;
@@ -77,6 +86,25 @@ cudaError_t cudaDeviceSynchronize(void) { return cudaSuccess; }
 
 static std::mutex mem_lock;
 static std::map<uintptr_t, size_t> allocations; /* start -> bytes */
+
+/* Device memory is mapped PROT_NONE outside the runtime's calls (a launch, a copy, a
+ * product): host code that reads or writes it directly, as it could not on a GPU, crashes
+ * there and then. open_count: the calls in progress, on any thread. Under mem_lock. */
+static int open_count;
+static size_t mapped(size_t bytes) { return (bytes + 4095) / 4096 * 4096; }
+static void protect_all(int prot) {
+    for (auto &a : allocations) mprotect((void *)a.first, mapped(a.second), prot);
+}
+struct device_open {
+    device_open() {
+        std::lock_guard<std::mutex> g(mem_lock);
+        if (open_count++ == 0) protect_all(PROT_READ | PROT_WRITE);
+    }
+    ~device_open() {
+        std::lock_guard<std::mutex> g(mem_lock);
+        if (--open_count == 0) protect_all(PROT_NONE);
+    }
+};
 
 /* the allocation holding [p, p + bytes), or 0 */
 static int device_range(const void *p, size_t bytes) {
@@ -92,10 +120,12 @@ int cuda_emu::is_device(const void *p) { return device_range(p, 0); }
 cudaError_t cudaMalloc(void **p, size_t bytes) {
     *p = NULL;
     if (bytes == 0) return cudaSuccess; /* as CUDA: success, a null pointer */
-    void *m = aligned_alloc(256, (bytes + 255) / 256 * 256);
-    if (!m) return fail(cudaErrorMemoryAllocation, "cudaMalloc of %zu bytes", bytes);
+    void *m = mmap(NULL, mapped(bytes), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+                   0);
+    if (m == MAP_FAILED) return fail(cudaErrorMemoryAllocation, "cudaMalloc of %zu bytes", bytes);
     memset(m, 0xff, bytes); /* NaNs: a read of memory never written shows */
     std::lock_guard<std::mutex> g(mem_lock);
+    if (!open_count) mprotect(m, mapped(bytes), PROT_NONE);
     allocations[(uintptr_t)m] = bytes;
     *p = m;
     return cudaSuccess;
@@ -103,14 +133,12 @@ cudaError_t cudaMalloc(void **p, size_t bytes) {
 
 cudaError_t cudaFree(void *p) {
     if (!p) return cudaSuccess;
-    {
-        std::lock_guard<std::mutex> g(mem_lock);
-        auto it = allocations.find((uintptr_t)p);
-        if (it == allocations.end())
-            return fail(cudaErrorInvalidValue, "cudaFree(%p): not the start of an allocation", p);
-        allocations.erase(it);
-    }
-    free(p);
+    std::lock_guard<std::mutex> g(mem_lock);
+    auto it = allocations.find((uintptr_t)p);
+    if (it == allocations.end())
+        return fail(cudaErrorInvalidValue, "cudaFree(%p): not the start of an allocation", p);
+    munmap(p, mapped(it->second));
+    allocations.erase(it);
     return cudaSuccess;
 }
 
@@ -133,6 +161,7 @@ static cudaError_t check_copy(const char *fn, void *dst, size_t dbytes, const vo
 cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind) {
     cudaError_t e = check_copy("cudaMemcpy", dst, bytes, src, bytes, kind);
     if (e) return e;
+    device_open open;
     if (bytes) memmove(dst, src, bytes);
     return cudaSuccess;
 }
@@ -146,6 +175,7 @@ cudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitc
     size_t dspan = dpitch * (height - 1) + width, sspan = spitch * (height - 1) + width;
     cudaError_t e = check_copy("cudaMemcpy2D", dst, dspan, src, sspan, kind);
     if (e) return e;
+    device_open open;
     for (size_t r = 0; r < height; r++)
         memmove((char *)dst + r * dpitch, (const char *)src + r * spitch, width);
     return cudaSuccess;
@@ -155,6 +185,7 @@ cudaError_t cudaMemset(void *p, int value, size_t bytes) {
     if (!device_range(p, bytes) || !p)
         return fail(cudaErrorInvalidValue, "cudaMemset(%p, %zu bytes): not device memory", p,
                     bytes);
+    device_open open;
     memset(p, value, bytes);
     return cudaSuccess;
 }
@@ -320,6 +351,7 @@ static int run_fibers(unsigned nt) {
 
 void cuda_emu::run_grid(const config &c, void (*body)(void *), void *ctx) {
     std::lock_guard<std::mutex> g(launch_lock);
+    device_open open;
     running = &c;
     body_fn = body, body_ctx = ctx;
     block_dim = c.block, grid_dim = c.grid;
@@ -409,6 +441,7 @@ static cublasStatus_t gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperati
     if ((k && (!device_range(A, abytes) || !device_range(B, bbytes))) ||
         !device_range(C, cbytes))
         return CUBLAS_STATUS_INVALID_VALUE; /* a GPU would fault: say so here */
+    device_open open;
     for (int j = 0; j < n; j++)
         for (int i = 0; i < m; i++) {
             double s = 0.0;

@@ -51,6 +51,12 @@ enum cudaMemcpyKind {
     cudaMemcpyDefault = 4,
 };
 
+struct cudaDeviceProp {
+    char name[256];
+    size_t totalGlobalMem;
+    int major, minor, multiProcessorCount;
+};
+cudaError_t cudaGetDeviceProperties(cudaDeviceProp *p, int device);
 cudaError_t cudaGetDeviceCount(int *n);
 cudaError_t cudaSetDevice(int device);
 cudaError_t cudaMalloc(void **p, size_t bytes);

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/cuda/cuda_api.h"
 #include "backend/cuda/cuda_internal.h"
 
 cuda_state andrea_cuda_state;
@@ -38,6 +39,9 @@ static void probe(void) {
         snprintf(s->why, sizeof s->why, "cudaSetDevice(%d): %s", s->device, cudaGetErrorString(e));
     } else {
         cuda_thread_bound = 1;
+        cudaDeviceProp prop;
+        if (cudaGetDeviceProperties(&prop, s->device) == cudaSuccess)
+            snprintf(s->name, sizeof s->name, "%s", prop.name);
         cublasHandle_t h = NULL;
         cublasStatus_t b = cublasCreate(&h);
         if (b != CUBLAS_STATUS_SUCCESS)
@@ -96,6 +100,10 @@ int cuda_failf(const char *op, const char *what, const char *fmt, ...) {
 
 extern "C" const char *andrea_cuda_last_error(void) {
     return andrea_cuda_state.failed ? andrea_cuda_state.err : NULL;
+}
+
+extern "C" const char *andrea_cuda_device_name(void) {
+    return cuda_probe() && andrea_cuda_state.name[0] ? andrea_cuda_state.name : NULL;
 }
 
 void *cuda_upload_temp(const void *host, size_t bytes, const char *op) {

@@ -24,6 +24,7 @@ extern "C" {
 typedef struct {
     int probed, usable;     /* device probe done once (cuda_probe); usable: a device runs */
     char why[256];          /* why not, when !usable */
+    char name[256];         /* the device's name (cudaGetDeviceProperties), when usable */
     int device;             /* the device every op runs on */
     volatile int failed;    /* an op failed: later ops do nothing */
     char err[512];          /* the first failure */

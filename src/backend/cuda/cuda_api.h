@@ -1,0 +1,19 @@
+/* cuda_api.h - what the CUDA backend tells C code beyond the ops table (builds with
+ * ANDREA_HAVE_CUDA only: -DANDREA_CUDA=ON, or the emulator's -DANDREA_CUDA_EMU=ON). */
+#ifndef ANDREA_BACKEND_CUDA_API_H
+#define ANDREA_BACKEND_CUDA_API_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The first CUDA failure recorded ("cuda OP (SHAPES): MESSAGE"), or NULL when none. */
+const char *andrea_cuda_last_error(void);
+/* The device's name as CUDA reports it ("NVIDIA H200"), or NULL when there is no device. */
+const char *andrea_cuda_device_name(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

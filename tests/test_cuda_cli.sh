@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# test_cuda_cli.sh - the real commands on the cuda backend against the same commands on cpu:
+# evaluation and greedy generation (fp32, int8, q8_0 weights) of a cpu-trained checkpoint,
+# training (cuda continues cpu's checkpoint with cpu's losses), determinism (two cuda runs,
+# the same bits), stop and resume on cuda (the uninterrupted run's bits), and a cuda
+# checkpoint continuing on cpu. It runs where `cuda` is listed: on a GPU
+# (scripts/device_check.sh), and in the emulator build (tests/cuda_emu), which runs the
+# backend's code on the CPU; elsewhere it skips.
+. "$(dirname "$0")/lib.sh"
+A="$ANDREA_BIN"
+T="$ANDREA_TMP"
+if ! "$A" bench --list-backends 2> "$T/why" | grep -q '^cuda '; then
+    echo "skip: cuda is not available here: $(tail -1 "$T/why")" >&2
+    exit 77
+fi
+need_text text
+head -c 60000 "$text" > "$T/small.txt" # the emulator runs kernels slowly: a short validation
+data="$T/small.txt"
+common=(--data "$data" --preset tiny --batch 4 --eval-every 1000 --sample-every 0 -t 2 -q --seed 7)
+losses() { step_losses "$1/log.jsonl"; }
+# close A B TOL: every step's loss within TOL, the same steps
+close() {
+    paste -d' ' <(losses "$1") <(losses "$2") | awk -v t="$3" '
+        { n++; d = $2 - $4; if (d < 0) d = -d; if ($1 != $3 || d > t) bad = 1 }
+        END { exit bad || n == 0 }'
+}
+num() { grep -o "$2 [0-9.]*" <<< "$1" | head -1 | cut -d' ' -f2; }
+
+# 1. a checkpoint trained on cpu, read on cuda
+"$A" train "${common[@]}" --max-steps 150 -o "$T/cpu" || fail "train on cpu"
+m="$T/cpu/ckpt.bin"
+a=$("$A" eval -m "$m" -d "$data" --max-batches 4 --backend cpu 2>&1) || fail "eval on cpu: $a"
+b=$("$A" eval -m "$m" -d "$data" --max-batches 4 --backend cuda 2>&1) || fail "eval on cuda: $b"
+la=$(num "$a" "loss") lb=$(num "$b" "loss")
+awk -v a="$la" -v b="$lb" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a > 0 && d <= 1e-4 * a) }' &&
+    pass "eval: loss $lb on cuda, $la on cpu" || fail "eval: loss '$lb' on cuda, '$la' on cpu"
+for q in f32 int8 q8_0; do
+    a=$("$A" generate -m "$m" -p "The " -n 32 --temp 0 --quant $q --backend cpu 2> "$T/err") ||
+        fail "generate --quant $q on cpu: $(tail -1 "$T/err")"
+    b=$("$A" generate -m "$m" -p "The " -n 32 --temp 0 --quant $q --backend cuda 2> "$T/err") ||
+        fail "generate --quant $q on cuda: $(tail -1 "$T/err")"
+    [ -n "$a" ] && [ "$a" = "$b" ] && pass "greedy generation, --quant $q: the same text on cuda" ||
+        fail "greedy generation, --quant $q: cuda '$b', cpu '$a'"
+done
+
+# 2. training on cuda continues cpu's checkpoint with cpu's losses (summation order apart)
+for be in cpu cuda; do
+    cp -r "$T/cpu" "$T/more_$be"
+    "$A" train --resume "$T/more_$be/ckpt.bin" --max-steps 156 --backend $be -q -o "$T/more_$be" ||
+        fail "resume cpu's checkpoint on $be"
+done
+close "$T/more_cpu" "$T/more_cuda" 1e-3 && pass "cuda continues cpu's checkpoint: steps 151-156 within 1e-3" ||
+    fail "cuda's steps 151-156 differ from cpu's: $(losses "$T/more_cuda" | tail -2 | tr '\n' ' ')"
+
+# 3. from scratch on cuda: two runs the same bits; stopped and resumed, the same bits again
+"$A" train "${common[@]}" --max-steps 6 --backend cuda -o "$T/c1" || fail "train on cuda"
+"$A" train "${common[@]}" --max-steps 6 --backend cuda -o "$T/c2" || fail "train on cuda, again"
+[ -n "$(losses "$T/c1")" ] && [ "$(losses "$T/c1")" = "$(losses "$T/c2")" ] &&
+    cmp -s "$T/c1/ckpt.bin" "$T/c2/ckpt.bin" &&
+    pass "cuda: two runs with one seed, the same losses and checkpoint bytes" ||
+    fail "cuda: two runs with one seed differ"
+rc=0; "$A" train "${common[@]}" --max-steps 6 --backend cuda --stop-at 3 -o "$T/cs" || rc=$?
+[ "$rc" -eq 130 ] || fail "cuda --stop-at 3: exit $rc, expected 130"
+"$A" train --resume "$T/cs/ckpt.bin" --backend cuda -q -o "$T/cs" || fail "resume on cuda"
+[ "$(losses "$T/c1")" = "$(losses "$T/cs")" ] && cmp -s "$T/c1/ckpt.bin" "$T/cs/ckpt.bin" &&
+    pass "cuda: stopped at 3 and resumed = uninterrupted, to the bit" ||
+    fail "cuda: the resumed run differs from the uninterrupted one"
+"$A" train "${common[@]}" --max-steps 6 --backend cpu -o "$T/p1" || fail "train on cpu (6)"
+close "$T/p1" "$T/c1" 1e-3 && pass "cuda from scratch: 6 steps within 1e-3 of cpu's" ||
+    fail "cuda from scratch differs from cpu: $(losses "$T/c1" | tr '\n' ' ')"
+
+# 4. a cuda checkpoint continues on cpu
+for be in cpu cuda; do
+    cp -r "$T/c1" "$T/back_$be"
+    "$A" train --resume "$T/back_$be/ckpt.bin" --max-steps 9 --backend $be -q -o "$T/back_$be" ||
+        fail "resume cuda's checkpoint on $be"
+done
+close "$T/back_cpu" "$T/back_cuda" 1e-3 && pass "cuda's checkpoint continues on cpu: steps 7-9 within 1e-3" ||
+    fail "cuda's checkpoint on cpu: $(losses "$T/back_cpu" | tail -3 | tr '\n' ' ')"
+
+# 5. two ranks on cuda (the gradients staged through host memory for the all-reduce), where
+# this build and machine have MPI: cpu's losses within 1e-3, ZeRO-1 too
+if command -v mpirun > /dev/null; then
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+    M=(--data "$data" --preset tiny --batch 2 --max-steps 4 --eval-every 1000 --sample-every 0 -t 1 -q)
+    for z in 0 1; do
+        if OMP_NUM_THREADS=1 mpirun -np 2 "$A" train "${M[@]}" --zero $z -o "$T/mp$z" 2> "$T/err" &&
+           OMP_NUM_THREADS=1 mpirun -np 2 "$A" train "${M[@]}" --zero $z --backend cuda \
+               -o "$T/mc$z" 2>> "$T/err"; then
+            close "$T/mp$z" "$T/mc$z" 1e-3 && pass "mpirun -np 2 --zero $z on cuda: cpu's losses within 1e-3" ||
+                fail "mpirun -np 2 --zero $z on cuda: $(losses "$T/mc$z" | tr '\n' ' ')"
+        elif grep -q "built without MPI" "$T/err"; then
+            echo "note: built without MPI: the 2-rank checks skipped"; break
+        else fail "mpirun -np 2 --zero $z: $(tail -1 "$T/err")"; fi
+    done
+fi
+finish
