@@ -25,6 +25,15 @@ close() {
         END { exit bad || n == 0 }'
 }
 num() { grep -o "$2 [0-9.]*" <<< "$1" | head -1 | cut -d' ' -f2; }
+# continue_on RUN STEPS NAME: RUN's checkpoint trained on to STEPS on cpu and on cuda, into
+# NAME_cpu and NAME_cuda
+continue_on() {
+    for be in cpu cuda; do
+        cp -r "$T/$1" "$T/$3_$be"
+        "$A" train --resume "$T/$3_$be/ckpt.bin" --max-steps "$2" --backend $be -q -o "$T/$3_$be" ||
+            fail "resume $1's checkpoint on $be"
+    done
+}
 
 # 1. a checkpoint trained on cpu, read on cuda
 "$A" train "${common[@]}" --max-steps 150 -o "$T/cpu" || fail "train on cpu"
@@ -44,11 +53,7 @@ for q in f32 int8 q8_0; do
 done
 
 # 2. training on cuda continues cpu's checkpoint with cpu's losses (summation order apart)
-for be in cpu cuda; do
-    cp -r "$T/cpu" "$T/more_$be"
-    "$A" train --resume "$T/more_$be/ckpt.bin" --max-steps 156 --backend $be -q -o "$T/more_$be" ||
-        fail "resume cpu's checkpoint on $be"
-done
+continue_on cpu 156 more
 close "$T/more_cpu" "$T/more_cuda" 1e-3 && pass "cuda continues cpu's checkpoint: steps 151-156 within 1e-3" ||
     fail "cuda's steps 151-156 differ from cpu's: $(losses "$T/more_cuda" | tail -2 | tr '\n' ' ')"
 
@@ -70,11 +75,7 @@ close "$T/p1" "$T/c1" 1e-3 && pass "cuda from scratch: 6 steps within 1e-3 of cp
     fail "cuda from scratch differs from cpu: $(losses "$T/c1" | tr '\n' ' ')"
 
 # 4. a cuda checkpoint continues on cpu
-for be in cpu cuda; do
-    cp -r "$T/c1" "$T/back_$be"
-    "$A" train --resume "$T/back_$be/ckpt.bin" --max-steps 9 --backend $be -q -o "$T/back_$be" ||
-        fail "resume cuda's checkpoint on $be"
-done
+continue_on c1 9 back
 close "$T/back_cpu" "$T/back_cuda" 1e-3 && pass "cuda's checkpoint continues on cpu: steps 7-9 within 1e-3" ||
     fail "cuda's checkpoint on cpu: $(losses "$T/back_cpu" | tail -3 | tr '\n' ' ')"
 
