@@ -17,7 +17,7 @@ while read -r be _; do
     got=$(last_loss "$T/$be")
     # 20 steps of a tiny model: the variants differ in summation order (FMA, BLAS, bf16
     # operands), which moves the loss in the 4th-5th digit at most (bf16: the 3rd)
-    tol=1e-3; [ "$be" = cpu-bf16 ] && tol=2e-2
+    tol=1e-3; case "$be" in *-bf16) tol=2e-2 ;; esac
     if awk -v a="$got" -v b="$ref" -v t=$tol 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= t) }'
     then pass "--backend $be: loss after 20 steps $got (cpu: $ref)"
     else fail "--backend $be: loss $got, cpu's $ref (tolerance $tol)"; fi
@@ -35,6 +35,11 @@ rc=0; "$ANDREA_BIN" train "${common[@]}" --backend nope -o "$T/x" 2> /dev/null |
 [ "$rc" -eq 2 ] && pass "unknown backend: exit 2" || fail "unknown backend: exit $rc, expected 2"
 expect_error "train, --backend with --matmul" "give it alone" \
     "$ANDREA_BIN" train "${common[@]}" --backend cpu --matmul blas -o "$T/x"
+# --precision goes with --backend cuda only (cuda-bf16), and is checked before the device is
+expect_error "train, --backend cuda --precision fp16" "expected fp32 or bf16" \
+    "$ANDREA_BIN" train "${common[@]}" --backend cuda --precision fp16 -o "$T/x"
+expect_error "train, --backend cpu --precision bf16" "give it alone" \
+    "$ANDREA_BIN" train "${common[@]}" --backend cpu --precision bf16 -o "$T/x"
 expect_error "generate, unknown backend" "--backend 'nope'" \
     "$ANDREA_BIN" generate -m "$T/cpu/ckpt.bin" --backend nope -n 4
 expect_error "eval, unknown backend" "--backend 'nope'" \

@@ -110,8 +110,7 @@ static void test_memory(be_t be, size_t n) {
  * bf16, but the bound holds for all. */
 static double mm_atol(be_t be, int S) {
     double t = 4.0 * S * EPS;
-    const andrea_cpu_engine *e = andrea_backend_cpu_engine(be);
-    if (e && e->precision == ANDREA_PRECISION_BF16) t += 4.0 * sqrt((double)S) / 256.0;
+    if (andrea_backend_precision(be) == ANDREA_PRECISION_BF16) t += 4.0 * sqrt((double)S) / 256.0;
     return t;
 }
 #define MM_RTOL 1e-5 /* the per-element rounding of the result and of bias/residual adds */

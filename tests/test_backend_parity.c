@@ -26,8 +26,7 @@
 
 static double tol(be_t be) {
     if (be == &andrea_backend_cpu_guarded) return 0.0;
-    const andrea_cpu_engine *e = andrea_backend_cpu_engine(be);
-    return e && e->precision == ANDREA_PRECISION_BF16 ? 2e-2 : 1e-4;
+    return andrea_backend_precision(be) == ANDREA_PRECISION_BF16 ? 2e-2 : 1e-4;
 }
 
 /* n floats of backend memory x as a fresh host array */

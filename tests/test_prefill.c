@@ -28,7 +28,7 @@ static double tolerance(const andrea_backend *be) {
     if (be == &andrea_backend_cpu_guarded) return 1e-5; /* cpu's engine: tuned per shape */
     const andrea_cpu_engine *e = andrea_backend_cpu_engine(be);
     if (e && e->engine == ANDREA_MATMUL_BUILTIN && e->precision == ANDREA_PRECISION_FP32) return 0;
-    return e && e->precision == ANDREA_PRECISION_BF16 ? 2e-2 : 1e-5;
+    return andrea_backend_precision(be) == ANDREA_PRECISION_BF16 ? 2e-2 : 1e-5;
 }
 
 

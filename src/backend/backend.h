@@ -149,6 +149,9 @@ struct andrea_backend {
     int (*available)(be_t be); /* 1 when this machine and build can run it */
     /* why it cannot run here (for andrea_backend_find's message); NULL: "not here" */
     const char *(*why_unavailable)(be_t be);
+    /* a device backend's products' operands: ANDREA_PRECISION_FP32 (0, the default of an
+     * instance that leaves it out) or _BF16; a CPU variant's is in its engine */
+    int precision;
 };
 
 /* The backend new models start with: "cpu", or the one named by ANDREA_BACKEND (so that a
@@ -157,6 +160,8 @@ const andrea_backend *andrea_backend_default(void);
 
 /* The CPU settings of a CPU variant (its state), NULL for any other backend. */
 const andrea_cpu_engine *andrea_backend_cpu_engine(be_t be);
+/* The precision of be's products' operands (ANDREA_PRECISION_FP32 or _BF16), CPU or device. */
+int andrea_backend_precision(be_t be);
 
 /* The ISA level (ANDREA_ISA_*) at which a CPU backend (a cpu variant, cpu-guarded) runs
  * the kernels that write the weights: AdamW and the gradient norm that scales it; -1 for

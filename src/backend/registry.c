@@ -11,7 +11,8 @@
 #include "util/error.h"
 
 #ifdef ANDREA_HAVE_CUDA
-extern const andrea_backend andrea_backend_cuda; /* src/backend/cuda/cuda_ops.cu */
+/* src/backend/cuda/cuda_ops.cu */
+extern const andrea_backend andrea_backend_cuda, andrea_backend_cuda_bf16;
 #endif
 
 static const andrea_backend *const BACKENDS[] = {
@@ -19,10 +20,15 @@ static const andrea_backend *const BACKENDS[] = {
     &andrea_backend_cpu_baseline, &andrea_backend_cpu_blas,   &andrea_backend_cpu_bf16,
     &andrea_backend_cpu_guarded,
 #ifdef ANDREA_HAVE_CUDA
-    &andrea_backend_cuda,
+    &andrea_backend_cuda,         &andrea_backend_cuda_bf16,
 #endif
 };
 #define N_BACKENDS (int)(sizeof BACKENDS / sizeof BACKENDS[0])
+
+int andrea_backend_precision(be_t be) {
+    const andrea_cpu_engine *e = andrea_backend_cpu_engine(be);
+    return e ? e->precision : be->precision;
+}
 
 int andrea_backend_count(void) {
     int n = 0;

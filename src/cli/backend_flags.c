@@ -11,9 +11,17 @@
 const char *backend_from_flags(const char *cmd, const char *backend, const char *matmul,
                                const char *precision) {
     if (backend) {
+        /* the GPU's precision is a flag of its own (issue 24's --precision fp32|bf16) */
+        if (!matmul && precision && strcmp(backend, "cuda") == 0) {
+            if (strcmp(precision, "fp32") == 0) return "cuda";
+            if (strcmp(precision, "bf16") == 0) return "cuda-bf16";
+            fprintf(stderr, "andrea %s: --precision '%s': expected fp32 or bf16\n", cmd,
+                    precision);
+            return NULL;
+        }
         if (matmul || precision) {
-            fprintf(stderr, "andrea %s: --backend replaces --matmul and --precision; give it "
-                    "alone\n", cmd);
+            fprintf(stderr, "andrea %s: --backend replaces --matmul and --precision (but "
+                    "--backend cuda --precision bf16); give it alone\n", cmd);
             return NULL;
         }
         return backend;

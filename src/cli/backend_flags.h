@@ -1,5 +1,6 @@
 /* backend_flags.h - the backend a command runs on: --backend NAME, or the older
- * --matmul builtin|blas and --precision fp32|bf16 (= cpu-blas, cpu-bf16). */
+ * --matmul builtin|blas and --precision fp32|bf16 (= cpu-blas, cpu-bf16); --backend cuda
+ * --precision bf16 is cuda-bf16. */
 #ifndef ANDREA_CLI_BACKEND_FLAGS_H
 #define ANDREA_CLI_BACKEND_FLAGS_H
 

@@ -75,5 +75,8 @@ andrea_model *andrea_model_to_default(andrea_model *m) {
 const andrea_backend *andrea_model_backend(const andrea_model *m) { return m->be; }
 
 int andrea_backend_same_memory(const andrea_backend *a, const andrea_backend *b) {
-    return a == b || (a->memory == ANDREA_MEM_HOST && b->memory == ANDREA_MEM_HOST);
+    /* host memory is one; a device's is shared by the instances that share its state
+     * (cuda and cuda-bf16: one device, one allocator) */
+    return a == b || (a->memory == ANDREA_MEM_HOST && b->memory == ANDREA_MEM_HOST) ||
+           (a->memory == b->memory && a->state == b->state);
 }

@@ -166,16 +166,14 @@ __global__ static void k_dqkv(float *dqkv, const float *dpre, const float *att, 
 static int bwd(const char *op, float *dqkv, const float *dout, const float *qkv, const float *att,
                int B, int T, int C, int NH) {
     unsigned rows = (unsigned)((size_t)B * NH * T);
-    float *dpre = NULL;
-    CU_CHECK_R(-1, cudaMalloc(&dpre, sizeof(float) * rows * (size_t)T), op,
-               "dpre scratch B %d T %d NH %d", B, T, NH);
+    float *dpre = (float *)cuda_scratch(CUDA_SCRATCH_DPRE, sizeof(float) * rows * (size_t)T, op);
+    if (!dpre) return -1;
     CU_LAUNCH(k_dpre, rows, NT, 0)(dpre, att, dout, qkv, T, C, NH);
     cudaError_t e = cudaGetLastError();
     if (e == cudaSuccess) {
         CU_LAUNCH(k_dqkv, rows, 64, 0)(dqkv, dpre, att, dout, qkv, T, C, NH);
         e = cudaGetLastError();
     }
-    cudaFree(dpre);
     if (e != cudaSuccess)
         return cuda_failf(op, cudaGetErrorString(e), "B %d T %d C %d NH %d", B, T, C, NH);
     return 0;
@@ -195,14 +193,12 @@ void cuda_attention_flash_backward(be_t be, float *dqkv, const float *dout, cons
     const char *op = "attention_flash_backward";
     if (!cuda_ok() || !B || !T) return;
     unsigned rows = (unsigned)((size_t)B * NH * T);
-    float *att = NULL;
-    CU_CHECK(cudaMalloc(&att, sizeof(float) * rows * (size_t)T), op,
-             "att scratch B %d T %d NH %d", B, T, NH);
+    float *att = (float *)cuda_scratch(CUDA_SCRATCH_ATT, sizeof(float) * rows * (size_t)T, op);
+    if (!att) return;
     CU_LAUNCH(k_att_from_lse, rows, NT, 0)(att, qkv, lse, T, C, NH);
     cudaError_t e = cudaGetLastError();
     if (e == cudaSuccess) bwd(op, dqkv, dout, qkv, att, B, T, C, NH);
     else cuda_failf(op, cudaGetErrorString(e), "B %d T %d C %d NH %d", B, T, C, NH);
-    cudaFree(att);
 }
 
 /* ---- decoding: one block per head, att (NH, ld) the probabilities' scratch ------------ */

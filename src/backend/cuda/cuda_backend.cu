@@ -54,7 +54,7 @@ static void probe(void) {
 }
 
 __thread int cuda_thread_bound;
-static __thread cublasHandle_t thread_blas;
+static __thread cublasHandle_t thread_blas[2]; /* [0] pedantic fp32, [1] default math */
 
 int cuda_bind_thread(void) {
     cudaError_t e = cudaSetDevice(andrea_cuda_state.device);
@@ -65,17 +65,19 @@ int cuda_bind_thread(void) {
 }
 
 /* Handles are never destroyed: one per thread that ran a product, for the process's life. */
-cublasHandle_t cuda_blas(const char *op) {
-    if (thread_blas) return thread_blas;
+cublasHandle_t cuda_blas(const char *op, int pedantic) {
+    cublasHandle_t *slot = &thread_blas[pedantic ? 0 : 1];
+    if (*slot) return *slot;
     cublasHandle_t h = NULL;
     cublasStatus_t b = cublasCreate(&h);
-    if (b == CUBLAS_STATUS_SUCCESS) b = cublasSetMathMode(h, CUBLAS_PEDANTIC_MATH);
+    if (b == CUBLAS_STATUS_SUCCESS)
+        b = cublasSetMathMode(h, pedantic ? CUBLAS_PEDANTIC_MATH : CUBLAS_DEFAULT_MATH);
     if (b != CUBLAS_STATUS_SUCCESS) {
         if (h) cublasDestroy(h);
         cuda_failf(op, cublasGetStatusString(b), "%s", "cublasCreate");
         return NULL;
     }
-    return thread_blas = h;
+    return *slot = h;
 }
 
 int cuda_probe(void) {
@@ -106,18 +108,25 @@ extern "C" const char *andrea_cuda_device_name(void) {
     return cuda_probe() && andrea_cuda_state.name[0] ? andrea_cuda_state.name : NULL;
 }
 
-void *cuda_upload_temp(const void *host, size_t bytes, const char *op) {
-    void *d = NULL;
-    cudaError_t e = cudaMalloc(&d, bytes ? bytes : 1);
-    if (e != cudaSuccess) {
-        cuda_failf(op, cudaGetErrorString(e), "staging %zu bytes", bytes);
-        return NULL;
-    }
-    if (bytes && (e = cudaMemcpy(d, host, bytes, cudaMemcpyHostToDevice)) != cudaSuccess) {
-        cuda_failf(op, cudaGetErrorString(e), "staging %zu bytes", bytes);
-        cudaFree(d);
-        return NULL;
-    }
+static __thread void *scratch[CUDA_SCRATCH_N];
+static __thread size_t scratch_cap[CUDA_SCRATCH_N];
+
+void *cuda_scratch(int purpose, size_t bytes, const char *op) {
+    if (bytes <= scratch_cap[purpose] && scratch[purpose]) return scratch[purpose];
+    if (scratch[purpose]) cudaFree(scratch[purpose]); /* waits for its last users */
+    scratch[purpose] = NULL, scratch_cap[purpose] = 0;
+    size_t grown = bytes < 4096 ? 4096 : bytes + bytes / 4; /* amortised growth */
+    CU_CHECK_R(NULL, cudaMalloc(&scratch[purpose], grown), op, "scratch %d of %zu bytes",
+               purpose, grown);
+    scratch_cap[purpose] = grown;
+    return scratch[purpose];
+}
+
+void *cuda_upload_staging(const void *host, size_t bytes, const char *op) {
+    void *d = cuda_scratch(CUDA_SCRATCH_STAGING, bytes, op);
+    if (d && bytes)
+        CU_CHECK_R(NULL, cudaMemcpy(d, host, bytes, cudaMemcpyHostToDevice), op,
+                   "staging %zu bytes", bytes);
     return d;
 }
 

@@ -111,12 +111,11 @@ double cuda_sum_squares(be_t be, const float *g, size_t n) {
     (void)be;
     if (!cuda_ok()) return NAN;
     if (!n) return 0.0;
-    double *d = NULL, h[PARTS];
-    CU_CHECK_R(NAN, cudaMalloc(&d, sizeof h), "sum_squares", "n %zu", n);
+    double h[PARTS], *d = (double *)cuda_scratch(CUDA_SCRATCH_SMALL, sizeof h, "sum_squares");
+    if (!d) return NAN;
     CU_LAUNCH(k_sumsq, PARTS, 256, 0)(d, g, n);
     cudaError_t e = cudaGetLastError();
     if (e == cudaSuccess) e = cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);
-    cudaFree(d);
     if (e != cudaSuccess) {
         cuda_failf("sum_squares", cudaGetErrorString(e), "n %zu", n);
         return NAN;
@@ -144,8 +143,8 @@ __global__ static void k_max_abs(unsigned *bits, const float *x, size_t n) {
 
 static int scalar_pass(const char *op, size_t n, int which, const float *x, int nonneg,
                        unsigned long long *out) {
-    unsigned long long *d = NULL;
-    CU_CHECK_R(-1, cudaMalloc(&d, sizeof *d), op, "n %zu", n);
+    unsigned long long *d = (unsigned long long *)cuda_scratch(CUDA_SCRATCH_SMALL, sizeof *d, op);
+    if (!d) return -1;
     cudaError_t e = cudaMemset(d, 0, sizeof *d);
     if (e == cudaSuccess) {
         unsigned blocks = cuda_blocks(n) < 1024 ? cuda_blocks(n) : 1024;
@@ -154,7 +153,6 @@ static int scalar_pass(const char *op, size_t n, int which, const float *x, int 
         e = cudaGetLastError();
     }
     if (e == cudaSuccess) e = cudaMemcpy(out, d, sizeof *d, cudaMemcpyDeviceToHost);
-    cudaFree(d);
     if (e != cudaSuccess) return cuda_failf(op, cudaGetErrorString(e), "n %zu", n);
     return 0;
 }
@@ -197,12 +195,11 @@ void cuda_embedding_forward(be_t be, float *out, const int32_t *tokens, const fl
     (void)be;
     size_t n = (size_t)B * T * C;
     if (!cuda_ok() || !n) return;
-    int32_t *dt = (int32_t *)cuda_upload_temp(tokens, sizeof(int32_t) * B * T,
-                                              "embedding_forward");
+    int32_t *dt = (int32_t *)cuda_upload_staging(tokens, sizeof(int32_t) * B * T,
+                                                 "embedding_forward");
     if (!dt) return;
     CU_LAUNCH(k_embed, cuda_blocks(n), 256, 0)(out, dt, wte, wpe, T, C, n);
     cudaError_t e = cudaGetLastError();
-    cudaFree(dt);
     if (e != cudaSuccess)
         cuda_failf("embedding_forward", cudaGetErrorString(e), "B %d T %d C %d", B, T, C);
 }
@@ -265,13 +262,12 @@ void cuda_embedding_backward(be_t be, float *dwte, float *dwpe, const float *dou
         cuda_failf("embedding_backward", "out of host memory", "B %d T %d", B, T);
         return;
     }
-    int32_t *d = (int32_t *)cuda_upload_temp(h, sizeof(int32_t) * (3 * (size_t)n + 1),
-                                             "embedding_backward");
+    int32_t *d = (int32_t *)cuda_upload_staging(h, sizeof(int32_t) * (3 * (size_t)n + 1),
+                                                "embedding_backward");
     free(h);
     if (!d) return;
     CU_LAUNCH(k_embed_back_wte, nu, C < 256 ? C : 256, 0)(dwte, dout, d, d + n, d + 2 * n + 1, C);
     cudaError_t e = cudaGetLastError();
-    cudaFree(d);
     if (e != cudaSuccess)
         cuda_failf("embedding_backward", cudaGetErrorString(e), "dwte B %d T %d C %d tokens %d",
                    B, T, C, nu);

@@ -49,9 +49,10 @@ static inline int cuda_ok(void) {
     return !andrea_cuda_state.failed && (cuda_thread_bound || cuda_bind_thread() == 0);
 }
 
-/* This thread's cuBLAS handle (one per thread: a handle is not for concurrent use), pedantic
- * math (exact fp32, no TF32); NULL with the failure recorded. */
-cublasHandle_t cuda_blas(const char *op);
+/* This thread's cuBLAS handle (one per thread: a handle is not for concurrent use): with
+ * pedantic math (exact fp32, no TF32: the fp32 products), or cuBLAS's default math (tensor
+ * cores: the bf16 products); NULL with the failure recorded. */
+cublasHandle_t cuda_blas(const char *op, int pedantic);
 
 /* A kernel launch, CU_LAUNCH(kernel, grid, block, shared_bytes)(args...), and a kernel's
  * dynamic shared memory, CU_DYN_SHARED(type, name): nvcc's <<<...>>> and extern __shared__,
@@ -95,8 +96,23 @@ static inline unsigned cuda_blocks(size_t n) {
     return (unsigned)(b == 0 ? 1 : b > 2097120 ? 2097120 : b);
 }
 
-/* Device copies of host arrays an op receives (token ids, targets, ids): allocated per call
- * (correct first; a cached pinned staging buffer is a next step). NULL on failure. */
-void *cuda_upload_temp(const void *host, size_t bytes, const char *op);
+/* Device scratch, one buffer per purpose and per host thread, grown as needed and never
+ * freed. Ops used to cudaMalloc and cudaFree their temporaries on every call, and cudaFree
+ * waits for the whole device: every such op was a synchronisation. Reuse is safe because
+ * all of a thread's ops run in order on the legacy default stream (a later op's use of a
+ * buffer starts after an earlier op's has finished; a pageable host-to-device copy waits for
+ * the stream first). An op never holds two of one purpose. NULL with the failure recorded. */
+enum {
+    CUDA_SCRATCH_STAGING, /* host arrays an op receives: token ids, targets, row ids */
+    CUDA_SCRATCH_SMALL,   /* per-row losses, reduction parts, a counter */
+    CUDA_SCRATCH_ATT,     /* the flash backward's probabilities, (B, NH, T, T) */
+    CUDA_SCRATCH_DPRE,    /* the attention backward's score gradients, (B, NH, T, T) */
+    CUDA_SCRATCH_BF16,    /* cuda-bf16's rounded product operands */
+    CUDA_SCRATCH_N
+};
+void *cuda_scratch(int purpose, size_t bytes, const char *op);
+
+/* A device copy of a host array an op receives (in the STAGING scratch). NULL on failure. */
+void *cuda_upload_staging(const void *host, size_t bytes, const char *op);
 
 #endif

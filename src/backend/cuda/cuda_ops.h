@@ -36,7 +36,9 @@ double cuda_sum_squares(be_t be, const float *g, size_t n);
 /* post = act(pre) (grad 0) or post *= act'(pre) (grad 1) over n; -1 when the launch failed */
 int cuda_act_launch(float *post, const float *pre, size_t n, int act, int grad);
 
-/* cuda_quant.cu */
+/* cuda_quant.cu; cuda_to_bf16: dst = src rounded to bf16 (nearest even), 0 or -1 when the
+ * launch failed (cuda-bf16's product operands) */
+int cuda_to_bf16(uint16_t *dst, const float *src, size_t n);
 void cuda_quantize(be_t be, void *dst, float *scale, const float *src, int fmt, size_t rows,
                    size_t cols);
 void cuda_gather_rows(be_t be, float *out, const void *w, int fmt, const float *scale,

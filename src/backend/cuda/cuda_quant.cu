@@ -84,6 +84,12 @@ __global__ static void k_quant_q4_0(uint8_t *qs, float *scale, const float *src,
     }
 }
 
+int cuda_to_bf16(uint16_t *dst, const float *src, size_t n) {
+    if (!n) return 0;
+    CU_LAUNCH(k_quant_bf16, cuda_blocks(n), NT, 0)(dst, src, n);
+    return cudaGetLastError() == cudaSuccess ? 0 : -1;
+}
+
 void cuda_quantize(be_t be, void *dst, float *scale, const float *src, int fmt, size_t rows,
                    size_t cols) {
     (void)be;
@@ -127,10 +133,10 @@ void cuda_gather_rows(be_t be, float *out, const void *w, int fmt, const float *
     size_t total = (size_t)n * K;
     if (!cuda_ok() || !total) return;
     int32_t *d = NULL;
-    if (ids && !(d = (int32_t *)cuda_upload_temp(ids, sizeof(int32_t) * n, "gather_rows"))) return;
+    if (ids && !(d = (int32_t *)cuda_upload_staging(ids, sizeof(int32_t) * n, "gather_rows")))
+        return;
     CU_LAUNCH(k_gather, cuda_blocks(total), NT, 0)(out, w, fmt, scale, d, K, total);
     cudaError_t e = cudaGetLastError();
-    cudaFree(d);
     if (e != cudaSuccess)
         cuda_failf("gather_rows", cudaGetErrorString(e), "fmt %d n %d K %d", fmt, n, K);
 }

@@ -138,24 +138,21 @@ float cuda_crossentropy_forward(be_t be, float *logits_to_probs, float *losses,
     if (n_valid) *n_valid = 0;
     if (!cuda_ok()) return NAN;
     if (!N) return 0.0f;
-    int32_t *dt = (int32_t *)cuda_upload_temp(targets, sizeof(int32_t) * N, "crossentropy_forward");
-    float *dl = losses, *h = (float *)malloc(sizeof(float) * N);
-    if (!dt || !h) {
-        cudaFree(dt), free(h);
-        if (!h) cuda_failf("crossentropy_forward", "out of host memory", "N %d V %d", N, V);
+    const char *op = "crossentropy_forward";
+    int32_t *dt = (int32_t *)cuda_upload_staging(targets, sizeof(int32_t) * N, op);
+    float *dl = losses ? losses : (float *)cuda_scratch(CUDA_SCRATCH_SMALL, sizeof(float) * N, op);
+    float *h = (float *)malloc(sizeof(float) * N);
+    if (!dt || !dl || !h) {
+        free(h);
+        if (!h) cuda_failf(op, "out of host memory", "N %d V %d", N, V);
         return NAN;
     }
-    cudaError_t e = losses ? cudaSuccess : cudaMalloc(&dl, sizeof(float) * N);
-    if (e == cudaSuccess) {
-        CU_LAUNCH(k_ce_fwd, N, NT, 0)(logits_to_probs, dl, dt, V);
-        e = cudaGetLastError();
-    }
+    CU_LAUNCH(k_ce_fwd, N, NT, 0)(logits_to_probs, dl, dt, V);
+    cudaError_t e = cudaGetLastError();
     if (e == cudaSuccess) e = cudaMemcpy(h, dl, sizeof(float) * N, cudaMemcpyDeviceToHost);
-    if (!losses) cudaFree(dl);
-    cudaFree(dt);
     if (e != cudaSuccess) {
         free(h);
-        cuda_failf("crossentropy_forward", cudaGetErrorString(e), "N %d V %d", N, V);
+        cuda_failf(op, cudaGetErrorString(e), "N %d V %d", N, V);
         return NAN;
     }
     double s = 0.0;
@@ -178,11 +175,10 @@ void cuda_crossentropy_backward(be_t be, float *probs_to_dlogits, const int32_t 
     (void)be;
     if (!cuda_ok() || !N || !V) return;
     int32_t *dt =
-        (int32_t *)cuda_upload_temp(targets, sizeof(int32_t) * N, "crossentropy_backward");
+        (int32_t *)cuda_upload_staging(targets, sizeof(int32_t) * N, "crossentropy_backward");
     if (!dt) return;
     CU_LAUNCH(k_ce_bwd, N, NT, 0)(probs_to_dlogits, dt, V, dloss);
     cudaError_t e = cudaGetLastError();
-    cudaFree(dt);
     if (e != cudaSuccess)
         cuda_failf("crossentropy_backward", cudaGetErrorString(e), "N %d V %d", N, V);
 }
