@@ -1,10 +1,10 @@
 /*
  * cuda_attention.cu - causal attention on the device, correct first: one block per
  * (b, h, i) row, the row's scores in shared memory (T <= 12032), a fixed tree for its max
- * and sum. The explicit forward keeps att (and preatt); the "flash" forward keeps only
- * the log-sum-exps, and its backward recomputes att from them into a (B, NH, T, T)
- * scratch and runs the explicit backward: the flash contracts with O(T^2) scratch (a
- * tiled tensor-core flash kernel is the next step, docs/cuda.md). The backward has no
+ * and sum. The explicit forward keeps att (and preatt). The "flash" pair runs the tiled
+ * kernels of cuda_flash.cu (no (T, T) matrix) for head sizes up to 128; above that, its
+ * forward is the row kernel keeping only the log-sum-exps and its backward recomputes att
+ * from them into a (B, NH, T, T) scratch and runs the explicit backward. The backward has no
  * atomics: dpre is materialised, then dq by rows and dk, dv by columns, each summed in
  * index order. Decoding attends one position over the device KV cache, a block per head.
  */
@@ -101,7 +101,10 @@ void cuda_attention_flash_forward(be_t be, float *out, float *lse, const float *
                                   int C, int NH) {
     (void)be;
     if (!cuda_ok() || !B || !T) return;
-    fwd("attention_flash_forward", out, NULL, NULL, lse, qkv, B, T, C, NH);
+    if (cuda_flash_fits(C, NH))
+        cuda_flash_forward("attention_flash_forward", out, lse, qkv, B, T, C, NH);
+    else
+        fwd("attention_flash_forward", out, NULL, NULL, lse, qkv, B, T, C, NH);
 }
 
 /* ---- backward ------------------------------------------------------------------------- */
@@ -189,9 +192,13 @@ void cuda_attention_backward(be_t be, float *dqkv, const float *dout, const floa
 void cuda_attention_flash_backward(be_t be, float *dqkv, const float *dout, const float *qkv,
                                    const float *out, const float *lse, int B, int T, int C,
                                    int NH) {
-    (void)be, (void)out;
+    (void)be;
     const char *op = "attention_flash_backward";
     if (!cuda_ok() || !B || !T) return;
+    if (cuda_flash_fits(C, NH)) {
+        cuda_flash_backward(op, dqkv, dout, qkv, out, lse, B, T, C, NH);
+        return;
+    }
     unsigned rows = (unsigned)((size_t)B * NH * T);
     float *att = (float *)cuda_scratch(CUDA_SCRATCH_ATT, sizeof(float) * rows * (size_t)T, op);
     if (!att) return;

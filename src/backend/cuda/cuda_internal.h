@@ -105,7 +105,8 @@ static inline unsigned cuda_blocks(size_t n) {
 enum {
     CUDA_SCRATCH_STAGING, /* host arrays an op receives: token ids, targets, row ids */
     CUDA_SCRATCH_SMALL,   /* per-row losses, reduction parts, a counter */
-    CUDA_SCRATCH_ATT,     /* the flash backward's probabilities, (B, NH, T, T) */
+    CUDA_SCRATCH_ATT,     /* the flash backward's D (B, NH, T), or its probabilities
+                           * (B, NH, T, T) where the head is too large for the tiles */
     CUDA_SCRATCH_DPRE,    /* the attention backward's score gradients, (B, NH, T, T) */
     CUDA_SCRATCH_BF16,    /* cuda-bf16's rounded product operands */
     CUDA_SCRATCH_N

@@ -70,6 +70,14 @@ float cuda_crossentropy_forward(be_t be, float *logits_to_probs, float *losses,
 void cuda_crossentropy_backward(be_t be, float *probs_to_dlogits, const int32_t *targets, int N,
                                 int V, float dloss);
 
+/* cuda_flash.cu: tiled flash attention (head size <= 128: cuda_flash_fits); 0, or -1 with
+ * the failure recorded */
+int cuda_flash_fits(int C, int NH);
+int cuda_flash_forward(const char *op, float *out, float *lse, const float *qkv, int B, int T,
+                       int C, int NH);
+int cuda_flash_backward(const char *op, float *dqkv, const float *dout, const float *qkv,
+                        const float *out, const float *lse, int B, int T, int C, int NH);
+
 /* cuda_attention.cu */
 void cuda_attention_forward(be_t be, float *out, float *att, float *preatt, const float *qkv,
                             int B, int T, int C, int NH);
