@@ -66,9 +66,10 @@ for t in test_cuda test_gpu_peak test_backend_ops test_backend_memory test_backe
 done
 # benchmarks, short (numbers for the note; fp32 exact mode, then --precision bf16):
 # training tokens/s and MFU against the GPU's dense bf16 peak at the shapes, and
-# batch-1 generation for the two 124M-class models
+# batch-1 and batch-32 generation for the two 124M-class models
 BENCHES=("baby --batch 64 --seq 64" "andrea-12m --batch 8 --seq 1024"
-         "andrea-120m --batch 8 --seq 1024 --generate 32" "gpt2-124m --batch 8 --seq 1024 --generate 32"
+         "andrea-120m --batch 8 --seq 1024 --generate 32 --gen-batch 32"
+         "gpt2-124m --batch 8 --seq 1024 --generate 32 --gen-batch 32"
          "andrea-120m --batch 8 --seq 1024 --generate 0 --precision bf16"
          "gpt2-124m --batch 8 --seq 1024 --generate 0 --precision bf16")
 for b in "${BENCHES[@]}"; do

@@ -61,4 +61,11 @@ expect_error "bad isa" "--isa 'sse9': expected avx512, avx2, neon or baseline" "
     && grep -q '^prefill profile.*matmul [0-9.]* ([1-9][0-9]*%)' "$T/q.txt" \
     && pass "--prefill 20 --quant q8_0: $(grep '^prefill batch' "$T/q.txt")" || fail "--prefill --quant q8_0: $(cat "$T/q.txt")"
 expect_error "prefill past the context" "--prefill <= ctx" "$A" bench --preset tiny --prefill 33
+# --gen-batch times that many sequences decoded together (batched decoding), after batch 1
+"$A" bench --preset tiny --steps 0 --generate 8 --gen-batch 4 -t 1 > "$T/g.txt" 2>&1 \
+    && grep -q '^generate batch 1 (f32 weights): [0-9.]* tok/s' "$T/g.txt" \
+    && grep -q '^generate batch 4 (f32 weights): [0-9.]* tok/s in all' "$T/g.txt" \
+    && grep -q -- '--generate 8 --gen-batch 4 ' "$T/g.txt" \
+    && pass "--gen-batch 4: $(grep '^generate batch 4' "$T/g.txt")" || fail "--gen-batch: $(cat "$T/g.txt")"
+expect_error "gen-batch out of range" "--gen-batch 0..256" "$A" bench --preset tiny --gen-batch 300
 finish

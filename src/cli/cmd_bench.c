@@ -99,6 +99,39 @@ static int bench_generate(andrea_model *m, int n_tokens, double *times) {
     return done;
 }
 
+/* n_tokens greedy steps of n_seq sequences decoded together (andrea_kv_batch_step: every
+ * weight read once per step for all), each from its own first token, after an untimed
+ * step; each step's seconds into times[]. Returns the steps timed, or -1 when out of
+ * memory. */
+static int bench_generate_batch(andrea_model *m, int n_seq, int n_tokens, double *times) {
+    andrea_kv_batch *b = andrea_kv_batch_create(m, n_seq);
+    andrea_kv **kv = calloc((size_t)n_seq, sizeof *kv);
+    int32_t *tok = malloc(sizeof(int32_t) * (size_t)n_seq);
+    int V = m->cfg.vocab, done = 0, ok = b && kv && tok;
+    for (int s = 0; ok && s < n_seq; s++) ok = (kv[s] = andrea_kv_create(m)) != NULL;
+    if (n_tokens > m->cfg.ctx) n_tokens = m->cfg.ctx;
+    for (int s = 0; ok && s < n_seq; s++) tok[s] = s % V;
+    if (ok && andrea_kv_batch_step(m, b, kv, tok, n_seq))
+        for (int s = 0; s < n_seq; s++) andrea_kv_reset(kv[s]);
+    for (; ok && done < n_tokens; done++) {
+        double t0 = andrea_now();
+        const float *lg = andrea_kv_batch_step(m, b, kv, tok, n_seq);
+        if (!lg) break;
+        times[done] = andrea_now() - t0;
+        for (int s = 0; s < n_seq; s++) {
+            const float *row = lg + (size_t)s * V;
+            int best = 0;
+            for (int v = 1; v < V; v++)
+                if (row[v] > row[best]) best = v;
+            tok[s] = best;
+        }
+    }
+    for (int s = 0; kv && s < n_seq; s++) andrea_kv_free(kv[s]);
+    andrea_kv_batch_free(b);
+    free(kv), free(tok);
+    return ok ? done : -1;
+}
+
 static double cpu_seconds(void) { /* the process's CPU time: every thread's */
     struct timespec ts;
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
@@ -180,7 +213,7 @@ static void print_engines(const andrea_backend *be) {
 typedef struct {
     model_flags mf;
     andrea_config cfg;
-    int batch, seq, steps, warmup, gen, prefill, profile;
+    int batch, seq, steps, warmup, gen, gen_batch, prefill, profile;
     int nt;    /* the OpenMP threads in use */
     int qkind; /* --quant, parsed */
     const char *quant, *attention, *be_name;
@@ -193,9 +226,9 @@ static int check_request(bench_request *q, const char *backend, const char *matm
                          const char *precision, int threads) {
     if (q->seq <= 0) q->seq = q->cfg.ctx < 256 ? q->cfg.ctx : 256;
     if (q->batch <= 0 || q->seq > q->cfg.ctx || q->steps < 0 || q->warmup < 0 || q->gen < 0 ||
-        q->prefill < 0 || q->prefill > q->cfg.ctx) {
+        q->prefill < 0 || q->prefill > q->cfg.ctx || q->gen_batch < 0 || q->gen_batch > 256) {
         fprintf(stderr, "andrea bench: need --batch >= 1, --seq <= ctx %d, --steps >= 0, "
-                        "--prefill <= ctx\n", q->cfg.ctx);
+                        "--prefill <= ctx, --gen-batch 0..256\n", q->cfg.ctx);
         return 2;
     }
     q->be_name = backend_from_flags("bench", backend, matmul, precision);
@@ -231,6 +264,8 @@ static int parse_request(int argc, char **argv, bench_request *q) {
         {"steps", 0, ARG_INT, &q->steps, "timed training steps, 0 = skip training (10)", 0},
         {"warmup", 0, ARG_INT, &q->warmup, "untimed steps first (2)", 0},
         {"generate", 'n', ARG_INT, &q->gen, "tokens of batch-1 generation to time, 0 = skip (64)", 0},
+        {"gen-batch", 0, ARG_INT, &q->gen_batch,
+         "also time --generate tokens of this many sequences decoded together, 0 = skip (0)", 0},
         {"prefill", 0, ARG_INT, &q->prefill,
          "prompt tokens of a batch-1 prefill (one batched pass) to time, best and median of 5; 0 = skip (0)", 0},
         {"attention", 0, ARG_STR, &q->attention, "flash | explicit (flash)", 0},
@@ -464,6 +499,27 @@ static int report_generation(const bench_request *q, andrea_model *m, const andr
     return 0;
 }
 
+/* --gen-batch: the sequences' tokens per second in all, at the median step and the fastest.
+ * Returns 0, or 1 after an error. */
+static int report_generation_batch(const bench_request *q, andrea_model *m) {
+    int n = q->gen < m->cfg.ctx ? q->gen : m->cfg.ctx;
+    double *times = malloc(sizeof(double) * (size_t)n);
+    int got = times ? bench_generate_batch(m, q->gen_batch, n, times) : -1;
+    if (got <= 0) {
+        fprintf(stderr, "andrea bench: generate batch %d: %s\n", q->gen_batch,
+                got < 0 ? "out of memory for the KV caches" : andrea_error());
+        free(times);
+        return 1;
+    }
+    qsort(times, (size_t)got, sizeof(double), cmp_double);
+    double median = times[got / 2];
+    printf("generate batch %d (%s weights): %.1f tok/s in all at the median step (%.1f per "
+           "sequence; fastest step %.1f tok/s in all)\n", q->gen_batch, q->quant,
+           q->gen_batch / median, 1.0 / median, q->gen_batch / times[0]);
+    free(times);
+    return 0;
+}
+
 /* --profile of the prefills: the kinds a prefill has, per prefill, over the rounds timed. */
 static void print_prefill_profile(double sum, int got) {
     double ms = sum * 1e3 / got, part = 0.0;
@@ -517,12 +573,13 @@ static int report_prefill(const bench_request *q, andrea_model *m, const bench_p
 
 /* The command line that measures the same model the same way again. */
 static void print_reproduce(const bench_request *q) {
-    char model[512];
+    char model[512], gen_batch[32] = "";
     model_flags_reproduce(q->mf.preset ? q->mf.preset : "andrea-12m", &q->cfg, model, sizeof model);
+    if (q->gen_batch > 0) snprintf(gen_batch, sizeof gen_batch, " --gen-batch %d", q->gen_batch);
     printf("reproduce: andrea bench %s --batch %d --seq %d --steps %d --warmup %d -t %d --backend %s "
-           "--attention %s --generate %d --quant %s --prefill %d%s%s%s\n", model, q->batch, q->seq,
-           q->steps, q->warmup, q->nt, q->be_name, q->attention, q->gen, q->quant, q->prefill,
-           q->profile ? " --profile" : "",
+           "--attention %s --generate %d%s --quant %s --prefill %d%s%s%s\n", model, q->batch,
+           q->seq, q->steps, q->warmup, q->nt, q->be_name, q->attention, q->gen, gen_batch,
+           q->quant, q->prefill, q->profile ? " --profile" : "",
            getenv("ANDREA_ISA") ? " --isa " : "", getenv("ANDREA_ISA") ? andrea_isa_name(andrea_cpu_isa(-1)) : "");
 }
 
@@ -555,6 +612,7 @@ int cmd_bench(int argc, char **argv) {
         rc = 1;
     }
     if (!rc && q.gen > 0) rc = report_generation(&q, m, &pc);
+    if (!rc && q.gen > 0 && q.gen_batch > 0) rc = report_generation_batch(&q, m);
     if (!rc && q.prefill > 0) rc = report_prefill(&q, m, &pk);
     if (!rc) print_reproduce(&q);
     andrea_model_free(m);
