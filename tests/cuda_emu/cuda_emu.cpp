@@ -5,9 +5,11 @@
  * launch runs at a time (a lock), its blocks in order on the calling thread.
  *
  * What it catches: launch configurations a GPU refuses, host pointers passed to kernels or
- * mistyped copies, host code touching device memory (a SIGSEGV, as cpu-guarded gives), reads of memory never written (cudaMalloc fills NaN bytes), barriers a
- * block's threads reach at different lines, and a missing barrier where one thread reads
- * what another writes (the threads between two barriers run in turn, in alternating order).
+ * mistyped copies, host code touching device memory (a SIGSEGV, as cpu-guarded gives),
+ * reads of memory never written (cudaMalloc fills NaN bytes), barriers a block's threads
+ * reach at different lines, and a missing barrier where one thread reads what another
+ * writes (the threads between two barriers run in turn, in alternating order). WMMA calls
+ * (mma.h) are warp barriers, so a warp's lanes stay in step as on a GPU.
  * What it cannot: real concurrency within a block, the GPU's floating-point details, speed.
  */
 #include <stdarg.h>
@@ -224,8 +226,9 @@ struct fiber {
     ucontext_t ctx;
 #endif
     char *stack;
-    int done, line; /* line: the barrier it waits at */
+    int done, wait, line; /* wait: WAIT_BLOCK (at __syncthreads line) or WAIT_WARP */
 };
+enum { RUNNABLE = 0, WAIT_BLOCK = 1, WAIT_WARP = 2 };
 
 static std::mutex launch_lock;
 static fiber *fibers, *current;
@@ -289,7 +292,18 @@ void cuda_emu::syncthreads(int line) {
         abort();
     }
     barriers_hit++;
-    current->line = line;
+    current->wait = WAIT_BLOCK, current->line = line;
+    to_scheduler();
+}
+
+void cuda_emu::syncwarp(void) {
+    if (!in_fiber) {
+        fprintf(stderr, "cuda_emu: %s: a warp barrier in a block whose first block never "
+                "reached one: the emulator cannot run this kernel\n", running->name);
+        abort();
+    }
+    barriers_hit++;
+    current->wait = WAIT_WARP;
     to_scheduler();
 }
 
@@ -307,6 +321,30 @@ static void set_thread(unsigned t) {
 }
 
 /* runs one block with every thread a fiber; 0, or -1 when its threads diverged */
+/* the block's error: its threads wait where no barrier can release them */
+static int stuck(const char *why, int a, int b) {
+    fail(cudaErrorLaunchOutOfResources, "%s: block (%u, %u, %u) %s (%d, %d)", running->name,
+         cuda_emu::block_idx.x, cuda_emu::block_idx.y, cuda_emu::block_idx.z, why, a, b);
+    in_fiber = 0;
+    return -1;
+}
+
+/* Releases the warps whose live threads all wait at a warp barrier; 1 if any was. */
+static int release_warps(unsigned nt) {
+    int released = 0;
+    for (unsigned w0 = 0; w0 < nt; w0 += 32) {
+        unsigned end = w0 + 32 < nt ? w0 + 32 : nt;
+        int all = 1, any = 0;
+        for (unsigned t = w0; t < end; t++)
+            if (!fibers[t].done) fibers[t].wait == WAIT_WARP ? any = 1 : all = 0;
+        if (!all || !any) continue;
+        for (unsigned t = w0; t < end; t++) fibers[t].wait = RUNNABLE;
+        released = 1;
+    }
+    return released;
+}
+
+/* runs one block with every thread a fiber; 0, or -1 when its threads diverged */
 static int run_fibers(unsigned nt) {
     if ((int)nt > n_fibers_made) {
         fibers = (fiber *)realloc(fibers, sizeof(fiber) * nt);
@@ -316,34 +354,33 @@ static int run_fibers(unsigned nt) {
     }
     for (unsigned t = 0; t < nt; t++) {
         fiber_start(&fibers[t]);
-        fibers[t].done = 0, fibers[t].line = -1;
+        fibers[t].done = 0, fibers[t].wait = RUNNABLE, fibers[t].line = -1;
     }
     in_fiber = 1;
-    int alive = (int)nt, round = 0;
-    while (alive) {
-        int line = -1;
-        for (unsigned i = 0; i < nt; i++) {
+    int alive = (int)nt;
+    for (int round = 0; alive; round++) {
+        for (unsigned i = 0; i < nt; i++) { /* every runnable thread to its next barrier */
             unsigned t = round & 1 ? nt - 1 - i : i; /* odd rounds backwards */
             fiber *f = &fibers[t];
-            if (f->done) continue;
+            if (f->done || f->wait != RUNNABLE) continue;
             current = f;
             set_thread(t);
             to_fiber(f);
-            if (f->done) {
-                alive--;
-                continue;
-            }
-            if (line >= 0 && f->line != line) {
-                fail(cudaErrorLaunchOutOfResources,
-                     "%s: block (%u, %u, %u) threads wait at barriers on lines %d and %d",
-                     running->name, cuda_emu::block_idx.x, cuda_emu::block_idx.y,
-                     cuda_emu::block_idx.z, line, f->line);
-                in_fiber = 0;
-                return -1;
-            }
+            if (f->done) alive--;
+        }
+        if (!alive || release_warps(nt)) continue;
+        int line = -1; /* else every live thread must wait at one __syncthreads */
+        for (unsigned t = 0; t < nt; t++) {
+            fiber *f = &fibers[t];
+            if (f->done) continue;
+            if (f->wait != WAIT_BLOCK)
+                return stuck("waits at a warp barrier and at __syncthreads (thread, line)",
+                             (int)t, f->line);
+            if (line >= 0 && f->line != line)
+                return stuck("threads wait at barriers on two lines", line, f->line);
             line = f->line;
         }
-        round++;
+        for (unsigned t = 0; t < nt; t++) fibers[t].wait = RUNNABLE;
     }
     in_fiber = 0;
     return 0;

@@ -23,6 +23,7 @@
 #define __forceinline__ inline
 #define __shared__ static
 #define __launch_bounds__(...)
+#define __align__(n) __attribute__((aligned(n)))
 
 struct dim3 {
     unsigned x, y, z;
@@ -79,6 +80,7 @@ namespace cuda_emu {
 extern uint3 thread_idx, block_idx;
 extern dim3 block_dim, grid_dim;
 void syncthreads(int line);
+void syncwarp(void); /* a barrier of the 32 threads of the caller's warp */
 void *dynamic_shared(void);
 /* 1 when p lies in (or one past the end of) a device allocation */
 int is_device(const void *p);
@@ -89,6 +91,7 @@ int is_device(const void *p);
 #define blockDim (cuda_emu::block_dim)
 #define gridDim (cuda_emu::grid_dim)
 #define __syncthreads() cuda_emu::syncthreads(__LINE__)
+#define __syncwarp(...) cuda_emu::syncwarp()
 
 /* one block runs at a time on one host thread: atomics are plain updates */
 template <class T> static inline T atomicAdd(T *p, T v) {

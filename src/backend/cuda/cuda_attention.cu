@@ -99,9 +99,10 @@ void cuda_attention_forward(be_t be, float *out, float *att, float *preatt, cons
 
 void cuda_attention_flash_forward(be_t be, float *out, float *lse, const float *qkv, int B, int T,
                                   int C, int NH) {
-    (void)be;
     if (!cuda_ok() || !B || !T) return;
-    if (cuda_flash_fits(C, NH))
+    if (be->precision == ANDREA_PRECISION_BF16 && cuda_flash_tc_fits(C, NH))
+        cuda_flash_forward_tc("attention_flash_forward", out, lse, qkv, B, T, C, NH);
+    else if (cuda_flash_fits(C, NH))
         cuda_flash_forward("attention_flash_forward", out, lse, qkv, B, T, C, NH);
     else
         fwd("attention_flash_forward", out, NULL, NULL, lse, qkv, B, T, C, NH);

@@ -2,8 +2,8 @@
  * cuda_dense.cu - the CUDA backend's products (cuBLAS sgemm in pedantic math mode: exact
  * fp32, no TF32; on cuda-bf16, cublasGemmEx on bf16 copies of both operands), with bias,
  * residual and activation as separate passes (correct first; cuBLASLt epilogues are the
- * next step), and decoding's matvec. Reductions over rows (dbias, dw of the norms) are one thread per column summing
- * the rows in order: deterministic, no float atomics.
+ * next step), and decoding's matvec. dbias is one thread per column summing the rows in
+ * order: deterministic, no float atomics.
  *
  * cuBLAS is column-major: a row-major (R, C) matrix is its (C, R) transpose there, so
  * out(M, N) = inp w^T is out^T = w^T(stored) transposed times inp^T(stored):
