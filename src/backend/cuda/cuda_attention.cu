@@ -197,7 +197,8 @@ void cuda_attention_flash_backward(be_t be, float *dqkv, const float *dout, cons
     const char *op = "attention_flash_backward";
     if (!cuda_ok() || !B || !T) return;
     if (cuda_flash_fits(C, NH)) {
-        cuda_flash_backward(op, dqkv, dout, qkv, out, lse, B, T, C, NH);
+        int tc = be->precision == ANDREA_PRECISION_BF16 && cuda_flash_tc_backward_fits(C, NH);
+        cuda_flash_backward(op, dqkv, dout, qkv, out, lse, B, T, C, NH, tc);
         return;
     }
     unsigned rows = (unsigned)((size_t)B * NH * T);

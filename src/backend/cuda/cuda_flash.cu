@@ -218,12 +218,14 @@ __global__ static void k_flash_dkv(float *dqkv, const float *dout, const float *
 }
 
 int cuda_flash_backward(const char *op, float *dqkv, const float *dout, const float *qkv,
-                        const float *out, const float *lse, int B, int T, int C, int NH) {
+                        const float *out, const float *lse, int B, int T, int C, int NH,
+                        int tensor_cores) {
     size_t rows = (size_t)B * NH * T;
     float *D = (float *)cuda_scratch(CUDA_SCRATCH_ATT, sizeof(float) * rows, op);
     if (!D) return -1;
     CU_LAUNCH(k_flash_D, cuda_blocks(rows), 256, 0)(D, dout, out, B, T, C, NH);
     CU_LAUNCHED_R(-1, op, "D B %d T %d C %d NH %d", B, T, C, NH);
+    if (tensor_cores) return cuda_flash_backward_tc(op, dqkv, dout, qkv, lse, D, B, T, C, NH);
     unsigned qb = (unsigned)((size_t)B * NH * ((T + BQ - 1) / BQ));
     unsigned kb = (unsigned)((size_t)B * NH * ((T + BKB - 1) / BKB));
     CU_LAUNCH(k_flash_dq, qb, FT, 0)(dqkv, dout, qkv, lse, D, T, C, NH);

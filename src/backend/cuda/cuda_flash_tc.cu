@@ -1,6 +1,6 @@
 /*
- * cuda_flash_tc.cu - cuda-bf16's flash attention forward on tensor cores (WMMA, bf16
- * operands, fp32 accumulation), head sizes 16..128 in steps of 16. The loop is
+ * cuda_flash_tc.cu - cuda-bf16's flash attention on tensor cores (WMMA, bf16 operands, fp32
+ * accumulation): the forward for head sizes 16..128 in steps of 16, the backward to 64. The loop is
  * cuda_flash.cu's: a block of 2 warps takes 32 query rows, each warp 16 of them, and walks
  * the key tiles (32 keys) up to its last row with a running max, sum and output per row.
  * Per tile a warp computes S = Q K^T and then O += P V with 16 x 16 x 16 products; the
@@ -9,7 +9,7 @@
  * between tiles (loaded into the accumulator for each P V product). Q, K, V and P are
  * rounded to bf16; the log-sum-exps are fp32, from the same rounded P the output uses.
  *
- * The backward stays cuda_flash.cu's fp32 kernels (from these log-sum-exps). Checked in
+ * Above 64 the backward is cuda_flash.cu's fp32 kernels (from these log-sum-exps). Checked in
  * the emulator (tests/cuda_emu/mma.h runs each fragment call per thread); never yet on a GPU.
  */
 #include <cuda_bf16.h>
@@ -31,45 +31,49 @@ enum {
 
 typedef wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc_frag;
 
-/* rows [r0, r0 + n) of one head's q, k or v as bf16, zero past T */
-__device__ static void load_bf16(bf16 (*dst)[TC_HS], const float *src, size_t C3, int r0, int n,
+/* rows [r0, r0 + n) of one head's q, k, v (or dout) as bf16 into a tile of row length LD,
+ * zero past T */
+template <int LD>
+__device__ static void load_bf16(bf16 (*dst)[LD], const float *src, size_t stride, int r0, int n,
                                  int T, int HS) {
     for (int idx = threadIdx.x; idx < n * HS; idx += TC_THREADS) {
         int r = idx / HS, d = idx % HS;
-        dst[r][d] = __float2bfloat16(r0 + r < T ? src[(size_t)(r0 + r) * C3 + d] : 0.0f);
+        dst[r][d] = __float2bfloat16(r0 + r < T ? src[(size_t)(r0 + r) * stride + d] : 0.0f);
     }
 }
 
-/* S (16 x TC_BK, fp32) = Q rows (16 x HS) times the key tile transposed */
-__device__ static void scores_tc(float (*S)[TC_BK], bf16 (*Q)[TC_HS], bf16 (*K)[TC_HS], int HS) {
-    for (int nb = 0; nb < TC_BK / 16; nb++) {
+/* S (16 x NK, fp32) = A (16 x HS) times B (NK x HS) transposed: scores of 16 rows of A against
+ * NK rows of B (Q K^T, dO V^T, K Q^T, V dO^T) */
+template <int LD, int NK>
+__device__ static void products_abt(float (*S)[NK], bf16 (*A)[LD], bf16 (*B)[LD], int HS) {
+    for (int nb = 0; nb < NK / 16; nb++) {
         acc_frag acc;
         wmma::fill_fragment(acc, 0.0f);
         for (int kb = 0; kb < HS / 16; kb++) {
             wmma::fragment<wmma::matrix_a, 16, 16, 16, bf16, wmma::row_major> a;
             wmma::fragment<wmma::matrix_b, 16, 16, 16, bf16, wmma::col_major> b;
-            wmma::load_matrix_sync(a, &Q[0][kb * 16], TC_HS);
-            wmma::load_matrix_sync(b, &K[nb * 16][kb * 16], TC_HS); /* K^T: column-major K */
+            wmma::load_matrix_sync(a, &A[0][kb * 16], LD);
+            wmma::load_matrix_sync(b, &B[nb * 16][kb * 16], LD); /* B^T: column-major B */
             wmma::mma_sync(acc, a, b, acc);
         }
-        wmma::store_matrix_sync(&S[0][nb * 16], acc, TC_BK, wmma::mem_row_major);
+        wmma::store_matrix_sync(&S[0][nb * 16], acc, NK, wmma::mem_row_major);
     }
 }
 
-/* O (16 x HS, fp32) += P (16 x TC_BK, bf16) times the value tile */
-__device__ static void accumulate_pv(float (*O)[TC_HS], bf16 (*P)[TC_BK], bf16 (*V)[TC_HS],
-                                     int HS) {
+/* O (16 x HS, fp32) += P (16 x NK, bf16) times V (NK x HS): P V, dS K, P^T dO, dS^T Q */
+template <int LD, int NK>
+__device__ static void accumulate_pv(float (*O)[LD], bf16 (*P)[NK], bf16 (*V)[LD], int HS) {
     for (int db = 0; db < HS / 16; db++) {
         acc_frag acc;
-        wmma::load_matrix_sync(acc, &O[0][db * 16], TC_HS, wmma::mem_row_major);
-        for (int kb = 0; kb < TC_BK / 16; kb++) {
+        wmma::load_matrix_sync(acc, &O[0][db * 16], LD, wmma::mem_row_major);
+        for (int kb = 0; kb < NK / 16; kb++) {
             wmma::fragment<wmma::matrix_a, 16, 16, 16, bf16, wmma::row_major> a;
             wmma::fragment<wmma::matrix_b, 16, 16, 16, bf16, wmma::row_major> b;
-            wmma::load_matrix_sync(a, &P[0][kb * 16], TC_BK);
-            wmma::load_matrix_sync(b, &V[kb * 16][db * 16], TC_HS);
+            wmma::load_matrix_sync(a, &P[0][kb * 16], NK);
+            wmma::load_matrix_sync(b, &V[kb * 16][db * 16], LD);
             wmma::mma_sync(acc, a, b, acc);
         }
-        wmma::store_matrix_sync(&O[0][db * 16], acc, TC_HS, wmma::mem_row_major);
+        wmma::store_matrix_sync(&O[0][db * 16], acc, LD, wmma::mem_row_major);
     }
 }
 
@@ -85,16 +89,16 @@ __global__ static void k_flash_fwd_tc(float *out, float *lse, const float *qkv, 
     size_t C3 = 3 * (size_t)C;
     const float *base = qkv + (size_t)b * T * C3 + h * HS;
     float scale = 1.0f / sqrtf((float)HS);
-    load_bf16(Qs, base, C3, q0, TC_BQ, T, HS);
+    load_bf16<TC_HS>(Qs, base, C3, q0, TC_BQ, T, HS);
     for (int idx = lane; idx < 16 * HS; idx += 32) Os[w][idx / HS][idx % HS] = 0.0f;
     if (lane < 16) Ms[w * 16 + lane] = -INFINITY, Ls[w * 16 + lane] = 0.0f;
     int last = q0 + TC_BQ - 1 < T - 1 ? q0 + TC_BQ - 1 : T - 1;
     for (int k0 = 0; k0 <= last; k0 += TC_BK) {
         __syncthreads(); /* the previous tile's readers are done */
-        load_bf16(Ks, base + C, C3, k0, TC_BK, T, HS);
-        load_bf16(Vs, base + 2 * C, C3, k0, TC_BK, T, HS);
+        load_bf16<TC_HS>(Ks, base + C, C3, k0, TC_BK, T, HS);
+        load_bf16<TC_HS>(Vs, base + 2 * C, C3, k0, TC_BK, T, HS);
         __syncthreads();
-        scores_tc(Ss[w], &Qs[w * 16], Ks, HS);
+        products_abt<TC_HS, TC_BK>(Ss[w], &Qs[w * 16], Ks, HS);
         __syncthreads();
         if (lane < 16) { /* row w*16 + lane: mask, online max, P in bf16, its sum */
             int r = w * 16 + lane, i = q0 + r;
@@ -118,7 +122,7 @@ __global__ static void k_flash_fwd_tc(float *out, float *lse, const float *qkv, 
         for (int idx = lane; idx < 16 * HS; idx += 32)
             Os[w][idx / HS][idx % HS] *= Rs[w * 16 + idx / HS];
         __syncthreads();
-        accumulate_pv(Os[w], Ps[w], Vs, HS);
+        accumulate_pv<TC_HS, TC_BK>(Os[w], Ps[w], Vs, HS);
     }
     __syncthreads();
     for (int idx = lane; idx < 16 * HS; idx += 32) {
@@ -140,5 +144,128 @@ int cuda_flash_forward_tc(const char *op, float *out, float *lse, const float *q
     CU_LAUNCH(k_flash_fwd_tc, (unsigned)((size_t)B * NH * tiles), TC_THREADS, 0)(out, lse, qkv,
                                                                                 T, C, NH);
     CU_LAUNCHED_R(-1, op, "tensor cores B %d T %d C %d NH %d", B, T, C, NH);
+    return 0;
+}
+
+/* ---- backward on tensor cores (head sizes 16..64: 34-45 KiB of shared memory) -----------
+ * cuda_flash.cu's two deterministic kernels with their products as WMMA: dQ by 32 query
+ * rows (2 warps x 16), walking the key tiles; dK and dV by 32 key rows, walking the query
+ * tiles at or after them. Lanes turn S and dP into P = exp(s scale - lse) and
+ * dS = P (dP - D) (masked), rounded to bf16 for the next product. */
+
+enum { TB_HS = 64 };
+
+__device__ static void zero_rows(float (*acc)[TB_HS], int HS) {
+    for (int idx = threadIdx.x % 32; idx < 16 * HS; idx += 32) acc[idx / HS][idx % HS] = 0.0f;
+}
+
+/* P and dS of lane's row of a warp's 16 x TC_BK scores S (raw dots) and dP, for query
+ * row i and keys k0.. (dq), or key row j and queries q0.. (dkv: transposed) */
+__device__ static void p_ds_row(const float *S, const float *dP, bf16 *P, bf16 *dS, int i0,
+                                int di, int j0, int dj, const float *lse, const float *D,
+                                int T, float scale) {
+    for (int c = 0; c < TC_BK; c++) {
+        int i = i0 + di * c, j = j0 + dj * c;
+        float p = 0.0f, ds = 0.0f;
+        if (j <= i && i < T && j < T) {
+            p = expf(S[c] * scale - lse[i]);
+            ds = p * (dP[c] - D[i]);
+        }
+        if (P) P[c] = __float2bfloat16(p);
+        dS[c] = __float2bfloat16(ds);
+    }
+}
+
+__global__ static void k_flash_dq_tc(float *dqkv, const float *dout, const float *qkv,
+                                     const float *lse, const float *D, int T, int C, int NH) {
+    __shared__ __align__(32) bf16 Qs[TC_BQ][TB_HS], dOs[TC_BQ][TB_HS];
+    __shared__ __align__(32) bf16 Ks[TC_BK][TB_HS], Vs[TC_BK][TB_HS];
+    __shared__ __align__(32) float Ss[TC_WARPS][16][TC_BK], dPs[TC_WARPS][16][TC_BK];
+    __shared__ __align__(32) float dQ[TC_WARPS][16][TB_HS];
+    __shared__ __align__(32) bf16 dSs[TC_WARPS][16][TC_BK];
+    int tiles = (T + TC_BQ - 1) / TC_BQ, HS = C / NH;
+    int qt = blockIdx.x % tiles, h = (blockIdx.x / tiles) % NH, b = blockIdx.x / (tiles * NH);
+    int w = threadIdx.x / 32, lane = threadIdx.x % 32, q0 = qt * TC_BQ;
+    size_t C3 = 3 * (size_t)C, bh = ((size_t)b * NH + h) * T;
+    const float *base = qkv + (size_t)b * T * C3 + h * HS;
+    float scale = 1.0f / sqrtf((float)HS);
+    load_bf16<TB_HS>(Qs, base, C3, q0, TC_BQ, T, HS);
+    load_bf16<TB_HS>(dOs, dout + (size_t)b * T * C + h * HS, (size_t)C, q0, TC_BQ, T, HS);
+    zero_rows(dQ[w], HS);
+    int last = q0 + TC_BQ - 1 < T - 1 ? q0 + TC_BQ - 1 : T - 1;
+    for (int k0 = 0; k0 <= last; k0 += TC_BK) {
+        __syncthreads();
+        load_bf16<TB_HS>(Ks, base + C, C3, k0, TC_BK, T, HS);
+        load_bf16<TB_HS>(Vs, base + 2 * C, C3, k0, TC_BK, T, HS);
+        __syncthreads();
+        products_abt<TB_HS, TC_BK>(Ss[w], &Qs[w * 16], Ks, HS);
+        products_abt<TB_HS, TC_BK>(dPs[w], &dOs[w * 16], Vs, HS);
+        __syncthreads();
+        if (lane < 16)
+            p_ds_row(Ss[w][lane], dPs[w][lane], NULL, dSs[w][lane], q0 + w * 16 + lane, 0, k0,
+                     1, lse + bh, D + bh, T, scale);
+        __syncthreads();
+        accumulate_pv<TB_HS, TC_BK>(dQ[w], dSs[w], Ks, HS);
+    }
+    __syncthreads();
+    for (int idx = lane; idx < 16 * HS; idx += 32) {
+        int rr = idx / HS, d = idx % HS, i = q0 + w * 16 + rr;
+        if (i < T) dqkv[((size_t)b * T + i) * C3 + h * HS + d] += scale * dQ[w][rr][d];
+    }
+}
+
+__global__ static void k_flash_dkv_tc(float *dqkv, const float *dout, const float *qkv,
+                                      const float *lse, const float *D, int T, int C, int NH) {
+    __shared__ __align__(32) bf16 Ks[TC_BQ][TB_HS], Vs[TC_BQ][TB_HS];
+    __shared__ __align__(32) bf16 Qs[TC_BK][TB_HS], dOs[TC_BK][TB_HS];
+    __shared__ __align__(32) float Ss[TC_WARPS][16][TC_BK], dPs[TC_WARPS][16][TC_BK];
+    __shared__ __align__(32) float dK[TC_WARPS][16][TB_HS], dV[TC_WARPS][16][TB_HS];
+    __shared__ __align__(32) bf16 Pt[TC_WARPS][16][TC_BK], dSt[TC_WARPS][16][TC_BK];
+    int tiles = (T + TC_BQ - 1) / TC_BQ, HS = C / NH;
+    int kt = blockIdx.x % tiles, h = (blockIdx.x / tiles) % NH, b = blockIdx.x / (tiles * NH);
+    int w = threadIdx.x / 32, lane = threadIdx.x % 32, k0 = kt * TC_BQ;
+    size_t C3 = 3 * (size_t)C, bh = ((size_t)b * NH + h) * T;
+    const float *base = qkv + (size_t)b * T * C3 + h * HS;
+    const float *dbase = dout + (size_t)b * T * C + h * HS;
+    float scale = 1.0f / sqrtf((float)HS);
+    load_bf16<TB_HS>(Ks, base + C, C3, k0, TC_BQ, T, HS);
+    load_bf16<TB_HS>(Vs, base + 2 * C, C3, k0, TC_BQ, T, HS);
+    zero_rows(dK[w], HS), zero_rows(dV[w], HS);
+    for (int q0 = k0 / TC_BK * TC_BK; q0 < T; q0 += TC_BK) {
+        __syncthreads();
+        load_bf16<TB_HS>(Qs, base, C3, q0, TC_BK, T, HS);
+        load_bf16<TB_HS>(dOs, dbase, (size_t)C, q0, TC_BK, T, HS);
+        __syncthreads();
+        products_abt<TB_HS, TC_BK>(Ss[w], &Ks[w * 16], Qs, HS);  /* S^T: keys x queries */
+        products_abt<TB_HS, TC_BK>(dPs[w], &Vs[w * 16], dOs, HS); /* dP^T */
+        __syncthreads();
+        if (lane < 16) /* key row j = k0 + w*16 + lane against queries q0 + c */
+            p_ds_row(Ss[w][lane], dPs[w][lane], Pt[w][lane], dSt[w][lane], q0, 1,
+                     k0 + w * 16 + lane, 0, lse + bh, D + bh, T, scale);
+        __syncthreads();
+        accumulate_pv<TB_HS, TC_BK>(dV[w], Pt[w], dOs, HS);
+        accumulate_pv<TB_HS, TC_BK>(dK[w], dSt[w], Qs, HS);
+    }
+    __syncthreads();
+    for (int idx = lane; idx < 16 * HS; idx += 32) {
+        int rr = idx / HS, d = idx % HS, j = k0 + w * 16 + rr;
+        if (j >= T) continue;
+        float *dk = dqkv + ((size_t)b * T + j) * C3 + C + h * HS;
+        dk[d] += scale * dK[w][rr][d];
+        dk[C + d] += dV[w][rr][d];
+    }
+}
+
+int cuda_flash_tc_backward_fits(int C, int NH) {
+    return cuda_flash_tc_fits(C, NH) && C / NH <= TB_HS;
+}
+
+int cuda_flash_backward_tc(const char *op, float *dqkv, const float *dout, const float *qkv,
+                           const float *lse, const float *D, int B, int T, int C, int NH) {
+    unsigned blocks = (unsigned)((size_t)B * NH * ((T + TC_BQ - 1) / TC_BQ));
+    CU_LAUNCH(k_flash_dq_tc, blocks, TC_THREADS, 0)(dqkv, dout, qkv, lse, D, T, C, NH);
+    CU_LAUNCHED_R(-1, op, "tensor cores dq B %d T %d C %d NH %d", B, T, C, NH);
+    CU_LAUNCH(k_flash_dkv_tc, blocks, TC_THREADS, 0)(dqkv, dout, qkv, lse, D, T, C, NH);
+    CU_LAUNCHED_R(-1, op, "tensor cores dk dv B %d T %d C %d NH %d", B, T, C, NH);
     return 0;
 }
