@@ -11,11 +11,16 @@ checkpoint, so both engines start from bit-identical parameters.
 
 Both modes print one JSON object on the last line of stdout.
 
+On a GPU (scripts/device_check.sh): --device cuda, --bf16 (autocast to bf16, fp32 master
+weights), --sdpa (F.scaled_dot_product_attention, PyTorch's flash attention; torch >= 2.0)
+and --fused-adamw, the PyTorch that andrea's CUDA backend is measured against.
+
   python3 bench/torch_ref.py --ckpt run/ckpt.bin --data tiny.txt --batch 12 --seq 64 \
       --steps 30 --warmup-steps 5 --threads 2
   python3 bench/torch_ref.py --check --ckpt run/ckpt.bin --data tiny.txt --batch 12 --seq 64
 """
 import argparse
+import contextlib
 import ctypes
 import json
 import math
@@ -159,9 +164,10 @@ def read_v2(f, path):
 class Andrea(torch.nn.Module):
     """x = wte[tok] + wpe[pos]; x += Attn(Norm(x)); x += MLP(Norm(x)); logits = Norm(x) @ lm_head^T."""
 
-    def __init__(self, cfg, tensors):
+    def __init__(self, cfg, tensors, sdpa=False):
         super().__init__()
         self.cfg = cfg
+        self.sdpa = sdpa
         self.decay = {}
         for name, _, decay in layout(cfg):
             p = torch.nn.Parameter(tensors[name])
@@ -190,16 +196,20 @@ class Andrea(torch.nn.Module):
         C, NH = self.cfg["d_model"], self.cfg["n_head"]
         HS = C // NH
         scale = 1.0 / math.sqrt(HS)
-        mask = torch.ones(T, T, dtype=torch.bool).triu(1)
+        mask = torch.ones(T, T, dtype=torch.bool, device=idx.device).triu(1)
         x = self.wte[idx] + self.wpe[:T]
         for l in range(self.cfg["n_layer"]):
             h = "h.%d." % l
             y = self.norm(x, self.p(h + "ln1.w"), self.p(h + "ln1.b"))
             qkv = F.linear(y, self.p(h + "attn.wqkv"), self.p(h + "attn.bqkv"))
             q, k, v = (t.view(B, T, NH, HS).transpose(1, 2) for t in qkv.split(C, dim=2))
-            att = (q @ k.transpose(-2, -1)) * scale
-            att = att.masked_fill(mask, float("-inf")).softmax(dim=-1)
-            y = (att @ v).transpose(1, 2).reshape(B, T, C)
+            if self.sdpa:
+                y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            else:
+                att = (q @ k.transpose(-2, -1)) * scale
+                att = att.masked_fill(mask, float("-inf")).softmax(dim=-1)
+                y = att @ v
+            y = y.transpose(1, 2).reshape(B, T, C)
             x = x + F.linear(y, self.p(h + "attn.wo"), self.p(h + "attn.bo"))
             y = self.norm(x, self.p(h + "ln2.w"), self.p(h + "ln2.b"))
             y = self.act(F.linear(y, self.p(h + "mlp.wfc"), self.p(h + "mlp.bfc")))
@@ -270,7 +280,7 @@ def read_tokens(path):
 
 # ---- modes ----------------------------------------------------------------------------------
 
-def check(model, tokens, B, T):
+def check(model, tokens, B, T, device):
     """andrea_eval_tokens on the whole file, first batch: window w is tokens[w*T : w*T+T+1]
     (stride T), windows past the end are padding; returns the mean over valid targets."""
     nw = (tokens.numel() - 1) // T
@@ -279,6 +289,7 @@ def check(model, tokens, B, T):
     for b in range(min(B, nw)):
         x[b] = tokens[b * T:b * T + T]
         y[b] = tokens[b * T + 1:b * T + T + 1]
+    x, y = x.to(device), y.to(device)
     with torch.no_grad():
         loss = model(x, y).item()
     # the same loss in float64 as a precision reference for the float32 result
@@ -289,13 +300,18 @@ def check(model, tokens, B, T):
     return loss, loss64
 
 
-def train(model, st, tokens, B, T, steps, warmup_steps, max_steps, foreach):
+def train(model, st, tokens, B, T, steps, warmup_steps, max_steps, foreach, device,
+          bf16=False, fused=False):
     decay = [p for n, p in model.named_parameters() if model.decay[n]]
     no_decay = [p for n, p in model.named_parameters() if not model.decay[n]]
     opt = torch.optim.AdamW(
         [{"params": decay, "weight_decay": st["weight_decay"]},
          {"params": no_decay, "weight_decay": 0.0}],
-        lr=st["lr"], betas=(st["beta1"], st["beta2"]), eps=st["eps"], foreach=foreach)
+        lr=st["lr"], betas=(st["beta1"], st["beta2"]), eps=st["eps"], foreach=foreach,
+        **({"fused": True} if fused else {}))
+    # bf16: the products and attention in bf16 under autocast, the weights and AdamW fp32
+    autocast = (lambda: torch.autocast(device_type=device.type, dtype=torch.bfloat16)) if bf16 \
+        else contextlib.nullcontext
     params = list(model.parameters())
     n = tokens.numel()
     n_train = n - int(n * st["val_fraction"])   # andrea_dataset_init, val_fraction as float
@@ -308,17 +324,18 @@ def train(model, st, tokens, B, T, steps, warmup_steps, max_steps, foreach):
         t0 = time.perf_counter()
         starts = torch.tensor([rng.u64() % span for _ in range(B)], dtype=torch.int64)
         win = tokens[starts[:, None] + offs]
-        x, y = win[:, :-1], win[:, 1:]
+        x, y = win[:, :-1].to(device), win[:, 1:].to(device)
         lr = lr_at(st, step, max_steps)
         for g in opt.param_groups:
             g["lr"] = lr
         opt.zero_grad(set_to_none=True)
-        loss = model(x, y)
+        with autocast():
+            loss = model(x, y)
         loss.backward()
         if st["grad_clip"] > 0:
             torch.nn.utils.clip_grad_norm_(params, st["grad_clip"])
         opt.step()
-        lv = loss.item()
+        lv = loss.item()  # waits for the device: the step's time is its whole time
         dt = (time.perf_counter() - t0) * 1e3
         losses.append(lv)
         ms.append(dt)
@@ -343,7 +360,19 @@ def main():
     # On the CPU, torch 1.13's multi-tensor AdamW was 2-4x slower than the per-tensor loop
     # (gpt2-124m, 1 thread: 4.8 s vs 1.1-1.9 s per optimizer step), so it is off by default.
     ap.add_argument("--foreach", action="store_true", help="multi-tensor AdamW (slower on CPU)")
+    ap.add_argument("--device", default="cpu", help="cpu | cuda (default cpu)")
+    ap.add_argument("--bf16", action="store_true", help="autocast the forward to bf16")
+    ap.add_argument("--sdpa", action="store_true",
+                    help="F.scaled_dot_product_attention (flash attention; torch >= 2.0)")
+    ap.add_argument("--fused-adamw", action="store_true", help="AdamW(fused=True) (CUDA)")
     a = ap.parse_args()
+    if a.device not in ("cpu", "cuda"):
+        sys.exit("torch_ref: --device '%s': expected cpu or cuda" % a.device)
+    if a.device == "cuda" and not torch.cuda.is_available():
+        sys.exit("torch_ref: --device cuda: torch sees no CUDA device")
+    if a.sdpa and not hasattr(F, "scaled_dot_product_attention"):
+        sys.exit("torch_ref: --sdpa needs torch >= 2.0 (this is %s)" % torch.__version__)
+    device = torch.device(a.device)
 
     if a.threads > 0:
         torch.set_num_threads(a.threads)
@@ -352,7 +381,7 @@ def main():
     if a.seq > cfg["ctx"] or a.seq <= 0 or a.batch <= 0:
         sys.exit("torch_ref: need --batch >= 1 and 1 <= --seq <= ctx %d" % cfg["ctx"])
     torch.manual_seed(0)
-    model = Andrea(cfg, tensors)
+    model = Andrea(cfg, tensors, sdpa=a.sdpa).to(device)
     tokens = read_tokens(a.data)
     if tokens.numel() < a.seq + 1:
         sys.exit("torch_ref: '%s' has %d tokens, need at least %d" % (a.data, tokens.numel(),
@@ -360,18 +389,21 @@ def main():
     info = {"torch": torch.__version__, "threads": torch.get_num_threads(),
             "blas_threads": blas_threads,
             "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY", "default"),
-            "batch": a.batch, "seq": a.seq}
+            "batch": a.batch, "seq": a.seq, "device": a.device, "bf16": a.bf16,
+            "sdpa": a.sdpa, "fused_adamw": a.fused_adamw,
+            "gpu": torch.cuda.get_device_name() if a.device == "cuda" else None}
     if a.check:
-        loss, loss64 = check(model, tokens, a.batch, a.seq)
+        loss, loss64 = check(model, tokens, a.batch, a.seq, device)
         info.update(mode="check", loss=loss, loss_f64=loss64)
     else:
         max_steps = a.max_steps or a.warmup_steps + a.steps
         losses, ms = train(model, st, tokens, a.batch, a.seq, a.steps, a.warmup_steps, max_steps,
-                           a.foreach)
+                           a.foreach, device, a.bf16, a.fused_adamw)
         timed = ms[a.warmup_steps:]
         info.update(mode="train", foreach=a.foreach, steps=a.steps, warmup_steps=a.warmup_steps,
                     ms_median=float(np.median(timed)) if timed else None,
                     ms_mean=float(np.mean(timed)) if timed else None,
+                    tok_s=a.batch * a.seq * 1e3 / float(np.median(timed)) if timed else None,
                     losses=losses, ms=ms)
     print(json.dumps(info))
 

@@ -57,6 +57,12 @@ fi
 step list_backends 30 bash -c "'$BUILD/andrea' bench --list-backends && '$BUILD/andrea' bench --list-backends | grep -q '^cuda '"
 # the CUDA tests: test_cuda, then every backend test (they run each listed backend: cuda too)
 # (test_cuda_cli: the real commands on cuda against cpu; test_gpu_peak: the MFU table)
+# English text for the tests that train and for the benchmarks: the machine has no corpus
+# and no fortunes, so the repository's own documentation (lib.sh's need_text reads the
+# folder ANDREA_FORTUNES names)
+TEXT_DIR="$OUT/text"
+mkdir -p "$TEXT_DIR" && cat README.md docs/*.md > "$TEXT_DIR/docs.txt"
+export ANDREA_FORTUNES="$TEXT_DIR"
 # (test_cuda_cli's bf16 check at andrea-12m's shape for 20 steps, the issue's; the emulator's
 # CI run uses a tiny model)
 export ANDREA_CUDA_BF16_PRESET=andrea-12m ANDREA_CUDA_BF16_STEPS=20
@@ -79,6 +85,16 @@ for b in "${BENCHES[@]}"; do
     step "$name" 150 "$BUILD/andrea" bench --backend cuda --preset "${args[@]}" --steps 3 --warmup 1
 done
 step bench_cpu_baby 120 "$BUILD/andrea" bench --backend cpu --preset baby --steps 3 --warmup 1 -n 16
+# PyTorch on the same GPU (bench/torch_ref.py: bf16 autocast, its flash attention, fused AdamW)
+# from the same initial weights, after andrea's bf16 run of the same shape
+PY=$(command -v python3)
+for p in andrea-120m gpt2-124m; do
+    step "init_$p" 60 "$BUILD/andrea" train --data "$TEXT_DIR/docs.txt" --preset "$p" --batch 8 \
+        --seq 1024 --max-steps 0 -q -o "$OUT/init_$p"
+    step "torch_$p" 150 "$PY" bench/torch_ref.py --ckpt "$OUT/init_$p/ckpt.bin" \
+        --data "$TEXT_DIR/docs.txt" --batch 8 --seq 1024 --steps 10 --warmup-steps 3 \
+        --device cuda --bf16 --sdpa --fused-adamw
+done
 
 # ---- the report ------------------------------------------------------------------------
 json_str() { printf '%s' "$1" | sed 's/\\/\\\\/g; s/"/\\"/g' | tr -d '\000-\037'; }
@@ -95,6 +111,17 @@ failed=0
     echo "|---|---|---|---|"
     for i in "${!NAMES[@]}"; do
         echo "| ${NAMES[$i]} | ${STATUS[$i]} | ${SECS[$i]} | $(printf '%s' "${NOTES[$i]}" | tr '|' '/') |"
+    done
+    echo
+    # andrea (cuda-bf16) against PyTorch (bf16 autocast, SDPA, fused AdamW), B 8, T 1024
+    echo "| model | andrea cuda-bf16 tok/s | PyTorch bf16 tok/s | andrea / PyTorch |"
+    echo "|---|---|---|---|"
+    for p in andrea-120m gpt2-124m; do
+        a=$(sed -n 's/^train B=8 T=1024 cuda-bf16: [0-9.]* ms\/step | \([0-9]*\) tok\/s.*/\1/p' \
+            "$OUT/logs/bench_cuda_${p}_bf16.log" 2>/dev/null)
+        t=$(tail -n 1 "$OUT/logs/torch_$p.log" 2>/dev/null | sed -n 's/.*"tok_s": \([0-9.]*\).*/\1/p')
+        r=$(awk -v a="${a:-0}" -v t="${t:-0}" 'BEGIN { if (a > 0 && t > 0) printf "%.2f", a / t; else print "n/a" }')
+        echo "| $p | ${a:-n/a} | ${t:-n/a} | $r |"
     done
     echo
     for p in baby andrea-12m andrea-120m gpt2-124m andrea-120m_bf16 gpt2-124m_bf16; do
