@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <type_traits>
+
 #include "cuda_bf16.h"
 #include "cuda_runtime.h"
 
@@ -47,21 +49,15 @@ static inline void check_tile(const void *p, unsigned ldm, size_t elem, const ch
 }
 
 /* a 16 x 16 tile at p (leading dimension ldm, in elements): row-major or column-major */
-template <class Use, class T>
-static inline void load_matrix_sync(fragment<Use, 16, 16, 16, T, row_major> &f, const T *p,
+template <class Use, class T, class L>
+static inline void load_matrix_sync(fragment<Use, 16, 16, 16, T, L> &f, const T *p,
                                     unsigned ldm) {
+    constexpr bool col = std::is_same<L, col_major>::value;
     cuda_emu::syncwarp();
     check_tile(p, ldm, sizeof(T), "load_matrix_sync");
     for (int r = 0; r < 16; r++)
-        for (int c = 0; c < 16; c++) f.x[r * 16 + c] = p[(size_t)r * ldm + c];
-}
-template <class Use, class T>
-static inline void load_matrix_sync(fragment<Use, 16, 16, 16, T, col_major> &f, const T *p,
-                                    unsigned ldm) {
-    cuda_emu::syncwarp();
-    check_tile(p, ldm, sizeof(T), "load_matrix_sync");
-    for (int r = 0; r < 16; r++)
-        for (int c = 0; c < 16; c++) f.x[r * 16 + c] = p[(size_t)c * ldm + r];
+        for (int c = 0; c < 16; c++)
+            f.x[r * 16 + c] = p[col ? (size_t)c * ldm + r : (size_t)r * ldm + c];
 }
 static inline void load_matrix_sync(fragment<accumulator, 16, 16, 16, float> &f, const float *p,
                                     unsigned ldm, layout_t l) {
