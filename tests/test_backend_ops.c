@@ -606,7 +606,7 @@ static void test_backend(be_t be) {
     for (int fmt = 0; fmt < 3; fmt++)
         for (size_t s = 0; s < sizeof mv / sizeof mv[0]; s++)
             test_matvec(be, fmt, mv[s][0], mv[s][1], mv[s][2]);
-    static const int nm[][2] = {{1, 7}, {5, 64}, {33, 130}};
+    static const int nm[][2] = {{1, 7}, {5, 64}, {33, 130}, {200, 96}}; /* 200: CUDA's row chunks */
     for (int kind = 0; kind < 2; kind++)
         for (size_t s = 0; s < sizeof nm / sizeof nm[0]; s++) test_norm(be, kind, nm[s][0], nm[s][1]);
     for (int act = 0; act < 3; act++) test_activation(be, act, 1001);

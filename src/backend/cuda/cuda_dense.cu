@@ -2,8 +2,7 @@
  * cuda_dense.cu - the CUDA backend's products (cuBLAS sgemm in pedantic math mode: exact
  * fp32, no TF32; on cuda-bf16, cublasGemmEx on bf16 copies of both operands), with bias,
  * residual and activation as separate passes (correct first; cuBLASLt epilogues are the
- * next step), and decoding's matvec. dbias is one thread per column summing the rows in
- * order: deterministic, no float atomics.
+ * next step), and decoding's matvec. dbias is cuda_colsum.cu's deterministic column sum.
  *
  * cuBLAS is column-major: a row-major (R, C) matrix is its (C, R) transpose there, so
  * out(M, N) = inp w^T is out^T = w^T(stored) transposed times inp^T(stored):
@@ -22,13 +21,6 @@
 __global__ static void k_rows_bias(float *out, const float *bias, const float *resid, int N,
                                    size_t n) {
     GRID_STRIDE(i, n) out[i] = (resid ? resid[i] : 0.0f) + (bias ? bias[i % N] : 0.0f);
-}
-__global__ static void k_colsum(float *dbias, const float *dout, int M, int N, int init) {
-    int n = blockIdx.x * blockDim.x + threadIdx.x;
-    if (n >= N) return;
-    float s = 0.0f;
-    for (int m = 0; m < M; m++) s += dout[(size_t)m * N + n];
-    dbias[n] = init ? s : dbias[n] + s;
 }
 
 /* ---- one product: fp32 (pedantic sgemm) or, on cuda-bf16, bf16 operands ---------------- */
@@ -109,10 +101,7 @@ static void weight_grads(be_t be, const char *op, float *dw, float *dbias, const
                          const float *x, int M, int K, int N, int init) {
     operand xs = {x, K, CUBLAS_OP_N, (size_t)M * K}, dy = {dout, N, CUBLAS_OP_T, (size_t)M * N};
     if (dw && gemm(be, "dw", K, N, M, xs, dy, init ? 0.0f : 1.0f, dw, op, M, K, N)) return;
-    if (dbias) {
-        CU_LAUNCH(k_colsum, (N + 255) / 256, 256, 0)(dbias, dout, M, N, init);
-        CU_LAUNCHED(op, "dbias M %d N %d", M, N);
-    }
+    if (dbias) cuda_column_sums(dbias, dout, M, N, !init, op);
 }
 
 /* d (M, K) = dout @ w, into d (beta 1: +=) or over it (beta 0) */

@@ -70,6 +70,14 @@ float cuda_crossentropy_forward(be_t be, float *logits_to_probs, float *losses,
 void cuda_crossentropy_backward(be_t be, float *probs_to_dlogits, const int32_t *targets, int N,
                                 int V, float dloss);
 
+/* cuda_colsum.cu: dst (+)= the column sums of src (M, N), deterministic (fixed row chunks);
+ * cuda_colsum_finish adds chunks rows of per-chunk partials (chunks, N) into dst; 0 or -1 */
+int cuda_colsum_chunks(int M);
+int cuda_column_sums(float *dst, const float *src, int M, int N, int accumulate,
+                     const char *op);
+int cuda_colsum_finish(float *dst, const float *parts, int chunks, int N, int accumulate,
+                       const char *op);
+
 /* cuda_flash.cu: tiled flash attention (head size <= 128: cuda_flash_fits); 0, or -1 with
  * the failure recorded */
 int cuda_flash_fits(int C, int NH);

@@ -2,7 +2,8 @@
  * cuda_rows.cu - the CUDA backend's per-row kernels: LayerNorm/RMSNorm forward and
  * backward, and the cross-entropy (softmax in place, losses, dlogits). One block of 256
  * threads per row, block reductions in a fixed tree (the same result on every run); the
- * norms' dw and db are one thread per column summing the rows in order (no atomics).
+ * norms' dw and db are column sums over fixed row chunks, then the chunks in order
+ * (cuda_colsum.cu; no atomics).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -81,19 +82,21 @@ __global__ static void k_norm_bwd_x(int rms, float *dinp, const float *dout, con
         dinp[r * C + c] += rs * (dy[c] * w[c] - gm - xhat * gxm);
     }
 }
-__global__ static void k_norm_bwd_w(int rms, float *dw, float *db, const float *dout,
+/* one row chunk's dw and db partials (cuda_colsum.cu's chunks): pw, pb (chunks, C) */
+__global__ static void k_norm_bwd_w(int rms, float *pw, float *pb, const float *dout,
                                     const float *inp, const float *mean, const float *rstd, int N,
-                                    int C) {
-    int c = blockIdx.x * blockDim.x + threadIdx.x;
+                                    int C, int chunks) {
+    int c = blockIdx.x * blockDim.x + threadIdx.x, k = blockIdx.y;
     if (c >= C) return;
+    int lo = (int)((long long)N * k / chunks), hi = (int)((long long)N * (k + 1) / chunks);
     float sw = 0.0f, sb = 0.0f;
-    for (int r = 0; r < N; r++) {
+    for (int r = lo; r < hi; r++) {
         float d = dout[(size_t)r * C + c];
         sw += d * (inp[(size_t)r * C + c] - (rms ? 0.0f : mean[r])) * rstd[r];
         sb += d;
     }
-    if (dw) dw[c] += sw;
-    if (db && !rms) db[c] += sb;
+    pw[(size_t)k * C + c] = sw;
+    pb[(size_t)k * C + c] = sb;
 }
 
 void cuda_norm_backward(be_t be, int kind, float *dinp, float *dw, float *db, const float *dout,
@@ -106,10 +109,17 @@ void cuda_norm_backward(be_t be, int kind, float *dinp, float *dw, float *db, co
         CU_LAUNCH(k_norm_bwd_x, N, NT, 0)(rms, dinp, dout, inp, w, mean, rstd, C);
         CU_LAUNCHED("norm_backward", "dinp kind %d N %d C %d", kind, N, C);
     }
-    if (dw || (db && !rms)) {
-        CU_LAUNCH(k_norm_bwd_w, (C + 255) / 256, 256, 0)(rms, dw, db, dout, inp, mean, rstd, N, C);
-        CU_LAUNCHED("norm_backward", "dw kind %d N %d C %d", kind, N, C);
-    }
+    if (!dw && (!db || rms)) return;
+    const char *op = "norm_backward";
+    int chunks = cuda_colsum_chunks(N);
+    float *pw = (float *)cuda_scratch(CUDA_SCRATCH_COLSUM, sizeof(float) * 2 * chunks * C, op);
+    if (!pw) return;
+    float *pb = pw + (size_t)chunks * C;
+    CU_LAUNCH(k_norm_bwd_w, dim3((unsigned)(C + 255) / 256, (unsigned)chunks), 256, 0)(
+        rms, pw, pb, dout, inp, mean, rstd, N, C, chunks);
+    CU_LAUNCHED(op, "dw kind %d N %d C %d", kind, N, C);
+    if (dw && cuda_colsum_finish(dw, pw, chunks, C, 1, op)) return;
+    if (db && !rms) cuda_colsum_finish(db, pb, chunks, C, 1, op);
 }
 
 /* ---- cross-entropy -------------------------------------------------------------------- */
