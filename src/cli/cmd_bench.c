@@ -75,6 +75,14 @@ static double bench_train(andrea_model *m, int B, int T, int warmup, int steps) 
 
 /* Greedy batch-1 decoding of n_tokens; each token's seconds into times[]. Returns the
  * tokens timed, or -1 when the KV cache cannot be allocated. */
+/* the greedy token: the first of the largest logits */
+static int argmax(const float *x, int n) {
+    int best = 0;
+    for (int v = 1; v < n; v++)
+        if (x[v] > x[best]) best = v;
+    return best;
+}
+
 static int bench_generate(andrea_model *m, int n_tokens, double *times) {
     andrea_kv *kv = andrea_kv_create(m);
     if (!kv) return -1;
@@ -90,10 +98,7 @@ static int bench_generate(andrea_model *m, int n_tokens, double *times) {
         const float *lg = andrea_kv_step(m, kv, tok);
         if (!lg) break;
         times[done] = andrea_now() - t0;
-        int best = 0;
-        for (int v = 1; v < V; v++)
-            if (lg[v] > lg[best]) best = v;
-        tok = best;
+        tok = argmax(lg, V);
     }
     andrea_kv_free(kv);
     return done;
@@ -118,13 +123,7 @@ static int bench_generate_batch(andrea_model *m, int n_seq, int n_tokens, double
         const float *lg = andrea_kv_batch_step(m, b, kv, tok, n_seq);
         if (!lg) break;
         times[done] = andrea_now() - t0;
-        for (int s = 0; s < n_seq; s++) {
-            const float *row = lg + (size_t)s * V;
-            int best = 0;
-            for (int v = 1; v < V; v++)
-                if (row[v] > row[best]) best = v;
-            tok[s] = best;
-        }
+        for (int s = 0; s < n_seq; s++) tok[s] = argmax(lg + (size_t)s * V, V);
     }
     for (int s = 0; kv && s < n_seq; s++) andrea_kv_free(kv[s]);
     andrea_kv_batch_free(b);
@@ -334,7 +333,7 @@ static bench_peaks gpu_peaks(const bench_request *q) {
 
 /* The machine, measured now (and again after training: see best_peak), and its line. */
 static bench_peaks measure_machine(const bench_request *q) {
-    if (q->be->memory == ANDREA_MEM_DEVICE) return gpu_peaks(q);
+    if (gpu_name(q->be)) return gpu_peaks(q); /* not cpu-guarded, whose memory is "device" too */
     bench_peaks pk = {0};
     pk.be_blas = andrea_backend_find("cpu-blas");
     pk.bf16_run = strcmp(andrea_backend_name(q->be), "cpu-bf16") == 0;
@@ -435,7 +434,7 @@ static int time_generation(const bench_request *q, andrea_model *m, double *time
         int got = bench_generate(m, q->gen, times + n_times);
         if (got < 0) break;
         n_times += got;
-        if (m->be->memory == ANDREA_MEM_DEVICE) continue; /* the host's bandwidth: not its bound */
+        if (gpu_name(q->be)) continue; /* the host's bandwidth bounds nothing on a GPU */
         double b = andrea_perf_read_gbps((size_t)512 << 20, 0.4);
         if (b > *bw) *bw = b;
     }
