@@ -46,8 +46,16 @@ step gpu 30 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
 step nvcc 30 nvcc --version
 GEN=()
 command -v ninja > /dev/null && GEN=(-G Ninja)
+# NCCL: the toolkit's, else the one PyTorch's wheel brings (site-packages/nvidia/nccl:
+# include/nccl.h and lib/libnccl.so.2); without either the build says so and the device
+# collectives are left out (test_dist_device then skips: a failure here)
+NCCL=()
+if [ ! -f /usr/local/cuda/include/nccl.h ]; then
+    nccl_root=$(python3 -c 'import nvidia.nccl, os; print(list(nvidia.nccl.__path__)[0])' 2> /dev/null)
+    [ -n "$nccl_root" ] && [ -f "$nccl_root/include/nccl.h" ] && NCCL=(-DANDREA_NCCL_ROOT="$nccl_root")
+fi
 step configure 120 cmake -S . -B "$BUILD" "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release \
-    -DANDREA_WERROR=ON -DANDREA_CUDA=ON -DANDREA_CUDA_ARCH="$ARCH"
+    -DANDREA_WERROR=ON -DANDREA_CUDA=ON -DANDREA_CUDA_ARCH="$ARCH" "${NCCL[@]}"
 step build 300 cmake --build "$BUILD" -j"$JOBS"
 if [ "${STATUS[-1]}" != pass ]; then
     # another gcc may warn where this one did not: the tests still run, the failure stays
@@ -66,8 +74,8 @@ export ANDREA_FORTUNES="$TEXT_DIR"
 # (test_cuda_cli's bf16 check at andrea-12m's shape for 20 steps, the issue's; the emulator's
 # CI run uses a tiny model)
 export ANDREA_CUDA_BF16_PRESET=andrea-12m ANDREA_CUDA_BF16_STEPS=20
-for t in test_cuda test_gpu_peak test_backend_ops test_backend_memory test_backend_parity \
-         test_cuda_cli test_backend_cli; do
+for t in test_cuda test_gpu_peak test_device_pick test_dist_device test_backend_ops \
+         test_backend_memory test_backend_parity test_cuda_cli test_backend_cli; do
     step "$t" 180 ctest --test-dir "$BUILD" -R "^$t\$" --output-on-failure
 done
 # benchmarks, short (numbers for the note; fp32 exact mode, then --precision bf16):

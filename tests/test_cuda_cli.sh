@@ -121,20 +121,37 @@ else
     echo "note: built without the server (libmicrohttpd): the serving check skipped"
 fi
 
-# 7. two ranks on cuda (the gradients staged through host memory for the all-reduce), where
-# this build and machine have MPI: cpu's losses within 1e-3, ZeRO-1 too
+# 7. two ranks on cuda, where this build and machine have MPI: the gradient sums on the
+# device buffers through NCCL (the default there: each process has a device of its own; in
+# the emulator, NCCL over MPI) and, forced, staged through host memory for MPI; cpu's
+# losses within 1e-3, ZeRO-1 too; and one rank with the same global batch (4) agrees
 if command -v mpirun > /dev/null; then
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
     M=(--data "$data" --preset tiny --batch 2 --max-steps 4 --eval-every 1000 --sample-every 0 -t 1 -q)
-    for z in 0 1; do
-        if OMP_NUM_THREADS=1 mpirun -np 2 "$A" train "${M[@]}" --zero $z -o "$T/mp$z" 2> "$T/err" &&
-           OMP_NUM_THREADS=1 mpirun -np 2 "$A" train "${M[@]}" --zero $z --backend cuda \
-               -o "$T/mc$z" 2>> "$T/err"; then
-            close "$T/mp$z" "$T/mc$z" 1e-3 && pass "mpirun -np 2 --zero $z on cuda: cpu's losses within 1e-3" ||
+    mp2() { OMP_NUM_THREADS=1 mpirun -np 2 "$A" train "${M[@]}" "$@" 2>> "$T/err"; }
+    : > "$T/err"
+    if mp2 --zero 0 -o "$T/mp0"; then
+        "$A" train "${M[@]}" --batch 4 --backend cuda -o "$T/one" || fail "one rank, batch 4, on cuda"
+        for z in 0 1; do
+            [ -d "$T/mp$z" ] || mp2 --zero $z -o "$T/mp$z" || fail "mpirun -np 2 --zero $z on cpu"
+            mp2 --zero $z --backend cuda -o "$T/mc$z" || fail "mpirun -np 2 --zero $z on cuda: $(tail -1 "$T/err")"
+            grep -q 'gradient sums: nccl on device buffers' "$T/mc$z/log.jsonl" ||
+                fail "mpirun -np 2 --zero $z on cuda did not sum through nccl: $(grep -o '"ranks":"[^"]*"' "$T/mc$z/log.jsonl")"
+            close "$T/mp$z" "$T/mc$z" 1e-3 && pass "mpirun -np 2 --zero $z on cuda (nccl): cpu's losses within 1e-3" ||
                 fail "mpirun -np 2 --zero $z on cuda: $(losses "$T/mc$z" | tr '\n' ' ')"
-        elif grep -q "built without MPI" "$T/err"; then
-            echo "note: built without MPI: the 2-rank checks skipped"; break
-        else fail "mpirun -np 2 --zero $z: $(tail -1 "$T/err")"; fi
-    done
+        done
+        close "$T/one" "$T/mc0" 1e-4 && pass "one rank at batch 4 and two (nccl) at 2 each on cuda: losses within 1e-4" ||
+            fail "1 rank vs 2 ranks (nccl): $(losses "$T/one" | tr '\n' ' ') / $(losses "$T/mc0" | tr '\n' ' ')"
+        mp2 --backend cuda --dist-allreduce mpi -o "$T/mh" || fail "mpirun -np 2 --dist-allreduce mpi on cuda"
+        close "$T/mp0" "$T/mh" 1e-3 && pass "mpirun -np 2 on cuda through host memory (--dist-allreduce mpi): cpu's losses" ||
+            fail "--dist-allreduce mpi on cuda: $(losses "$T/mh" | tr '\n' ' ')"
+        mp2 --backend cuda --dist-allreduce nccl --dist-deterministic -o "$T/mx" &&
+            fail "--dist-allreduce nccl with --dist-deterministic was accepted"
+        grep -q "not with --dist-bf16 or --dist-deterministic" "$T/err" &&
+            pass "--dist-allreduce nccl refuses --dist-deterministic" ||
+            fail "--dist-allreduce nccl --dist-deterministic: $(tail -1 "$T/err")"
+    elif grep -q "built without MPI" "$T/err"; then
+        echo "note: built without MPI: the 2-rank checks skipped"
+    else fail "mpirun -np 2 --zero 0: $(tail -1 "$T/err")"; fi
 fi
 finish

@@ -139,6 +139,35 @@ typedef struct {
     double (*sum_squares)(be_t be, const float *g, size_t n); /* the same for every thread count */
 } andrea_backend_ops;
 
+/* Collectives over device memory (NCCL on cuda), for data-parallel runs whose gradients
+ * live on a device: the sums run where the buffers are, without staging through the host.
+ * src/parallel/dist_device.c drives them (bootstrap over the host ranks, deadlines). Each
+ * start is ordered after the work already queued on the backend, runs beside the work
+ * queued later, and must not be touched by the backend's ops until poll says done. */
+typedef struct andrea_backend_comm andrea_backend_comm;
+typedef struct {
+    const char *name;   /* "nccl" */
+    size_t id_bytes;    /* the bootstrap id rank 0 makes and every rank opens with */
+    /* A key naming this process's device on its machine ("host/pci bus id"): two ranks
+     * on one device cannot share a communicator. 0 or -1 with andrea_error(). */
+    int (*device_key)(be_t be, char *key, size_t cap);
+    int (*make_id)(be_t be, void *id); /* rank 0, before open */
+    /* Starts joining the communicator of nranks (collective); poll says when it is done.
+     * timeout_s bounds any wait inside the backend's own calls. */
+    andrea_backend_comm *(*open)(be_t be, const void *id, int nranks, int rank,
+                                 double timeout_s);
+    /* In place: sum over the ranks of n floats; rank r's part buf[displs[r], +counts[r])
+     * to every rank. 0 or -1 with andrea_error(). */
+    int (*allreduce_start)(andrea_backend_comm *c, float *buf, size_t n);
+    int (*allgather_start)(andrea_backend_comm *c, float *buf, const int *counts,
+                           const int *displs);
+    /* 1: everything started is done; 0: still running; -1: failed (andrea_error()). */
+    int (*poll)(andrea_backend_comm *c);
+    /* abort: give up on what is in flight (a peer is gone), then free; close: free. */
+    void (*abort)(andrea_backend_comm *c);
+    void (*close)(andrea_backend_comm *c);
+} andrea_backend_comm_ops;
+
 struct andrea_backend {
     const char *name;        /* "cpu", "cpu-avx2", "cpu-blas", ... (andrea_backend_find) */
     const char *description; /* one line for listings */
@@ -152,6 +181,9 @@ struct andrea_backend {
     /* a device backend's products' operands: ANDREA_PRECISION_FP32 (0, the default of an
      * instance that leaves it out) or _BF16; a CPU variant's is in its engine */
     int precision;
+    /* device collectives for its memory (NCCL), NULL: data-parallel sums go through host
+     * memory (src/parallel/dist_train.c stages them) */
+    const andrea_backend_comm_ops *comm;
 };
 
 /* The backend new models start with: "cpu", or the one named by ANDREA_BACKEND (so that a

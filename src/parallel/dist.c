@@ -1,6 +1,7 @@
 /* dist.c - choosing the ranks (MPI or one local rank) and the collectives' common part:
  * argument checks, buckets, the time and bytes they cost. */
 #include "parallel/dist.h"
+#include "parallel/dist_device.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -41,7 +42,9 @@ andrea_dist *andrea_dist_open(double timeout_s, int deterministic) {
 }
 
 void andrea_dist_close(andrea_dist *d) {
-    if (d) d->ops->close(d);
+    if (!d) return;
+    andrea_dist_device_close(d); /* before the host ranks it was bootstrapped over */
+    d->ops->close(d);
 }
 
 /* Every collective goes through here: no work for one rank, and a broken run stays
@@ -86,7 +89,9 @@ int andrea_dist_progress(andrea_dist *d) { COLLECTIVE(d, 0, d->ops->progress(d))
 
 int andrea_dist_finish(andrea_dist *d) { COLLECTIVE(d, 0, d->ops->finish(d)); }
 
-const char *andrea_dist_algo_name(int algo) { return algo == ANDREA_ALLREDUCE_RING ? "ring" : "mpi"; }
+const char *andrea_dist_algo_name(int algo) {
+    return algo == ANDREA_ALLREDUCE_RING ? "ring" : algo == ANDREA_ALLREDUCE_DEVICE ? "device" : "mpi";
+}
 
 /* median seconds of 3 sums of buf (n) with d->algo, after one untimed warm-up */
 static int time_sums(andrea_dist *d, float *buf, size_t n, double *sec) {

@@ -54,6 +54,8 @@ struct andrea_dist {
     double plan_ms[2];  /* what andrea_dist_plan measured: MPI's, the ring's (0: not measured) */
     const andrea_dist_ops *ops;
     void *impl;
+    /* the float sums over device buffers (dist_device.h), NULL: through host memory */
+    struct andrea_dist_device *device;
 };
 
 /* The ranks of this process: MPI when built with it and launched by mpirun (or another
@@ -69,6 +71,8 @@ int andrea_dist_env_rank(void);
  * picks), or the ring of ring.h (reduce-scatter + all-gather over point-to-point). AUTO:
  * andrea_dist_plan measures both. */
 enum { ANDREA_ALLREDUCE_AUTO = -1, ANDREA_ALLREDUCE_MPI = 0, ANDREA_ALLREDUCE_RING = 1 };
+/* The sums on device buffers (dist_device.h: NCCL), chosen by the trainer, not measured. */
+enum { ANDREA_ALLREDUCE_DEVICE = 2 };
 /* Sets d->algo: choice itself, or (AUTO) the faster of the two on a sum of min(n,
  * ANDREA_DIST_BUCKET) floats, timed 3 times each, the times all-reduced so every rank
  * picks the same; d->plan_ms holds them. One rank, or deterministic sums: nothing to

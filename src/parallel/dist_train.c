@@ -1,5 +1,6 @@
 /* dist_train.c - the trainer's hooks into the ranks (dist_train.h). */
 #include "parallel/dist_train.h"
+#include "parallel/dist_device.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,7 @@ int andrea_dist_run_open(andrea_train_run *r) {
     r->allreduce_choice = strcmp(ar, "ring") == 0   ? ANDREA_ALLREDUCE_RING
                           : strcmp(ar, "mpi") == 0  ? ANDREA_ALLREDUCE_MPI
                           : strcmp(ar, "auto") == 0 ? ANDREA_ALLREDUCE_AUTO
+                          : strcmp(ar, "nccl") == 0 ? ANDREA_ALLREDUCE_DEVICE
                                                     : ALLREDUCE_UNKNOWN;
     const char *clash = NULL;
     if (o->dist_overlap && o->dist_no_overlap)
@@ -36,8 +38,11 @@ int andrea_dist_run_open(andrea_train_run *r) {
         clash = "--dist-bf16 needs andrea's ring, not --dist-allreduce mpi";
     else if (o->dist_bf16 && o->dist_deterministic)
         clash = "--dist-bf16 and --dist-deterministic: give one of them";
+    else if (r->allreduce_choice == ANDREA_ALLREDUCE_DEVICE && (o->dist_bf16 || o->dist_deterministic))
+        clash = "--dist-allreduce nccl sums in NCCL's order, in fp32: not with --dist-bf16 or "
+                "--dist-deterministic";
     if (r->allreduce_choice == ALLREDUCE_UNKNOWN)
-        andrea_set_error("--dist-allreduce '%s': expected auto, ring or mpi", ar);
+        andrea_set_error("--dist-allreduce '%s': expected auto, ring, mpi or nccl", ar);
     else if (clash)
         andrea_set_error("%s", clash);
     if (r->allreduce_choice == ALLREDUCE_UNKNOWN || clash) return ANDREA_TRAIN_BAD_OPTIONS;
@@ -54,9 +59,35 @@ int andrea_dist_run_open(andrea_train_run *r) {
     return 0;
 }
 
+/* The gradient sums on the device (NCCL) where the model is: chosen (--dist-allreduce
+ * nccl: an error when it cannot be), or by default for a model in device memory when
+ * every rank has a device of its own; else the host's collectives. 1 on, 0 off, -1. */
+static int plan_device(andrea_train_run *r) {
+    andrea_dist *d = r->dist;
+    const andrea_backend *be = r->m->be;
+    int forced = r->allreduce_choice == ANDREA_ALLREDUCE_DEVICE;
+    if (!forced && (r->allreduce_choice != ANDREA_ALLREDUCE_AUTO || be->memory == ANDREA_MEM_HOST
+                    || d->deterministic || d->wire_bf16))
+        return 0;
+    char why[200] = "";
+    int ok = andrea_dist_device_usable(d, be, why, sizeof why);
+    if (ok < 0) return -1;
+    if (!ok && forced) return andrea_set_error("--dist-allreduce nccl on %s: %s", be->name, why);
+    if (!ok) return 0;
+    if (andrea_dist_device_open(d, be)) return -1;
+    d->algo = ANDREA_ALLREDUCE_DEVICE;
+    size_t len = strlen(r->dist_ranks), cap = sizeof r->dist_ranks;
+    snprintf(r->dist_ranks + len, cap - len, "; gradient sums: %s on device buffers; overlap: %s",
+             be->comm->name, r->overlap_plan < 0 ? "measured on steps 2-7" :
+             r->overlap_plan ? "on" : "off");
+    return 1;
+}
+
 int andrea_dist_run_plan(andrea_train_run *r) {
     andrea_dist *d = r->dist;
     if (d->size == 1) return 0;
+    int dev = plan_device(r);
+    if (dev) return dev < 0 ? -1 : 0;
     size_t n = (size_t)r->m->layout.total;
     if (andrea_dist_plan(d, n, r->allreduce_choice)) return -1;
     size_t len = strlen(r->dist_ranks), cap = sizeof r->dist_ranks;
@@ -132,6 +163,11 @@ static float *grad_host(andrea_train_run *r) {
 static void sum_ready(void *user, int64_t lo, int64_t hi) {
     andrea_train_run *r = user;
     if (r->overlap_failed) return;
+    if (r->dist->device) { /* where the gradients are */
+        if (andrea_dist_device_start_sum(r->dist, r->m->grads + lo, (size_t)(hi - lo)))
+            r->overlap_failed = 1;
+        return;
+    }
     float *h = grad_host(r);
     if (h && h != r->m->grads)
         andrea_tio_read(r->m->be, h + lo, r->m->grads + lo, (size_t)(hi - lo));
@@ -182,8 +218,22 @@ static int overlap_measure(andrea_train_run *r) {
     return 0;
 }
 
+/* andrea_dist_reduce_grads on device buffers: no staging, no buckets */
+static int reduce_on_device(andrea_train_run *r, double *loss_sum) {
+    andrea_dist *d = r->dist;
+    int overlapped = r->m->grad_ready != NULL;
+    r->m->grad_ready = NULL;
+    if (overlapped && r->overlap_failed) return -1;
+    int rc = overlapped ? andrea_dist_device_wait(d)
+                        : andrea_dist_device_sum(d, r->m->grads, (size_t)r->m->layout.total);
+    if (rc == 0) rc = andrea_dist_allreduce_sum_f64(d, loss_sum, 1);
+    if (rc == 0 && r->overlap_plan < 0) rc = overlap_measure(r);
+    return rc;
+}
+
 int andrea_dist_reduce_grads(andrea_train_run *r, double *loss_sum) {
     if (r->dist->size == 1) return 0;
+    if (r->dist->device) return reduce_on_device(r, loss_sum);
     andrea_dist *d = r->dist;
     size_t n = (size_t)r->m->layout.total;
     float *h = grad_host(r);

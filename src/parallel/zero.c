@@ -7,6 +7,7 @@
 #include "backend/backend.h"
 #include "backend/tensor_io.h"
 #include "parallel/dist.h"
+#include "parallel/dist_device.h"
 #include "model/model.h"
 #include "util/error.h"
 
@@ -67,6 +68,7 @@ int andrea_zero_step(const andrea_zero *z, andrea_dist *d, andrea_model *m, floa
                                 ti->decay ? wd : 0.0f, t, gscale);
     }
     if (m->be->memory == ANDREA_MEM_HOST) return andrea_dist_allgather(d, m->params, z->counts, z->displs);
+    if (d->device) return andrea_dist_device_allgather(d, m->params, z->counts, z->displs);
     /* through host memory: this rank's slice down, the gather, everything back up */
     size_t n = (size_t)m->layout.total;
     andrea_zero *zw = (andrea_zero *)z;

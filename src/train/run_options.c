@@ -121,8 +121,9 @@ static const andrea_train_option TABLE[] = {
      "under mpirun: sum gradients during backward without measuring (default: steps 2-7 "
      "time both ways, the faster is kept)", NOCK, NULL},
     {"dist-allreduce", 0, ANDREA_OPT_STR, OPT(dist_allreduce), 0, NULL,
-     "under mpirun: the gradient sum: auto (measure both at start), ring (reduce-scatter + "
-     "all-gather) or mpi (MPI_Iallreduce)", NOCK, NULL},
+     "under mpirun: the gradient sum: auto (nccl for a model on GPUs, else measure ring and "
+     "mpi at start), ring (reduce-scatter + all-gather), mpi (MPI_Iallreduce) or nccl "
+     "(on the GPUs' buffers)", NOCK, NULL},
     {"dist-bf16", 0, ANDREA_OPT_FLAG, OPT(dist_bf16), 0, NULL,
      "under mpirun: gradients over the wire as bf16 (andrea's ring; half the bytes, summed "
      "in fp32)", NOCK, NULL},

@@ -34,7 +34,7 @@ dim3 block_dim, grid_dim;
 static thread_local cudaError_t last_error = cudaSuccess;
 static thread_local char last_detail[512];
 
-static cudaError_t fail(cudaError_t e, const char *fmt, ...) {
+cudaError_t cuda_emu::set_error(cudaError_t e, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(last_detail, sizeof last_detail, fmt, ap);
@@ -42,6 +42,7 @@ static cudaError_t fail(cudaError_t e, const char *fmt, ...) {
     last_error = e;
     return e;
 }
+static cudaError_t (&fail)(cudaError_t, const char *, ...) = cuda_emu::set_error; /* short */
 
 const char *cudaGetErrorString(cudaError_t e) {
     static thread_local char buf[640];
@@ -54,6 +55,8 @@ const char *cudaGetErrorString(cudaError_t e) {
                            ? "too many resources requested for launch"
                        : e == cudaErrorIllegalAddress
                            ? "an illegal memory access was encountered"
+                       : e == cudaErrorNotReady ? "device not ready"
+                       : e == cudaErrorInvalidResourceHandle ? "invalid resource handle"
                            : "unknown error";
     if (e == cudaSuccess || !last_detail[0]) return name;
     snprintf(buf, sizeof buf, "%s (emulator: %s)", name, last_detail);
@@ -97,16 +100,15 @@ static size_t mapped(size_t bytes) { return (bytes + 4095) / 4096 * 4096; }
 static void protect_all(int prot) {
     for (auto &a : allocations) mprotect((void *)a.first, mapped(a.second), prot);
 }
-struct device_open {
-    device_open() {
-        std::lock_guard<std::mutex> g(mem_lock);
-        if (open_count++ == 0) protect_all(PROT_READ | PROT_WRITE);
-    }
-    ~device_open() {
-        std::lock_guard<std::mutex> g(mem_lock);
-        if (--open_count == 0) protect_all(PROT_NONE);
-    }
-};
+cuda_emu::device_access::device_access() {
+    std::lock_guard<std::mutex> g(mem_lock);
+    if (open_count++ == 0) protect_all(PROT_READ | PROT_WRITE);
+}
+cuda_emu::device_access::~device_access() {
+    std::lock_guard<std::mutex> g(mem_lock);
+    if (--open_count == 0) protect_all(PROT_NONE);
+}
+typedef cuda_emu::device_access device_open;
 
 /* the allocation holding [p, p + bytes), or 0 */
 static int device_range(const void *p, size_t bytes) {
@@ -118,6 +120,7 @@ static int device_range(const void *p, size_t bytes) {
     return a >= it->first && a - it->first + bytes <= it->second;
 }
 int cuda_emu::is_device(const void *p) { return device_range(p, 0); }
+int cuda_emu::is_device_span(const void *p, size_t bytes) { return p && device_range(p, bytes); }
 
 cudaError_t cudaMalloc(void **p, size_t bytes) {
     *p = NULL;

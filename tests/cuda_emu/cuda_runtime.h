@@ -42,6 +42,8 @@ typedef enum cudaError {
     cudaErrorNoDevice = 100,
     cudaErrorLaunchOutOfResources = 701,
     cudaErrorIllegalAddress = 700,
+    cudaErrorNotReady = 600,
+    cudaErrorInvalidResourceHandle = 400,
 } cudaError_t;
 
 enum cudaMemcpyKind {
@@ -159,6 +161,40 @@ template <class F>
 static inline bound<F> launch(const char *name, dim3 grid, dim3 block, size_t shared, F f) {
     return bound<F>{config{grid, block, shared, name}, f};
 }
+} // namespace cuda_emu
+
+/* ---- streams and events: the work a stream is given runs at once (a launch returns when
+ * its grid is done), so every event has happened when it is recorded; the handles are
+ * checked (a stream or event never created, or destroyed, is an invalid handle) --------- */
+
+typedef struct cuda_emu_stream *cudaStream_t; /* 0: the legacy default stream */
+typedef struct cuda_emu_event *cudaEvent_t;
+enum { cudaStreamDefault = 0, cudaStreamNonBlocking = 1 };
+enum { cudaEventDefault = 0, cudaEventDisableTiming = 2 };
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned flags);
+cudaError_t cudaStreamDestroy(cudaStream_t s);
+cudaError_t cudaStreamSynchronize(cudaStream_t s);
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned flags);
+cudaError_t cudaEventDestroy(cudaEvent_t e);
+cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s);
+cudaError_t cudaEventQuery(cudaEvent_t e);
+cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned flags);
+/* "emu-PID:00:00.0": each process emulates a device of its own */
+cudaError_t cudaDeviceGetPCIBusId(char *bus, int len, int device);
+
+/* ---- for the emulator's other parts (nccl_emu.cpp, streams_emu.cpp) ------------------- */
+namespace cuda_emu {
+/* sets the thread's last error (with a detail for cudaGetErrorString) and returns e */
+cudaError_t set_error(cudaError_t e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* 1 when [p, p + bytes) lies inside one device allocation */
+int is_device_span(const void *p, size_t bytes);
+/* device memory is readable and writable by the host while one of these lives */
+struct device_access {
+    device_access();
+    ~device_access();
+    device_access(const device_access &) = delete;
+    device_access &operator=(const device_access &) = delete;
+};
 } // namespace cuda_emu
 
 #endif

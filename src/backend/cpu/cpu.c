@@ -246,7 +246,7 @@ static andrea_cpu_engine e_cpu = {ANDREA_MATMUL_AUTO, ANDREA_PRECISION_FP32, -1}
 /* (the precision field is a device backend's: a variant's is its engine's) */
 #define CPU_VARIANT(var, name, desc, engine, avail)                                           \
     const andrea_backend var = {name,  desc,    CPU_OPS, &engine, ANDREA_MEM_HOST,            \
-                                avail, why_not, ANDREA_PRECISION_FP32}
+                                avail, why_not, ANDREA_PRECISION_FP32, NULL}
 
 CPU_VARIANT(andrea_backend_cpu, "cpu",
             "CPU, fp32, the best ISA here; each product shape on the faster of the built-in "

@@ -4,7 +4,8 @@
  * download, zero, copy_rows, synchronize, fill). The compute operations are in
  * cuda_elementwise.cu, cuda_dense.cu and cuda_host.cu; cuda_ops.cu assembles the table.
  *
- * Every op runs on the legacy default stream of one device (device 0, or ANDREA_CUDA_DEVICE),
+ * Every op runs on the legacy default stream of one device (device_pick.h: ANDREA_CUDA_DEVICE,
+ * else the rank's index on its machine under mpirun, else 0),
  * so ops are ordered as issued and download (cudaMemcpy) waits for them. Never yet run on a
  * GPU: docs/cuda.md says what has been checked and what has not.
  */
@@ -15,6 +16,7 @@
 #include <string.h>
 
 #include "backend/cuda/cuda_api.h"
+#include "backend/device_pick.h"
 #include "backend/cuda/cuda_internal.h"
 
 cuda_state andrea_cuda_state;
@@ -25,16 +27,14 @@ static void probe(void) {
     cuda_state *s = &andrea_cuda_state;
     int n = 0;
     cudaError_t e = cudaGetDeviceCount(&n);
-    const char *env = getenv("ANDREA_CUDA_DEVICE");
-    s->device = env && *env ? atoi(env) : 0;
     if (e != cudaSuccess) {
         snprintf(s->why, sizeof s->why, "no CUDA device (cudaGetDeviceCount: %s)",
                  cudaGetErrorString(e));
     } else if (n <= 0) {
         snprintf(s->why, sizeof s->why, "no CUDA device on this machine");
-    } else if (s->device < 0 || s->device >= n) {
-        snprintf(s->why, sizeof s->why, "ANDREA_CUDA_DEVICE=%d but this machine has %d device(s)",
-                 s->device, n);
+    } else if (andrea_device_pick(getenv("ANDREA_CUDA_DEVICE"), andrea_device_local_rank(), n,
+                                  &s->device, s->why, sizeof s->why)) {
+        /* why says which value */
     } else if ((e = cudaSetDevice(s->device)) != cudaSuccess) {
         snprintf(s->why, sizeof s->why, "cudaSetDevice(%d): %s", s->device, cudaGetErrorString(e));
     } else {

@@ -58,6 +58,7 @@ extern "C" const andrea_backend andrea_backend_cuda = {
     cuda_available,
     cuda_why,
     ANDREA_PRECISION_FP32,
+    CUDA_COMM_OPS,
 };
 
 /* --precision bf16 on the GPU: the products' operands rounded to bf16, fp32 sums, results,
@@ -75,4 +76,5 @@ extern "C" const andrea_backend andrea_backend_cuda_bf16 = {
     cuda_available,
     cuda_why,
     ANDREA_PRECISION_BF16,
+    CUDA_COMM_OPS,
 };

@@ -21,6 +21,15 @@ void cuda_copy_rows(be_t be, float *dst, size_t ld_dst, const float *src, size_t
 void cuda_synchronize(be_t be);
 void cuda_fill(be_t be, float *p, size_t n, int kind, float a, float b, andrea_rng *rng);
 
+/* cuda_nccl.cu: the device collectives, when built with NCCL (else the instances' comm
+ * is NULL) */
+#ifdef ANDREA_HAVE_NCCL
+extern const andrea_backend_comm_ops cuda_nccl_ops;
+#define CUDA_COMM_OPS (&cuda_nccl_ops)
+#else
+#define CUDA_COMM_OPS nullptr
+#endif
+
 /* cuda_elementwise.cu */
 uint64_t cuda_count_nonfinite(be_t be, const float *x, size_t n, int nonneg);
 float cuda_max_abs(be_t be, const float *x, size_t n);

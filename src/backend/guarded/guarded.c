@@ -270,4 +270,4 @@ const andrea_backend andrea_backend_cpu_guarded = {
         .crossentropy_backward = g_crossentropy_backward, .adamw_update = g_adamw_update,
         .sum_squares = g_sum_squares,
     },
-    &A, ANDREA_MEM_DEVICE, always, NULL, ANDREA_PRECISION_FP32};
+    &A, ANDREA_MEM_DEVICE, always, NULL, ANDREA_PRECISION_FP32, NULL};
