@@ -615,9 +615,12 @@ static void test_backend(be_t be) {
         for (size_t s = 0; s < sizeof nm / sizeof nm[0]; s++) test_norm(be, kind, nm[s][0], nm[s][1]);
     for (int act = 0; act < 3; act++) test_activation(be, act, 1001);
     /* attention: one position, ragged T around the flash tiles (CPU: 32 rows, 64 keys; CUDA:
-     * 16 rows, 16-32 keys), odd HS, and HS 64, 128 (CUDA's largest tile) and 136 (past it) */
-    static const int at[][4] = {{1, 1, 16, 2},  {2, 5, 32, 2},    {2, 65, 64, 4}, {1, 130, 36, 3},
-                                {1, 40, 128, 2}, {2, 33, 256, 2}, {1, 9, 272, 2}};
+     * 16 rows, 16-32 keys), odd HS, and HS 64, 96 and 128 (CUDA's largest tile; cuda-bf16's
+     * tensor-core backward past 48 KiB of shared memory, also with T below its 32-row tile)
+     * and 136 (past it) */
+    static const int at[][4] = {{1, 1, 16, 2},   {2, 5, 32, 2},    {2, 65, 64, 4},
+                                {1, 130, 36, 3}, {1, 40, 128, 2},  {1, 45, 192, 2},
+                                {2, 33, 256, 2}, {1, 20, 128, 1},  {1, 9, 272, 2}};
     for (size_t s = 0; s < sizeof at / sizeof at[0]; s++)
         test_attention(be, at[s][0], at[s][1], at[s][2], at[s][3]);
     static const int dc[][3] = {{0, 16, 2}, {6, 32, 4}, {129, 64, 4}};
