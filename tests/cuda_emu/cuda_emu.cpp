@@ -4,11 +4,13 @@
  * fibers with a real __syncthreads barrier, and the cuBLAS products the backend calls. One
  * launch runs at a time (a lock), its blocks in order on the calling thread.
  *
- * What it catches: launch configurations a GPU refuses, host pointers passed to kernels or
+ * What it catches: launch configurations a GPU refuses (dynamic shared memory past 48 KiB
+ * without the kernel's opt-in, past 227 KiB at all), host pointers passed to kernels or
  * mistyped copies, host code touching device memory (a SIGSEGV, as cpu-guarded gives),
  * reads of memory never written (cudaMalloc fills NaN bytes), barriers a block's threads
  * reach at different lines, and a missing barrier where one thread reads what another
- * writes (the threads between two barriers run in turn, in alternating order). WMMA calls
+ * writes (the threads between two barriers run in turn, in alternating order), accesses past
+ * a launch's dynamic shared memory (a guard page). WMMA calls
  * (mma.h) are warp barriers, so a warp's lanes stay in step as on a GPU.
  * What it cannot: real concurrency within a block, the GPU's floating-point details, speed.
  */
@@ -197,7 +199,35 @@ cudaError_t cudaMemset(void *p, int value, size_t bytes) {
 
 /* ---- launches ------------------------------------------------------------------------ */
 
-enum { MAX_THREADS = 1024, MAX_SHARED = 48 * 1024, STACK = 256 * 1024 };
+/* dynamic shared memory per block: 48 KiB unless the kernel opted in to more, up to sm_90's
+ * 227 KiB (cudaFuncSetAttribute; the static part is not known here, README.md) */
+enum {
+    MAX_THREADS = 1024,
+    MAX_SHARED = 48 * 1024,
+    MAX_SHARED_OPTIN = 232448,
+    STACK = 256 * 1024
+};
+
+static std::mutex attr_lock;
+static std::map<cuda_emu::kernel_key, int> max_dynamic_shared; /* the kernels that set it */
+
+cudaError_t cuda_emu::set_attribute(kernel_key k, cudaFuncAttribute attr, int value) {
+    if (attr != cudaFuncAttributeMaxDynamicSharedMemorySize)
+        return fail(cudaErrorInvalidValue, "cudaFuncSetAttribute: attribute %d", (int)attr);
+    if (value < 0 || value > MAX_SHARED_OPTIN)
+        return fail(cudaErrorInvalidValue, "cudaFuncSetAttribute: %d bytes of dynamic shared "
+                    "memory (a block may have at most %d)", value, (int)MAX_SHARED_OPTIN);
+    std::lock_guard<std::mutex> g(attr_lock);
+    max_dynamic_shared[k] = value;
+    return cudaSuccess;
+}
+
+/* the dynamic shared memory c's kernel may ask for */
+static size_t shared_limit(const cuda_emu::config &c) {
+    std::lock_guard<std::mutex> g(attr_lock);
+    auto it = max_dynamic_shared.find(c.kernel);
+    return it == max_dynamic_shared.end() ? (size_t)MAX_SHARED : (size_t)it->second;
+}
 
 int cuda_emu::launch_check(const config &c) {
     unsigned long long threads = (unsigned long long)c.block.x * c.block.y * c.block.z;
@@ -209,9 +239,12 @@ int cuda_emu::launch_check(const config &c) {
         c.grid.z > 65535)
         return fail(cudaErrorInvalidConfiguration, "%s: grid (%u, %u, %u)", c.name, c.grid.x,
                     c.grid.y, c.grid.z), -1;
-    if (c.shared > MAX_SHARED)
-        return fail(cudaErrorLaunchOutOfResources, "%s: %zu bytes of dynamic shared memory",
-                    c.name, c.shared), -1;
+    size_t limit = shared_limit(c);
+    if (c.shared > limit)
+        return fail(cudaErrorLaunchOutOfResources, "%s: %zu bytes of dynamic shared memory, "
+                    "above its limit of %zu (past 48 KiB only after cudaFuncSetAttribute("
+                    "cudaFuncAttributeMaxDynamicSharedMemorySize))", c.name, c.shared, limit),
+               -1;
     return 0;
 }
 
@@ -236,8 +269,8 @@ enum { RUNNABLE = 0, WAIT_BLOCK = 1, WAIT_WARP = 2 };
 static std::mutex launch_lock;
 static fiber *fibers, *current;
 static int n_fibers_made;
-static unsigned char *shared_bytes;
-static size_t shared_cap;
+static unsigned char *shared_bytes; /* the running launch's dynamic shared memory */
+static unsigned char *shared_guard; /* a PROT_NONE page right after the largest buffer */
 static int barriers_hit, in_fiber;
 static const cuda_emu::config *running;
 static void (*body_fn)(void *);
@@ -389,16 +422,32 @@ static int run_fibers(unsigned nt) {
     return 0;
 }
 
+/* The dynamic shared memory of a launch of n bytes: the last bytes before a PROT_NONE page,
+ * starting 128-byte aligned (a GPU's is at least that), so that an access past what the
+ * launch asked for (rounded up to 128) is a SIGSEGV. One mapping, of the largest size a
+ * block may have, made at the first launch; NULL if it cannot be. Under launch_lock. */
+static unsigned char *dynamic_buffer(size_t n) {
+    if (!shared_guard) {
+        size_t span = mapped(MAX_SHARED_OPTIN) + 4096;
+        void *m = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (m == MAP_FAILED) return NULL;
+        shared_guard = (unsigned char *)m + span - 4096;
+        mprotect(shared_guard, 4096, PROT_NONE);
+    }
+    return shared_guard - (n + 127) / 128 * 128;
+}
+
 void cuda_emu::run_grid(const config &c, void (*body)(void *), void *ctx) {
     std::lock_guard<std::mutex> g(launch_lock);
+    shared_bytes = dynamic_buffer(c.shared);
+    if (!shared_bytes) {
+        fail(cudaErrorMemoryAllocation, "%s: no memory for the emulator's shared memory", c.name);
+        return;
+    }
     device_open open;
     running = &c;
     body_fn = body, body_ctx = ctx;
     block_dim = c.block, grid_dim = c.grid;
-    if (c.shared > shared_cap) {
-        shared_bytes = (unsigned char *)realloc(shared_bytes, c.shared);
-        shared_cap = c.shared;
-    }
     unsigned nt = c.block.x * c.block.y * c.block.z;
     int fibered = 1;
     for (unsigned z = 0; z < c.grid.z; z++)

@@ -72,6 +72,21 @@ cudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitc
                          size_t height, cudaMemcpyKind kind);
 cudaError_t cudaMemset(void *p, int value, size_t bytes);
 cudaError_t cudaDeviceSynchronize(void);
+
+/* a kernel's attributes: only the one the backend sets. A launch may ask for up to 48 KiB of
+ * dynamic shared memory; more only after this attribute was raised to at least that much
+ * (at most 232448 bytes, 227 KiB: sm_90's opt-in limit per block) */
+enum cudaFuncAttribute {
+    cudaFuncAttributeMaxDynamicSharedMemorySize = 8,
+};
+namespace cuda_emu {
+typedef void (*kernel_key)(void); /* a kernel, by its address */
+cudaError_t set_attribute(kernel_key k, cudaFuncAttribute attr, int value);
+} // namespace cuda_emu
+template <class T>
+static inline cudaError_t cudaFuncSetAttribute(T *kernel, cudaFuncAttribute attr, int value) {
+    return cuda_emu::set_attribute(reinterpret_cast<cuda_emu::kernel_key>(kernel), attr, value);
+}
 cudaError_t cudaGetLastError(void);
 cudaError_t cudaPeekAtLastError(void);
 const char *cudaGetErrorString(cudaError_t e);
@@ -126,8 +141,9 @@ static inline float __fdividef(float a, float b) { return a / b; }
 namespace cuda_emu {
 struct config {
     dim3 grid, block;
-    size_t shared;
+    size_t shared; /* dynamic shared memory, bytes */
     const char *name;
+    kernel_key kernel; /* whose attributes bound the launch */
 };
 /* 0 when the configuration is one a GPU launches, else -1 with the last error set */
 int launch_check(const config &c);
@@ -159,7 +175,7 @@ template <class F> struct bound {
 };
 template <class F>
 static inline bound<F> launch(const char *name, dim3 grid, dim3 block, size_t shared, F f) {
-    return bound<F>{config{grid, block, shared, name}, f};
+    return bound<F>{config{grid, block, shared, name, reinterpret_cast<kernel_key>(f)}, f};
 }
 } // namespace cuda_emu
 

@@ -2,9 +2,10 @@
  * cuda_attention.cu - causal attention on the device, correct first: one block per
  * (b, h, i) row, the row's scores in shared memory (T <= 12032), a fixed tree for its max
  * and sum. The explicit forward keeps att (and preatt). The "flash" pair runs the tiled
- * kernels of cuda_flash.cu (no (T, T) matrix) for head sizes up to 128; above that, its
- * forward is the row kernel keeping only the log-sum-exps and its backward recomputes att
- * from them into a (B, NH, T, T) scratch and runs the explicit backward. The backward has no
+ * kernels of cuda_flash.cu (no (T, T) matrix) for head sizes up to 128 (cuda-bf16: both on
+ * tensor cores, cuda_flash_tc.cu, for multiples of 16); above that, its forward is the row
+ * kernel keeping only the log-sum-exps and its backward recomputes att from them into a
+ * (B, NH, T, T) scratch and runs the explicit backward. The backward has no
  * atomics: dpre is materialised, then dq by rows and dk, dv by columns, each summed in
  * index order. Decoding attends one position over the device KV cache, a block per head.
  */
@@ -197,7 +198,7 @@ void cuda_attention_flash_backward(be_t be, float *dqkv, const float *dout, cons
     const char *op = "attention_flash_backward";
     if (!cuda_ok() || !B || !T) return;
     if (cuda_flash_fits(C, NH)) {
-        int tc = be->precision == ANDREA_PRECISION_BF16 && cuda_flash_tc_backward_fits(C, NH);
+        int tc = be->precision == ANDREA_PRECISION_BF16 && cuda_flash_tc_fits(C, NH);
         cuda_flash_backward(op, dqkv, dout, qkv, out, lse, B, T, C, NH, tc);
         return;
     }

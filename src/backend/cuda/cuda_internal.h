@@ -55,16 +55,19 @@ static inline int cuda_ok(void) {
 cublasHandle_t cuda_blas(const char *op, int pedantic);
 
 /* A kernel launch, CU_LAUNCH(kernel, grid, block, shared_bytes)(args...), and a kernel's
- * dynamic shared memory, CU_DYN_SHARED(type, name): nvcc's <<<...>>> and extern __shared__,
- * or, in the test build that runs this folder on the CPU (tests/cuda_emu/, -DANDREA_CUDA_EMU=ON),
- * the emulator's launch and buffer. */
+ * dynamic shared memory, CU_DYN_SHARED(type, name), 128-byte aligned (WMMA tiles need 32):
+ * nvcc's <<<...>>> and extern __shared__, or, in the test build that runs this folder on the
+ * CPU (tests/cuda_emu/, -DANDREA_CUDA_EMU=ON), the emulator's launch and buffer. Past 48 KiB
+ * of dynamic shared memory a launch fails unless the kernel's
+ * cudaFuncAttributeMaxDynamicSharedMemorySize was raised first (cudaFuncSetAttribute; sm_90:
+ * at most 227 KiB a block, static included). */
 #ifdef ANDREA_CUDA_EMU
 #define CU_LAUNCH(kernel, grid, block, shared)                                                \
     cuda_emu::launch(#kernel, grid, block, shared, kernel)
 #define CU_DYN_SHARED(type, name) type *name = (type *)cuda_emu::dynamic_shared()
 #else
 #define CU_LAUNCH(kernel, grid, block, shared) kernel<<<grid, block, shared>>>
-#define CU_DYN_SHARED(type, name) extern __shared__ type name[]
+#define CU_DYN_SHARED(type, name) extern __shared__ __align__(128) type name[]
 #endif
 
 /* a failed CUDA call: recorded, and the op returns ret */

@@ -96,13 +96,12 @@ int cuda_flash_backward(const char *op, float *dqkv, const float *dout, const fl
                         const float *out, const float *lse, int B, int T, int C, int NH,
                         int tensor_cores);
 
-/* cuda_flash_tc.cu: cuda-bf16's flash forward on tensor cores (head size a multiple of 16,
- * at most 128: cuda_flash_tc_fits) */
+/* cuda_flash_tc.cu: cuda-bf16's flash forward and backward on tensor cores (head size a
+ * multiple of 16, at most 128: cuda_flash_tc_fits; above 64 the backward's tiles take 58-76
+ * KiB of dynamic shared memory), the backward given D = dout . out per row */
 int cuda_flash_tc_fits(int C, int NH);
 int cuda_flash_forward_tc(const char *op, float *out, float *lse, const float *qkv, int B, int T,
                           int C, int NH);
-/* and its backward (head size at most 64), given D = dout . out per row */
-int cuda_flash_tc_backward_fits(int C, int NH);
 int cuda_flash_backward_tc(const char *op, float *dqkv, const float *dout, const float *qkv,
                            const float *lse, const float *D, int B, int T, int C, int NH);
 

@@ -1,0 +1,104 @@
+/*
+ * test_cuda_emu.cpp - the CUDA emulator's own launch rules for dynamic shared memory
+ * (tests/cuda_emu/README.md), which the backend's tests only reach where a kernel breaks
+ * them: more than 48 KiB is refused unless the kernel raised its
+ * cudaFuncAttributeMaxDynamicSharedMemorySize to at least that much (per kernel), nothing
+ * above 232448 bytes (sm_90's 227 KiB), a buffer that large is all there and 128-byte
+ * aligned, and a write past what the launch asked for crashes. Built only with
+ * -DANDREA_CUDA_EMU=ON, against the emulator's headers, as the backend's .cu files are.
+ */
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "backend/cuda/cuda_internal.h"
+
+static int failures;
+
+#define EXPECT(cond)                                                                     \
+    do {                                                                                 \
+        if (!(cond)) {                                                                   \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);     \
+            failures++;                                                                  \
+        }                                                                                \
+    } while (0)
+
+/* writes n bytes of dynamic shared memory (a pattern, all threads), then counts the bytes
+ * that do not hold it into out[0]; out[1] = 1 when the buffer is 128-byte aligned */
+__device__ static void fill_and_check(int *out, int n) {
+    CU_DYN_SHARED(unsigned char, buf);
+    for (int i = threadIdx.x; i < n; i += blockDim.x) buf[i] = (unsigned char)(i * 7 + 1);
+    __syncthreads();
+    if (threadIdx.x != 0) return;
+    int bad = 0;
+    for (int i = 0; i < n; i++) bad += buf[i] != (unsigned char)(i * 7 + 1);
+    out[0] = bad, out[1] = (uintptr_t)buf % 128 == 0;
+}
+__global__ static void k_fill(int *out, int n) { fill_and_check(out, n); }
+__global__ static void k_other(int *out, int n) { fill_and_check(out, n); }
+
+/* launches kernel with shared bytes (the kernel writing n); the launch's error, and out's
+ * two values (-1 where the kernel did not run) */
+template <class K>
+static cudaError_t run(K *kernel, int *d_out, size_t shared, int n, int out[2]) {
+    cudaGetLastError();
+    cudaMemset(d_out, 0xff, 2 * sizeof(int));
+    CU_LAUNCH(kernel, 1, 64, shared)(d_out, n);
+    cudaError_t e = cudaGetLastError();
+    cudaMemcpy(out, d_out, 2 * sizeof(int), cudaMemcpyDeviceToHost);
+    return e;
+}
+
+/* the launch is refused, saying why, and the kernel does not run */
+template <class K> static void refused(K *kernel, int *d_out, size_t shared) {
+    int out[2];
+    cudaError_t e = run(kernel, d_out, shared, (int)shared, out);
+    EXPECT(e == cudaErrorLaunchOutOfResources);
+    EXPECT(out[0] == -1 && out[1] == -1);
+    printf("test_cuda_emu: %zu bytes refused: %s\n", shared, cudaGetErrorString(e));
+}
+
+/* the launch runs, and its n bytes are all there, 128-byte aligned */
+template <class K> static void runs(K *kernel, int *d_out, size_t shared) {
+    int out[2];
+    EXPECT(run(kernel, d_out, shared, (int)shared, out) == cudaSuccess);
+    EXPECT(out[0] == 0 && out[1] == 1);
+}
+
+int main(void) {
+    int *d_out = NULL;
+    EXPECT(cudaMalloc(&d_out, 2 * sizeof(int)) == cudaSuccess);
+    if (!d_out) return 1;
+    const cudaFuncAttribute attr = cudaFuncAttributeMaxDynamicSharedMemorySize;
+    runs(k_fill, d_out, 48 * 1024); /* the default limit */
+    refused(k_fill, d_out, 48 * 1024 + 1);
+    EXPECT(cudaFuncSetAttribute(k_fill, attr, 100000) == cudaSuccess);
+    runs(k_fill, d_out, 100000);
+    refused(k_fill, d_out, 100001);  /* above what it raised */
+    refused(k_other, d_out, 100000); /* the attribute is the kernel's own */
+    EXPECT(cudaFuncSetAttribute(k_fill, attr, 232449) == cudaErrorInvalidValue);
+    printf("test_cuda_emu: raising to 232449 bytes refused: %s\n",
+           cudaGetErrorString(cudaGetLastError()));
+    EXPECT(cudaFuncSetAttribute(k_fill, attr, 232448) == cudaSuccess);
+    runs(k_fill, d_out, 232448); /* sm_90's most, all of it usable */
+    refused(k_fill, d_out, 232449);
+
+    /* a kernel writing past the 1000 bytes it asked for (beyond the 128-byte rounding) */
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int out[2];
+        run(k_fill, d_out, 1000, 1000 + 128 + 1, out);
+        _exit(0);
+    }
+    int st = 0;
+    EXPECT(pid > 0 && waitpid(pid, &st, 0) == pid);
+    EXPECT(WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV);
+    printf("test_cuda_emu: a write past the launch's dynamic shared memory crashed (SIGSEGV)\n");
+    cudaFree(d_out);
+    if (failures) fprintf(stderr, "test_cuda_emu: %d check(s) FAILED\n", failures);
+    else printf("test_cuda_emu: OK\n");
+    return failures ? 1 : 0;
+}
