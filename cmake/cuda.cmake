@@ -27,7 +27,7 @@ if(ANDREA_CUDA)
   # its objects go into the one library (no link-order cycle between two archives)
   set_target_properties(andrea_lib PROPERTIES CUDA_ARCHITECTURES ${ANDREA_CUDA_ARCH})
   target_sources(andrea_lib PRIVATE $<TARGET_OBJECTS:andrea_cuda>)
-  target_link_libraries(andrea_lib PUBLIC CUDA::cudart CUDA::cublas)
+  target_link_libraries(andrea_lib PUBLIC CUDA::cudart CUDA::cublas CUDA::cublasLt)
   target_compile_definitions(andrea_lib PUBLIC ANDREA_HAVE_CUDA=1)
   # NCCL: data-parallel gradient sums on device buffers (cuda_nccl.cu). The toolkit's, or
   # one under ANDREA_NCCL_ROOT (PyTorch's wheel: site-packages/nvidia/nccl); without it
@@ -48,7 +48,7 @@ if(ANDREA_CUDA)
       set(andrea_nccl "no (nccl.h or libnccl not found: -DANDREA_NCCL_ROOT=...; sums through host memory)")
     endif()
   endif()
-  message(STATUS "andrea: CUDA: yes (nvcc ${CMAKE_CUDA_COMPILER_VERSION}, sm_${ANDREA_CUDA_ARCH}, cuBLAS); NCCL: ${andrea_nccl}")
+  message(STATUS "andrea: CUDA: yes (nvcc ${CMAKE_CUDA_COMPILER_VERSION}, sm_${ANDREA_CUDA_ARCH}, cuBLAS, cuBLASLt); NCCL: ${andrea_nccl}")
 else()
   message(STATUS "andrea: CUDA: no (ANDREA_CUDA=OFF; -DANDREA_CUDA=ON builds the cuda backend)")
 endif()
@@ -74,7 +74,8 @@ if(ANDREA_CUDA_EMU)
     list(APPEND ANDREA_CUDA_EMU_WRAPPERS ${wrapper})
   endforeach()
   add_library(andrea_cuda OBJECT ${ANDREA_CUDA_EMU_WRAPPERS} tests/cuda_emu/cuda_emu.cpp
-              tests/cuda_emu/streams_emu.cpp tests/cuda_emu/nccl_emu.cpp)
+              tests/cuda_emu/streams_emu.cpp tests/cuda_emu/nccl_emu.cpp
+              tests/cuda_emu/cublaslt_emu.cpp)
   set_property(TARGET andrea_cuda PROPERTY COMPILE_OPTIONS "")
   target_compile_options(andrea_cuda PRIVATE -Wall -Wextra -Wshadow -Wno-unused-parameter
     -Wno-unknown-pragmas $<$<BOOL:${ANDREA_WERROR}>:-Werror>)

@@ -78,6 +78,13 @@ for t in test_cuda test_gpu_peak test_device_pick test_dist_device test_backend_
          test_backend_memory test_backend_parity test_cuda_cli test_backend_cli; do
     step "$t" 180 ctest --test-dir "$BUILD" -R "^$t\$" --output-on-failure
 done
+# a failing per-op test once more with cuda-bf16's cuBLASLt path off (every product unfused):
+# tells a cuBLASLt problem (epilogue, alignment, heuristic) from the kernels' own
+status_of() { for i in "${!NAMES[@]}"; do [ "${NAMES[$i]}" = "$1" ] && echo "${STATUS[$i]}"; done; }
+if [ "$(status_of test_backend_ops)" != pass ]; then
+    step test_backend_ops_no_lt 180 env ANDREA_CUDA_LT=0 ctest --test-dir "$BUILD" \
+        -R '^test_backend_ops$' --output-on-failure
+fi
 # benchmarks, short (numbers for the note; fp32 exact mode, then --precision bf16):
 # training tokens/s and MFU against the GPU's dense bf16 peak at the issue's shapes, and
 # batch-1 and batch-32 generation for the two 124M-class models

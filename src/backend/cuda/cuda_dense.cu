@@ -1,8 +1,10 @@
 /*
- * cuda_dense.cu - the CUDA backend's products (cuBLAS sgemm in pedantic math mode: exact
- * fp32, no TF32; on cuda-bf16, cublasGemmEx on bf16 copies of both operands), with bias,
- * residual and activation as separate passes (correct first; cuBLASLt epilogues are the
- * next step), and decoding's matvec. dbias is cuda_colsum.cu's deterministic column sum.
+ * cuda_dense.cu - the CUDA backend's products, and decoding's matvec. cuda: cuBLAS sgemm in
+ * pedantic math mode (exact fp32, no TF32: the reference the fast mode is checked against),
+ * with bias, residual and activation as separate passes. cuda-bf16: bf16 copies of both
+ * operands, and one cuBLASLt call with the bias, residual, GELU or GELU' as its epilogue
+ * (cuda_lt.cu), or cublasGemmEx and the same passes where cuBLASLt has no such epilogue.
+ * dbias is cuda_colsum.cu's deterministic column sum.
  *
  * cuBLAS is column-major: a row-major (R, C) matrix is its (C, R) transpose there, so
  * out(M, N) = inp w^T is out^T = w^T(stored) transposed times inp^T(stored):
@@ -11,6 +13,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "backend/cuda/cuda_lt.h"
 #include "backend/cuda/cuda_ops.h"
 #include "backend/cuda/cuda_weights.h"
 
@@ -33,104 +36,153 @@ typedef struct {
     size_t n;
 } operand;
 
-/* C (m, n column-major, ld m) = op(A) op(B) + beta C. cuda: cublasSgemm in pedantic fp32;
- * cuda-bf16: both operands rounded to bf16 (nearest even, the CPU's rounding) and
- * cublasGemmEx with fp32 accumulation and result. 0, or -1 with the failure recorded. */
-static int gemm(be_t be, const char *what, int m, int n, int k, operand A, operand B,
-                float beta, float *C, const char *op, int M, int K, int N) {
-    float one = 1.0f;
-    int bf16 = be->precision == ANDREA_PRECISION_BF16;
-    cublasHandle_t blas = cuda_blas(op, !bf16);
-    if (!blas) return -1;
-    cublasStatus_t st;
-    if (!bf16) {
-        st = cublasSgemm(blas, A.op, B.op, m, n, k, &one, A.p, A.ld, B.p, B.ld, &beta, C, m);
-    } else {
-        size_t a_span = (A.n + 7) / 8 * 8; /* B's copy starts 16-byte aligned */
-        uint16_t *s = (uint16_t *)cuda_scratch(CUDA_SCRATCH_BF16,
-                                               (a_span + B.n) * sizeof(uint16_t), op);
-        if (!s || cuda_to_bf16(s, A.p, A.n) || cuda_to_bf16(s + a_span, B.p, B.n))
-            return cuda_failf(op, cudaGetErrorString(cudaGetLastError()),
-                              "%s bf16 operands M %d K %d N %d", what, M, K, N);
-        st = cublasGemmEx(blas, A.op, B.op, m, n, k, &one, s, CUDA_R_16BF, A.ld, s + a_span,
-                          CUDA_R_16BF, B.ld, &beta, C, CUDA_R_32F, m, CUBLAS_COMPUTE_32F,
-                          CUBLAS_GEMM_DEFAULT);
-    }
-    if (st != CUBLAS_STATUS_SUCCESS)
-        return cuda_failf(op, cublasGetStatusString(st), "%s %s M %d K %d N %d", what,
-                          bf16 ? "gemmEx bf16" : "sgemm", M, K, N);
+/* A product, for messages: the op, which of its products, the op's shapes */
+typedef struct {
+    const char *op, *what;
+    int M, K, N;
+} product_id;
+
+/* cuda-bf16's operands: A and B rounded to bf16 (nearest even, the CPU's rounding) into one
+ * scratch, B's copy 16-byte aligned. 0, or -1 with the failure recorded. */
+static int bf16_operands(operand A, operand B, const uint16_t **a, const uint16_t **b,
+                         const product_id *id) {
+    size_t a_span = (A.n + 7) / 8 * 8;
+    uint16_t *s = (uint16_t *)cuda_scratch(CUDA_SCRATCH_BF16, (a_span + B.n) * sizeof(uint16_t),
+                                           id->op);
+    if (!s || cuda_to_bf16(s, A.p, A.n) || cuda_to_bf16(s + a_span, B.p, B.n))
+        return cuda_failf(id->op, cudaGetErrorString(cudaGetLastError()),
+                          "%s bf16 operands M %d K %d N %d", id->what, id->M, id->K, id->N);
+    *a = s, *b = s + a_span;
     return 0;
 }
 
-/* out = resid + bias + inp @ w^T (resid, bias NULL: not there) */
-static void forward(be_t be, const char *op, float *out, const float *inp, const float *w,
-                    const float *bias, const float *resid, int M, int K, int N) {
-    size_t n = (size_t)M * N;
-    if (bias || resid) {
-        CU_LAUNCH(k_rows_bias, cuda_blocks(n), 256, 0)(out, bias, resid, N, n);
-        CU_LAUNCHED(op, "bias M %d K %d N %d", M, K, N);
+/* C (m, n column-major, ld m) = op(A) op(B) + beta C: cublasSgemm in pedantic fp32, or,
+ * given bf16 copies (a16, b16), cublasGemmEx on them with fp32 accumulation and result on
+ * a default-math handle (tensor cores). 0, or -1 with the failure recorded. */
+static int gemm(int m, int n, int k, operand A, operand B, const uint16_t *a16,
+                const uint16_t *b16, float beta, float *C, const product_id *id) {
+    float one = 1.0f;
+    cublasHandle_t blas = cuda_blas(id->op, a16 == NULL);
+    if (!blas) return -1;
+    cublasStatus_t st;
+    if (!a16)
+        st = cublasSgemm(blas, A.op, B.op, m, n, k, &one, A.p, A.ld, B.p, B.ld, &beta, C, m);
+    else
+        st = cublasGemmEx(blas, A.op, B.op, m, n, k, &one, a16, CUDA_R_16BF, A.ld, b16,
+                          CUDA_R_16BF, B.ld, &beta, C, CUDA_R_32F, m, CUBLAS_COMPUTE_32F,
+                          CUBLAS_GEMM_DEFAULT);
+    if (st != CUBLAS_STATUS_SUCCESS)
+        return cuda_failf(id->op, cublasGetStatusString(st), "%s %s M %d K %d N %d", id->what,
+                          a16 ? "gemmEx bf16" : "sgemm", id->M, id->K, id->N);
+    return 0;
+}
+
+/* D = op(A) op(B) and e's epilogue as separate passes: C + bias written first (into pre
+ * when an activation follows; nothing to write when C is the target itself, an
+ * accumulation), the product added, then the activation or its derivative */
+static int unfused(int m, int n, int k, operand A, operand B, const uint16_t *a16,
+                   const uint16_t *b16, float *D, const cuda_epilogue *e, const product_id *id) {
+    int fwd_act = e->act >= 0 && !e->backward;
+    float *target = fwd_act ? e->pre : D;
+    size_t count = (size_t)m * n;
+    if (e->bias || (e->C && e->C != target)) {
+        CU_LAUNCH(k_rows_bias, cuda_blocks(count), 256, 0)(target, e->bias, e->C, m, count);
+        CU_LAUNCHED_R(-1, id->op, "bias M %d K %d N %d", id->M, id->K, id->N);
     }
+    if (gemm(m, n, k, A, B, a16, b16, e->bias || e->C ? 1.0f : 0.0f, target, id)) return -1;
+    if (e->act >= 0 && cuda_act_launch(D, e->pre, count, e->act, e->backward))
+        return cuda_failf(id->op, cudaGetErrorString(cudaGetLastError()), "%s M %d K %d N %d "
+                          "act %d", e->backward ? "act'" : "act", id->M, id->K, id->N, e->act);
+    return 0;
+}
+
+/* D = op(A) op(B) with epilogue e: on cuda-bf16 one cuBLASLt call where it has the epilogue
+ * (cuda_lt.cu), else the product and separate passes. 0, or -1 with the failure recorded. */
+static int product(be_t be, int m, int n, int k, operand A, operand B, float *D,
+                   const cuda_epilogue *e, const product_id *id) {
+    const uint16_t *a16 = NULL, *b16 = NULL;
+    if (be->precision == ANDREA_PRECISION_BF16) {
+        if (bf16_operands(A, B, &a16, &b16, id)) return -1;
+        int rc = cuda_lt_matmul(id->op, m, n, k, a16, A.op == CUBLAS_OP_T, A.ld, b16,
+                                B.op == CUBLAS_OP_T, B.ld, D, e);
+        if (rc != 1) return rc;
+    }
+    return unfused(m, n, k, A, B, a16, b16, D, e, id);
+}
+
+/* out (M, N) = inp (M, K) w^T (+ bias + resid): column-major out^T = w (T) inp^T */
+static int forward(be_t be, float *out, const float *inp, const float *w, const cuda_epilogue *e,
+                   const product_id *id) {
+    int M = id->M, K = id->K, N = id->N;
     operand wt = {w, K, CUBLAS_OP_T, (size_t)N * K}, x = {inp, K, CUBLAS_OP_N, (size_t)M * K};
-    gemm(be, "out", N, M, K, wt, x, bias || resid ? 1.0f : 0.0f, out, op, M, K, N);
+    return product(be, N, M, K, wt, x, out, e, id);
 }
 
 void cuda_matmul_forward(be_t be, float *out, const float *inp, const float *w, const float *bias,
                          int M, int K, int N) {
     if (!cuda_ok() || !M || !N) return;
-    forward(be, "matmul_forward", out, inp, w, bias, NULL, M, K, N);
+    product_id id = {"matmul_forward", "out", M, K, N};
+    cuda_epilogue e = {bias, NULL, NULL, -1, 0};
+    forward(be, out, inp, w, &e, &id);
 }
 
 void cuda_matmul_forward_residual(be_t be, float *out, const float *inp, const float *w,
                                   const float *bias, const float *resid, int M, int K, int N) {
     if (!cuda_ok() || !M || !N) return;
-    forward(be, "matmul_forward_residual", out, inp, w, bias, resid, M, K, N);
+    product_id id = {"matmul_forward_residual", "out", M, K, N};
+    cuda_epilogue e = {bias, resid, NULL, -1, 0};
+    forward(be, out, inp, w, &e, &id);
 }
 
 void cuda_matmul_forward_act(be_t be, float *pre, float *post, const float *inp, const float *w,
                              const float *bias, int M, int K, int N, int act) {
     if (!cuda_ok() || !M || !N) return;
-    forward(be, "matmul_forward_act", pre, inp, w, bias, NULL, M, K, N);
-    if (!cuda_ok()) return;
-    if (cuda_act_launch(post, pre, (size_t)M * N, act, 0))
-        cuda_failf("matmul_forward_act", cudaGetErrorString(cudaGetLastError()),
-                   "act M %d K %d N %d act %d", M, K, N, act);
+    product_id id = {"matmul_forward_act", "out", M, K, N};
+    cuda_epilogue e = {bias, NULL, pre, act, 0};
+    forward(be, post, inp, w, &e, &id);
 }
 
-/* dw (+)= dout^T @ x, dbias (+)= column sums of dout */
-static void weight_grads(be_t be, const char *op, float *dw, float *dbias, const float *dout,
-                         const float *x, int M, int K, int N, int init) {
+/* dw (+)= dout^T @ x, dbias (+)= column sums of dout (cuda_colsum.cu: deterministic, and it
+ * accumulates, which cuBLASLt's BGRAD epilogues do not) */
+static void weight_grads(be_t be, float *dw, float *dbias, const float *dout, const float *x,
+                         int init, const product_id *pid) {
+    int M = pid->M, K = pid->K, N = pid->N;
+    product_id id = *pid;
+    id.what = "dw";
     operand xs = {x, K, CUBLAS_OP_N, (size_t)M * K}, dy = {dout, N, CUBLAS_OP_T, (size_t)M * N};
-    if (dw && gemm(be, "dw", K, N, M, xs, dy, init ? 0.0f : 1.0f, dw, op, M, K, N)) return;
-    if (dbias) cuda_column_sums(dbias, dout, M, N, !init, op);
+    /* accumulating: C is dw itself */
+    cuda_epilogue e = {NULL, init ? NULL : dw, NULL, -1, 0};
+    if (dw && product(be, K, N, M, xs, dy, dw, &e, &id)) return;
+    if (dbias) cuda_column_sums(dbias, dout, M, N, !init, id.op);
 }
 
-/* d (M, K) = dout @ w, into d (beta 1: +=) or over it (beta 0) */
-static int input_grads(be_t be, const char *op, float *d, const float *dout, const float *w,
-                       float beta, int M, int K, int N) {
+/* dinp (M, K) = dout @ w (+ dinp when e->C is dinp), the epilogue e */
+static int input_grads(be_t be, float *dinp, const float *dout, const float *w,
+                       const cuda_epilogue *e, const product_id *pid) {
+    int M = pid->M, K = pid->K, N = pid->N;
+    product_id id = *pid;
+    id.what = "dinp";
     operand ws = {w, K, CUBLAS_OP_N, (size_t)N * K}, dy = {dout, N, CUBLAS_OP_N, (size_t)M * N};
-    return gemm(be, "dinp", K, M, N, ws, dy, beta, d, op, M, K, N);
+    return product(be, K, M, N, ws, dy, dinp, e, &id);
 }
 
 void cuda_matmul_backward(be_t be, float *dinp, float *dw, float *dbias, const float *dout,
                           const float *inp, const float *w, int M, int K, int N, int dw_init) {
-    const char *op = "matmul_backward";
     if (!cuda_ok() || !M || !N || !K) return;
-    if (dinp && input_grads(be, op, dinp, dout, w, 1.0f, M, K, N)) return;
-    weight_grads(be, op, dw, dbias, dout, inp, M, K, N, dw_init);
+    product_id id = {"matmul_backward", "", M, K, N};
+    cuda_epilogue add = {NULL, dinp, NULL, -1, 0}; /* dinp += */
+    if (dinp && input_grads(be, dinp, dout, w, &add, &id)) return;
+    weight_grads(be, dw, dbias, dout, inp, dw_init, &id);
 }
 
 void cuda_matmul_backward_act(be_t be, float *dpre, float *dw, float *dbias, const float *dout,
                               const float *post, const float *w, const float *pre, int M, int K,
                               int N, int act, int dw_init) {
-    const char *op = "matmul_backward_act";
     if (!cuda_ok() || !M || !N || !K) return;
-    if (input_grads(be, op, dpre, dout, w, 0.0f, M, K, N)) return;
-    if (cuda_act_launch(dpre, pre, (size_t)M * K, act, 1)) {
-        cuda_failf(op, cudaGetErrorString(cudaGetLastError()), "act' M %d K %d act %d", M, K,
-                   act);
-        return;
-    }
-    weight_grads(be, op, dw, dbias, dout, post, M, K, N, dw_init);
+    product_id id = {"matmul_backward_act", "", M, K, N};
+    cuda_epilogue e = {NULL, NULL, (float *)pre, act, 1}; /* dpre = (dout w) act'(pre) */
+    if (input_grads(be, dpre, dout, w, &e, &id)) return;
+    weight_grads(be, dw, dbias, dout, post, dw_init, &id);
 }
 
 /* ---- decoding's product: one block per (input, output row), a fixed tree over K ----------- */

@@ -113,6 +113,7 @@ enum {
     CUDA_SCRATCH_DPRE,    /* the attention backward's score gradients, (B, NH, T, T) */
     CUDA_SCRATCH_BF16,    /* cuda-bf16's rounded product operands */
     CUDA_SCRATCH_COLSUM,  /* column sums' per-chunk partials (cuda_colsum.cu) */
+    CUDA_SCRATCH_LT,      /* cuBLASLt's workspace (cuda_lt.cu) */
     CUDA_SCRATCH_N
 };
 void *cuda_scratch(int purpose, size_t bytes, const char *op);
