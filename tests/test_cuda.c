@@ -64,6 +64,30 @@ static void check_emulator_guard(const andrea_backend *be) {
 }
 #endif
 
+#ifdef ANDREA_HAVE_CUDA
+/* A forward and backward on cuda-bf16 takes the fused cuBLASLt path for some products (the
+ * tiny model's are 16-byte aligned) and is refused none after the heuristic chose: on a
+ * GPU this is the check that cuBLASLt accepts what the emulator accepts. */
+static void check_bf16_fused(const andrea_config *cfg) {
+    andrea_model *m = andrea_model_create_on(cfg, 42, "cuda-bf16");
+    CHECK(m != NULL);
+    if (!m) return;
+    enum { B = 2, T = 16 };
+    int32_t x[B * T], y[B * T];
+    for (int i = 0; i < B * T; i++) x[i] = (i * 3 + 1) % cfg->vocab, y[i] = (i * 11 + 2) % cfg->vocab;
+    long f0, u0, r0, f1, u1, r1;
+    andrea_cuda_lt_counts(&f0, &u0, &r0);
+    float loss = andrea_model_forward(m, x, y, B, T);
+    andrea_model_zero_grad(m);
+    CHECK(isfinite(loss) && andrea_model_backward(m) == 0);
+    andrea_cuda_lt_counts(&f1, &u1, &r1);
+    printf("test_cuda: cuda-bf16 forward+backward: loss %.5f; products through cuBLASLt %ld, "
+           "unfused %ld, refused by cublasLtMatmul %ld\n", loss, f1 - f0, u1 - u0, r1 - r0);
+    CHECK(f1 - f0 > 0 && r1 - r0 == 0);
+    andrea_model_free(m);
+}
+#endif
+
 int main(void) {
 #ifndef ANDREA_HAVE_CUDA
     printf("test_cuda: skipped: built without the CUDA backend (cmake -DANDREA_CUDA=ON)\n");
@@ -118,6 +142,7 @@ int main(void) {
     check_emulator_guard(be);
 #endif
 #ifdef ANDREA_HAVE_CUDA
+    check_bf16_fused(&cfg);
     const char *err = andrea_cuda_last_error();
     if (err) printf("test_cuda: first CUDA error: %s\n", err);
     CHECK(err == NULL);

@@ -12,6 +12,11 @@ const char *andrea_cuda_last_error(void);
 /* The device's name as CUDA reports it ("NVIDIA H200"), or NULL when there is no device. */
 const char *andrea_cuda_device_name(void);
 
+/* cuda-bf16's products since the start: through one cuBLASLt call with their epilogue,
+ * unfused (no such epilogue, alignment, no algorithm), and refused by cublasLtMatmul after
+ * the heuristic chose (then unfused, and that shape from then on). */
+void andrea_cuda_lt_counts(long *fused, long *unfused, long *refused);
+
 #ifdef __cplusplus
 }
 #endif

@@ -40,6 +40,12 @@ static __thread cublasLtHandle_t lt_handle;
 static __thread lt_plan plans[LT_PLANS];
 static __thread int plans_next; /* the slot the next new plan takes (round robin) */
 
+/* for tests and the first GPU run: products fused, run unfused, refused by cublasLtMatmul
+ * after the heuristic chose an algorithm (then unfused); all threads, roughly (no locks) */
+static struct {
+    long fused, unfused, refused;
+} lt_counts;
+
 /* The largest power of two (to 256) dividing p's address: cuBLASLt's heuristic reads the
  * bias and aux pointers to learn their alignment, so plans differ by it. */
 static int alignment_of(const void *p) {
@@ -72,7 +78,6 @@ static cublasStatus_t plan_make(lt_plan *p, const lt_key *k, const cuda_epilogue
     int32_t ta = k->ta, tb = k->tb;
     uint64_t ws = LT_WORKSPACE;
     int64_t aux_ld = k->aux_ld;
-    cudaDataType_t f32 = CUDA_R_32F;
     cublasLtMatmulHeuristicResult_t found;
     int n_found = 0;
     p->key = *k;
@@ -80,15 +85,12 @@ static cublasStatus_t plan_make(lt_plan *p, const lt_key *k, const cuda_epilogue
     LT_TRY(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
     LT_TRY(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
     LT_TRY(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi));
-    if (e->bias) {
-        LT_TRY(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &f32,
-                                              sizeof f32));
+    /* the bias's and aux's types are left unset: D's (fp32), as wanted; setting them is
+     * for fp8 and int8 kernels (cuBLASLt refuses other combinations at the matmul) */
+    if (e->bias)
         LT_TRY(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
                                               &e->bias, sizeof e->bias));
-    }
     if (e->pre) {
-        LT_TRY(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE,
-                                              &f32, sizeof f32));
         LT_TRY(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD,
                                               &aux_ld, sizeof aux_ld));
         LT_TRY(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER,
@@ -181,8 +183,10 @@ int cuda_lt_matmul(const char *op, int m, int n, int k, const void *A, int ta, i
     /* cuBLASLt's vectorised loads: every matrix 16-byte aligned, aux rows a multiple of 8 */
     if (!epilogue || !aligned16(A) || !aligned16(B) || !aligned16(D) ||
         (e->C && !aligned16(e->C)) || (e->bias && !aligned16(e->bias)) ||
-        (pre && (!aligned16(pre) || m % 8)))
+        (pre && (!aligned16(pre) || m % 8))) {
+        lt_counts.unfused++;
         return 1;
+    }
     if (lt_ready(op)) return -1;
     lt_key key = {m, n, k, ta, tb, lda, ldb, epilogue, pre ? m : 0,
                   e->bias ? alignment_of(e->bias) : 0, pre ? alignment_of(pre) : 0};
@@ -190,7 +194,7 @@ int cuda_lt_matmul(const char *op, int m, int n, int k, const void *A, int ta, i
     with_pre.pre = pre;
     int unfused = 0;
     lt_plan *p = plan_for(op, &key, &with_pre, &unfused);
-    if (!p) return unfused ? 1 : -1;
+    if (!p) return unfused ? (lt_counts.unfused++, 1) : -1;
     void *ws = cuda_scratch(CUDA_SCRATCH_LT, LT_WORKSPACE, op);
     if (!ws) return -1;
     cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
@@ -204,8 +208,19 @@ int cuda_lt_matmul(const char *op, int m, int n, int k, const void *A, int ta, i
     if (st == CUBLAS_STATUS_SUCCESS)
         st = cublasLtMatmul(lt_handle, p->desc, &one, A, p->a, B, p->b, &beta, e->C ? e->C : D,
                             p->cd, D, p->cd, &p->algo, ws, LT_WORKSPACE, 0);
+    if (st == CUBLAS_STATUS_NOT_SUPPORTED || st == CUBLAS_STATUS_INVALID_VALUE) {
+        /* refused before it ran (D untouched): this plan is unfused from now on */
+        p->state = 2;
+        lt_counts.refused++;
+        return 1;
+    }
     if (st != CUBLAS_STATUS_SUCCESS)
         return cuda_failf(op, cublasGetStatusString(st), "cublasLtMatmul m %d n %d k %d "
                           "epilogue %d", m, n, k, epilogue);
+    lt_counts.fused++;
     return 0;
+}
+
+extern "C" void andrea_cuda_lt_counts(long *fused, long *unfused, long *refused) {
+    *fused = lt_counts.fused, *unfused = lt_counts.unfused, *refused = lt_counts.refused;
 }
