@@ -316,6 +316,19 @@ static const char *gpu_name(const andrea_backend *be) {
     return NULL;
 }
 
+/* cuda-bf16: how many products went through cuBLASLt with their epilogue (docs/cuda.md) */
+static void print_fusion(const andrea_backend *be) {
+#ifdef ANDREA_HAVE_CUDA
+    if (strcmp(andrea_backend_name(be), "cuda-bf16") != 0) return;
+    long fused, unfused, refused;
+    andrea_cuda_lt_counts(&fused, &unfused, &refused);
+    printf("products (all so far): %ld fused through cuBLASLt, %ld unfused, %ld refused by "
+           "cublasLtMatmul\n", fused, unfused, refused);
+#else
+    (void)be;
+#endif
+}
+
 /* A GPU's MFU is against its datasheet's dense bf16 peak (the issue's, llm.c's), not a
  * product measured here; an unknown GPU gets none. */
 static bench_peaks gpu_peaks(const bench_request *q) {
@@ -388,6 +401,7 @@ static double report_training(const bench_request *q, andrea_model *m, const ben
                    100.0 * tf / pk->gpu_fp32, pk->gpu_fp32);
         else
             printf("MFU n/a (no peak for this GPU)\n");
+        print_fusion(q->be);
         return s;
     }
     double rss = (double)andrea_perf_peak_rss(); /* before the product's buffers below */
