@@ -85,7 +85,12 @@ typedef struct {
     /* consistency counts, all 0 when the inspector reproduced the forward exactly */
     int64_t prob_mismatches; /* re-run probabilities whose bits differ from the forward's */
     int64_t out_mismatches;  /* re-run A.V outputs whose bits differ from the forward's */
-    int64_t raw_mismatches;  /* entries j <= i where fl(raw * scale) != the kernel's score */
+    int64_t raw_mismatches;  /* entries j <= i where fl(raw * scale) != the kernel's score
+                              * (scores_exact 0: off by more than the dot's rounding) */
+    /* 1: the backend's attention is the CPU kernel, whose dot product raw is computed with,
+     * so its scaled scores are fl(raw * scale) to the bit; 0 (a GPU: its own summation
+     * order): they agree within the float rounding of a head_size-term dot product */
+    int32_t scores_exact;
 } andrea_attn_maps;
 
 /* Runs tokens (T <= ctx, batch 1) through m and fills out (which the caller

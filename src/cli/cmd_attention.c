@@ -18,6 +18,7 @@
 #include "attn_files.h"
 #include "attn_text.h"
 #include "commands.h"
+#include "backend_flags.h"
 #include "model_open.h"
 #include "threads.h"
 
@@ -72,6 +73,7 @@ static int select_range(const char *what, int v, int n, int *idx) {
 /* What the command line asked for, once parsed and checked. */
 typedef struct {
     const char *model_path, *prompt, *png_dir, *html_path, *json_path;
+    const char *backend; /* where the model runs (NULL: the default, cpu) */
     int layer, head, bos, matrices;
     int json_stdout; /* --json -: stdout carries the JSON, so the report goes elsewhere */
     float max_mb;
@@ -150,6 +152,7 @@ static int parse_request(int argc, char **argv, attn_request *q) {
                                              "narrowed to one layer, then one head (64)", 0},
         {"lang", 0, ARG_STR, &lang, "language of the report, the page and the PNG labels: en (default) | id", 0},
         {"threads", 't', ARG_INT, &threads, "OpenMP threads, 0 = all cores (0)", 0},
+        {"backend", 0, ARG_STR, &q->backend, "where the model runs: cpu, cuda, ... (cpu)", 0},
     };
     int n_specs = (int)(sizeof specs / sizeof specs[0]);
     int r = args_parse("attention", argc, argv, specs, n_specs, NULL, 0, NULL);
@@ -158,7 +161,7 @@ static int parse_request(int argc, char **argv, attn_request *q) {
                                 "[--png DIR] [--html FILE] [--json FILE]", specs, n_specs);
         return 0;
     }
-    if (r || check_request(q, views_s)) return 2;
+    if (r || check_request(q, views_s) || backend_check("attention", q->backend)) return 2;
     cli_set_threads(threads);
     q->json_stdout = q->json_path && strcmp(q->json_path, "-") == 0;
     return -1;
@@ -170,6 +173,10 @@ static int open_run(const attn_request *q, attn_run *r) {
     r->m = cli_model_open(q->model_path, NULL, &r->tok);
     if (!r->m) {
         cli_model_error("attention", lang, q->model_path);
+        return 1;
+    }
+    if (andrea_model_set_backend(r->m, q->backend)) {
+        fprintf(stderr, "andrea attention: %s\n", andrea_error());
         return 1;
     }
     const andrea_config *c = r->c = andrea_model_config(r->m);

@@ -21,6 +21,7 @@
 #include "args.h"
 #include "attn_text.h"
 #include "commands.h"
+#include "backend_flags.h"
 #include "model_open.h"
 
 enum { SHOW_COLS = 8, W = 8 };
@@ -292,7 +293,7 @@ int cmd_explain(int argc, char **argv) {
             for (int j = k; j + drop < argc; j++) argv[j] = argv[j + drop];
             return cmd_explain_experiment(argc - drop, argv, name);
         }
-    const char *model_path = NULL, *preset = NULL, *prompt = "To be or";
+    const char *model_path = NULL, *preset = NULL, *prompt = "To be or", *backend = NULL;
     int layer = 0, head = 0;
     uint64_t seed = 1337;
     arg_spec specs[] = {
@@ -304,6 +305,7 @@ int cmd_explain(int argc, char **argv) {
         {"head", 0, ARG_INT, &head, "head to walk through (0)", 0},
         {"seed", 0, ARG_U64, &seed, "seed of the toy model and of the random claims (1337)", 0},
         {"lang", 0, ARG_STR, &lang, "language of the walk-through: en (default) | id", 0},
+        {"backend", 0, ARG_STR, &backend, "where the model runs: cpu, cuda, ... (cpu)", 0},
     };
     int n_specs = (int)(sizeof specs / sizeof specs[0]);
     int r = args_parse("explain", argc, argv, specs, n_specs, NULL, 0, NULL);
@@ -313,7 +315,7 @@ int cmd_explain(int argc, char **argv) {
                    "--help)", specs, n_specs);
         return 0;
     }
-    if (r) return 2;
+    if (r || backend_check("explain", backend)) return 2;
     if (andrea_lang_check(lang)) {
         fprintf(stderr, "andrea explain: --lang: %s\n", andrea_error());
         return 2;
@@ -346,7 +348,7 @@ int cmd_explain(int argc, char **argv) {
         cli_model_error("explain", lang, model_path);
         return 1;
     }
-    if (!m || !tok) {
+    if (!m || !tok || andrea_model_set_backend(m, backend)) {
         fprintf(stderr, "andrea explain: %s\n", andrea_error());
         andrea_tokenizer_free(tok);
         andrea_model_free(m);

@@ -94,9 +94,9 @@ int andrea_attention_render_json(andrea_writer *w, const andrea_attn_export *x, 
         json_str(w, tk->labels[i]);
     }
     andrea_writef(w, "],\n\"checks\":{\"prob_mismatches\":%lld,\"out_mismatches\":%lld,"
-                     "\"raw_mismatches\":%lld},\n\"views\":[",
+                     "\"raw_mismatches\":%lld,\"scores_exact\":%s},\n\"views\":[",
                   (long long)mp->prob_mismatches, (long long)mp->out_mismatches,
-                  (long long)mp->raw_mismatches);
+                  (long long)mp->raw_mismatches, mp->scores_exact ? "true" : "false");
     int first = 1;
     for (int v = 0; v < ANDREA_VIEW_COUNT; v++)
         if (views & ANDREA_VIEW_BIT(v)) {

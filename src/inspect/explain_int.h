@@ -5,6 +5,12 @@
 
 #include "andrea_inspect.h"
 
+/* The engine's scaled score for q.k (HS terms) agrees with raw, the CPU kernel's dot
+ * product of the same q and k: fl(raw * scale) to the bit where maps->scores_exact, else
+ * within the dot product's float rounding (HS + 2 roundings of sum |q_d k_d|, scaled). */
+int andrea_attn_score_agrees(const andrea_attn_maps *maps, const float *q, const float *k,
+                             int HS, float raw, float scaled);
+
 /* Records one check of `part`: key names its text in the language tables (lang_en.c), a
  * printf format the arguments fill, in e->lang. */
 void andrea_explain_add_check(andrea_explain *e, int part, int ok, const char *key, ...);

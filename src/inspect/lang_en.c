@@ -12,6 +12,8 @@ static const andrea_lang_entry EN[] = {
      "every S[i][j] equals sum_d q_i[d] k_j[d] recomputed in double (max |diff| %.2g, within d_k float roundings)"},
     {"check.scale",
      "the engine's scaled scores are exactly fl(S * 1/sqrtf(d_k)) (%d of %d differ; all layers and heads: %lld)"},
+    {"check.scale_rounding",
+     "the engine's scaled scores are S * 1/sqrtf(d_k) within the float rounding of its dot product (its kernel sums in its own order) (%d of %d differ; all layers and heads: %lld)"},
     {"check.mask",
      "masked[i][j] is -inf for every j > i and the scaled score for j <= i (%d wrong)"},
     {"check.rows",

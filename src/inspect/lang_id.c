@@ -18,6 +18,8 @@ static const andrea_lang_entry ID[] = {
      "setiap S[i][j] sama dengan sum_d q_i[d] k_j[d] yang dihitung ulang dalam double (|selisih| maks %.2g, dalam batas pembulatan float sebanyak d_k)"},
     {"check.scale",
      "skor berskala dari mesin tepat sama dengan fl(S * 1/sqrtf(d_k)) (%d dari %d berbeda; di semua layer dan head: %lld)"},
+    {"check.scale_rounding",
+     "skor berskala dari mesin sama dengan S * 1/sqrtf(d_k) dalam batas pembulatan float hasil kali titiknya (kernelnya menjumlahkan dengan urutannya sendiri) (%d dari %d berbeda; di semua layer dan head: %lld)"},
     {"check.mask",
      "masked[i][j] bernilai -inf untuk setiap j > i dan sama dengan skor berskala untuk j <= i (%d salah)"},
     {"check.rows",

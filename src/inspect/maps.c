@@ -11,6 +11,7 @@
 #include "backend/tensor_io.h"
 #include "andrea_inspect.h"
 #include "backend/cpu/kernels/kernels.h"
+#include "inspect/explain_int.h"
 #include "model/model.h"
 #include "util/error.h"
 
@@ -58,6 +59,15 @@ const float *andrea_attn_map(const andrea_attn_maps *maps, int view, int layer, 
 
 static int same_bits(float a, float b) { return memcmp(&a, &b, sizeof a) == 0; }
 
+int andrea_attn_score_agrees(const andrea_attn_maps *maps, const float *q, const float *k,
+                             int HS, float raw, float scaled) {
+    if (maps->scores_exact) return same_bits(raw * maps->scale, scaled);
+    double mag = 0.0;
+    for (int d = 0; d < HS; d++) mag += fabs((double)q[d] * k[d]);
+    double tol = (HS + 2) * (1.0 / 8388608.0) * mag * maps->scale + 1e-30;
+    return fabs((double)raw * maps->scale - scaled) <= tol;
+}
+
 /* The maps of one forward pass in ctx (explicit attention: the T x T matrices kept). */
 static int inspect_in(const andrea_model *m, andrea_context *ctx, const int32_t *tokens, int T,
                       unsigned views, andrea_attn_maps *out) {
@@ -77,6 +87,7 @@ static int inspect_in(const andrea_model *m, andrea_context *ctx, const int32_t 
     out->head_size = HS;
     out->T = T;
     out->scale = 1.0f / sqrtf((float)HS); /* the kernel's expression, evaluated the same way */
+    out->scores_exact = andrea_backend_update_isa(m->be) >= 0; /* the CPU's kernels */
     out->views = views;
     for (int v = 0; v < ANDREA_VIEW_COUNT; v++)
         if (views & ANDREA_VIEW_BIT(v)) {
@@ -144,7 +155,8 @@ static int inspect_in(const andrea_model *m, andrea_context *ctx, const int32_t 
                     const float *k = qkv + j * C3 + C + h * HS;
                     float s = attn_dot(q, k, HS);
                     r[j] = s;
-                    if (j <= i && !same_bits(s * out->scale, pre[j])) out->raw_mismatches++;
+                    if (j <= i && !andrea_attn_score_agrees(out, q, k, HS, s, pre[j]))
+                        out->raw_mismatches++;
                 }
             }
         }

@@ -46,8 +46,8 @@ int andrea_dist_device_usable(andrea_dist *d, const andrea_backend *be, char *wh
     int shared = 0;
     if (shares_device(d, key, &shared)) return -1;
     if (shared) {
-        snprintf(why, cap, "two ranks share one device (%s's NCCL needs a device per rank: "
-                 "more devices, or ANDREA_CUDA_DEVICE per rank)", c->name);
+        snprintf(why, cap, "two ranks share one device (%s needs a device per rank: more "
+                 "devices, or ANDREA_CUDA_DEVICE per rank)", c->name);
         return 0;
     }
     return 1;

@@ -73,10 +73,13 @@ static int plan_device(andrea_train_run *r) {
     int ok = andrea_dist_device_usable(d, be, why, sizeof why);
     if (ok < 0) return -1;
     if (!ok && forced) return andrea_set_error("--dist-allreduce nccl on %s: %s", be->name, why);
-    if (!ok) return 0;
+    size_t len = strlen(r->dist_ranks), cap = sizeof r->dist_ranks;
+    if (!ok) { /* said in the run's description, then the host's sums are planned */
+        snprintf(r->dist_ranks + len, cap - len, "; no device sums: %s", why);
+        return 0;
+    }
     if (andrea_dist_device_open(d, be)) return -1;
     d->algo = ANDREA_ALLREDUCE_DEVICE;
-    size_t len = strlen(r->dist_ranks), cap = sizeof r->dist_ranks;
     snprintf(r->dist_ranks + len, cap - len, "; gradient sums: %s on device buffers; overlap: %s",
              be->comm->name, r->overlap_plan < 0 ? "measured on steps 2-7" :
              r->overlap_plan ? "on" : "off");

@@ -58,7 +58,7 @@ typedef struct {
     int overlap_trials;       /* gradient sums timed so far while measuring */
     double overlap_t0;        /* when the last micro-batch's backward began */
     double overlap_ms[2][3];  /* backward + sums, ms: [after, during][trial] */
-    char dist_ranks[300];     /* what the ranks agreed on at start (andrea_train_start.ranks) */
+    char dist_ranks[512];     /* what the ranks agreed on at start (andrea_train_start.ranks) */
     float *dist_stage;        /* host copy of the gradients the collectives sum, when the
                                * backend's memory is not the host's (NULL otherwise) */
     int64_t updates_applied;  /* AdamW updates this run (skipped steps do not count) */
