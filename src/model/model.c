@@ -419,7 +419,6 @@ float andrea_model_forward(andrea_model *m, const int32_t *inputs, const int32_t
     return andrea_context_forward(m, m->ctx, inputs, targets, B, T);
 }
 
-/* Host views: the buffers themselves on a host backend, else a copy the context keeps. */
 /* The (rows, V) logits as one host array when their rows are Vp apart (a padded head):
  * one download of the span, then each row moved down to i * V (in place: i * V <= i * Vp),
  * so that no caller ever sees a padded column. */
@@ -437,6 +436,7 @@ static const float *unpadded_logits(andrea_context *c, size_t rows) {
     return c->host_logits;
 }
 
+/* Host views: the buffers themselves on a host backend, else a copy the context keeps. */
 const float *andrea_context_logits(const andrea_context *c) {
     andrea_context *w = (andrea_context *)c; /* the host copy is a cache, not state */
     if (!c->act_mem || c->tail_rows) return NULL;
