@@ -3,10 +3,12 @@
  * (backend.h's vocab_multiple; model.h's andrea_head_pad): the arithmetic and the memory
  * plan, then one model on cpu-guarded (which pads, 257 -> 320) against the same model on
  * cpu (which does not), tied and untied: the loss, the logits handed out (V columns),
- * every gradient, a few AdamW steps with weight decay, the padded rows and logits columns
- * (zero, never a probability), checkpoints (byte-identical files) and their resumption.
- * cpu-guarded runs cpu's kernels, and a product's columns do not depend on how many
- * others there are, so every comparison is exact. Every other backend that pads (cuda in
+ * every gradient, a few AdamW steps with weight decay, the zero rows after an untied head
+ * (zero through training), the padded logits columns (0 in dlogits, never a probability),
+ * checkpoints (byte-identical files) and their resumption. cpu-guarded runs cpu's kernels,
+ * a product's columns do not depend on how many others there are, and the padded rows come
+ * after the real ones (the reduction's blocks unchanged), so every comparison is exact.
+ * Every other backend that pads (cuda in
  * the emulator build, or on a GPU) runs the same checks within test_backend_parity's
  * tolerances, its checkpoint read back exactly and resumed on it to the bit.
  */
