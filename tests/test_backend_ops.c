@@ -503,10 +503,37 @@ static void test_attention_decode(be_t be, int pos, int C, int NH) {
 
 /* ---- loss, optimiser, norm of the gradients ------------------------------------------------ */
 
-static void test_crossentropy(be_t be, int N, int V) {
+/* n rows of V floats from a (n, ld) buffer into a dense (n, V) one */
+static float *unpad_rows(const float *x, int n, int V, int ld) {
+    float *d = zeros((size_t)n * V);
+    for (int i = 0; i < n; i++) memcpy(d + (size_t)i * V, x + (size_t)i * ld, sizeof(float) * V);
+    return d;
+}
+/* the dense (n, V) rows x in a (n, ld) buffer whose columns past V hold `pad` */
+static float *pad_rows(const float *x, int n, int V, int ld, float pad) {
+    float *d = zeros((size_t)n * ld);
+    for (int i = 0; i < n; i++) {
+        memcpy(d + (size_t)i * ld, x + (size_t)i * V, sizeof(float) * V);
+        for (int j = V; j < ld; j++) d[(size_t)i * ld + j] = pad;
+    }
+    return d;
+}
+/* how many of the columns past V of the (n, ld) rows x are not `pad` */
+static size_t pad_changed(const float *x, int n, int V, int ld, float pad) {
+    size_t k = 0;
+    for (int i = 0; i < n; i++)
+        for (int j = V; j < ld; j++) k += x[(size_t)i * ld + j] != pad;
+    return k;
+}
+
+/* ld > V: the rows of a padded LM head (backend.h's vocab_multiple), whose columns past V
+ * the forward must neither read (a huge value there would change the softmax) nor write,
+ * and the backward must set to 0 */
+static void test_crossentropy(be_t be, int N, int V, int ld) {
     char shape[48];
-    snprintf(shape, sizeof shape, "N=%d V=%d", N, V);
-    size_t nv = (size_t)N * V;
+    snprintf(shape, sizeof shape, "N=%d V=%d ld=%d", N, V, ld);
+    size_t nv = (size_t)N * V, nl = (size_t)N * ld;
+    const float PAD = 1e30f;
     float *logits = tu_normal_array(nv), *probs = tu_dup(logits, nv), *losses = zeros(N);
     for (size_t i = 0; i < nv; i++) logits[i] *= 3.0f, probs[i] *= 3.0f;
     int32_t *tg = malloc(sizeof(int32_t) * (size_t)N);
@@ -519,31 +546,39 @@ static void test_crossentropy(be_t be, int N, int V) {
     double tol = 4.0 * (V + 16) * EPS;
     if (supported(be, (const void *)be->ops.crossentropy_forward, "crossentropy_forward")) {
         cmp_t c = {0};
-        float *d_l = upf(be, logits, nv), *d_loss = upf(be, losses, N);
+        float *hl = pad_rows(logits, N, V, ld, PAD);
+        float *d_l = upf(be, hl, nl), *d_loss = upf(be, losses, N);
         int n_valid = -1;
         /* the targets are host memory (backend.h), on every backend */
-        float mean = be->ops.crossentropy_forward(be, d_l, d_loss, tg, N, V, &n_valid);
-        float *gp = zeros(nv), *gl = zeros(N);
-        downf(be, gp, d_l, nv), downf(be, gl, d_loss, N);
+        float mean = be->ops.crossentropy_forward(be, d_l, d_loss, tg, N, V, ld, &n_valid);
+        float *gl = zeros(N);
+        downf(be, hl, d_l, nl), downf(be, gl, d_loss, N);
+        float *gp = unpad_rows(hl, N, V, ld);
         cmp(&c, "probs", gp, probs, nv, 0.0, tol);
         cmp(&c, "losses", gl, losses, N, tol, tol);
         cmp(&c, "mean", &mean, &want_mean, 1, tol, tol + N * EPS);
         float nv_got = (float)n_valid, nv_want = (float)want_valid;
         cmp(&c, "n_valid", &nv_got, &nv_want, 1, 0.0, 0.0);
+        float pad_got = (float)pad_changed(hl, N, V, ld, PAD), pad_want = 0.0f;
+        cmp(&c, "padding columns written", &pad_got, &pad_want, 1, 0.0, 0.0);
         report(be, "crossentropy_forward", shape, &c);
-        free(gp), free(gl);
+        free(gp), free(gl), free(hl);
         freed(be, d_l), freed(be, d_loss);
     }
     if (supported(be, (const void *)be->ops.crossentropy_backward, "crossentropy_backward")) {
         cmp_t c = {0};
         float dloss = 1.0f / (float)(want_valid ? want_valid : 1);
-        float *d_p = upf(be, probs, nv), *got = zeros(nv), *want = tu_dup(probs, nv);
-        be->ops.crossentropy_backward(be, d_p, tg, N, V, dloss);
-        downf(be, got, d_p, nv);
+        float *hp = pad_rows(probs, N, V, ld, PAD), *want = tu_dup(probs, nv);
+        float *d_p = upf(be, hp, nl);
+        be->ops.crossentropy_backward(be, d_p, tg, N, V, ld, dloss);
+        downf(be, hp, d_p, nl);
+        float *got = unpad_rows(hp, N, V, ld);
         andrea_ref_crossentropy_backward(want, tg, N, V, dloss);
         cmp(&c, "dlogits", got, want, nv, 4.0 * EPS * dloss, 4.0 * EPS); /* one subtract, one multiply */
+        float pad_got = (float)pad_changed(hp, N, V, ld, 0.0f), pad_want = 0.0f;
+        cmp(&c, "padding columns not zeroed", &pad_got, &pad_want, 1, 0.0, 0.0);
         report(be, "crossentropy_backward", shape, &c);
-        free(got), free(want);
+        free(got), free(want), free(hp);
         freed(be, d_p);
     }
     free(logits), free(probs), free(losses), free(tg);
@@ -690,8 +725,11 @@ static void test_backend(be_t be) {
         test_attention(be, at[s][0], at[s][1], at[s][2], at[s][3]);
     static const int dc[][3] = {{0, 16, 2}, {6, 32, 4}, {129, 64, 4}};
     for (size_t s = 0; s < sizeof dc / sizeof dc[0]; s++) test_attention_decode(be, dc[s][0], dc[s][1], dc[s][2]);
-    static const int ce[][2] = {{1, 5}, {7, 257}, {33, 1000}};
-    for (size_t s = 0; s < sizeof ce / sizeof ce[0]; s++) test_crossentropy(be, ce[s][0], ce[s][1]);
+    /* ld > V: a padded head's rows (257 -> 320, 1000 -> 1024) */
+    static const int ce[][3] = {{1, 5, 5}, {7, 257, 257}, {33, 1000, 1000}, {7, 257, 320},
+                                {5, 1000, 1024}};
+    for (size_t s = 0; s < sizeof ce / sizeof ce[0]; s++)
+        test_crossentropy(be, ce[s][0], ce[s][1], ce[s][2]);
     test_adamw(be, 1, 1), test_adamw(be, 1000, 1), test_adamw(be, 70001, 10);
     /* across the kernel's 256 parts and its parallel threshold (2^18) */
     test_sum_squares(be, 1), test_sum_squares(be, 1000), test_sum_squares(be, 300001);

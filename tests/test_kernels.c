@@ -569,7 +569,7 @@ static void test_crossentropy(int N, int V) {
     float *p = tu_dup(logits, n), *rp = tu_dup(logits, n);
     float *losses = tu_falloc((size_t)N), *rlosses = tu_falloc((size_t)N);
     int nv = -1, rnv = -2;
-    float mean = andrea_crossentropy_forward(p, losses, targets, N, V, &nv);
+    float mean = andrea_crossentropy_forward(p, losses, targets, N, V, V, &nv);
     float rmean = andrea_ref_crossentropy_forward(rp, rlosses, targets, N, V, &rnv);
     CHECK(nv == rnv);
     /* probabilities: expf plus a float sum of V terms: (V + 8) eps relative. */
@@ -587,7 +587,7 @@ static void test_crossentropy(int N, int V) {
 
     float dloss = rnv ? 1.0f / (float)rnv : 0.0f;
     float *dl = tu_dup(rp, n), *rdl = tu_dup(rp, n);
-    andrea_crossentropy_backward(dl, targets, N, V, dloss);
+    andrea_crossentropy_backward(dl, targets, N, V, V, dloss);
     andrea_ref_crossentropy_backward(rdl, targets, N, V, dloss);
     /* (p - onehot) * dloss: a couple of roundings, of the size of p dloss and dloss, so
      * the target entry (p ~ 1 minus 1 cancels) is good to ~eps dloss absolute. */
@@ -603,7 +603,7 @@ static void test_crossentropy(int N, int V) {
     for (int i = 0; i < N; i++) targets[i] = -1;
     memcpy(p, logits, n * sizeof(float));
     nv = -1;
-    float m0 = andrea_crossentropy_forward(p, losses, targets, N, V, &nv);
+    float m0 = andrea_crossentropy_forward(p, losses, targets, N, V, V, &nv);
     CHECK(m0 == 0.0f);
     CHECK(nv == 0);
 

@@ -118,8 +118,8 @@ static void check_batch(andrea_model *m, double rel) {
     CHECK(ctx->tail_rows > 0 && ctx->tail_rows < T);
     float *row = tu_falloc(V);
     for (int b = 0; b < B; b++) {
-        size_t at = ((size_t)b * T + T - 1) * V;
-        m->be->ops.download(m->be, row, ctx->a.logits + at, sizeof(float) * V);
+        size_t r = (size_t)b * T + T - 1, at = r * V; /* rows logits_ld apart on the device */
+        m->be->ops.download(m->be, row, ctx->a.logits + r * ctx->logits_ld, sizeof(float) * V);
         char what[96];
         snprintf(what, sizeof what, "%s: batch of %d, sequence %d's last row", m->be->name, B, b);
         tu_same(what, row, full + at, V, rel);

@@ -130,10 +130,12 @@ typedef struct {
                              const float *kc, const float *vc, int pos, int C, int NH);
 
     /* ---- loss and optimiser ---- */
+    /* logits (N, V), row i at i * ld (ld >= V: a padded head's rows, vocab_multiple): the
+     * forward reads and writes columns [0, V) only, the backward writes 0 in [V, ld) */
     float (*crossentropy_forward)(be_t be, float *logits_to_probs, float *losses,
-                                  const int32_t *targets, int N, int V, int *n_valid);
+                                  const int32_t *targets, int N, int V, int ld, int *n_valid);
     void (*crossentropy_backward)(be_t be, float *probs_to_dlogits, const int32_t *targets, int N,
-                                  int V, float dloss);
+                                  int V, int ld, float dloss);
     void (*adamw_update)(be_t be, float *p, const float *g, float *m, float *v, size_t n,
                          float lr, float b1, float b2, float eps, float wd, int t, float gscale);
     double (*sum_squares)(be_t be, const float *g, size_t n); /* the same for every thread count */
@@ -184,6 +186,12 @@ struct andrea_backend {
     /* device collectives for its memory (NCCL), NULL: data-parallel sums go through host
      * memory (src/parallel/dist_train.c stages them) */
     const andrea_backend_comm_ops *comm;
+    /* the multiple the LM head's products want their N (the vocabulary) rounded up to: 0 or
+     * 1, none (the CPU variants); 64 for cuda (a GPU's tiles: 8449 -> 8512, 50257 ->
+     * 50304, as llm.c's Vp) and cpu-guarded (so that the CPU test suite runs padded). The
+     * model keeps the Vp - V zero rows next to the head's weights in memory only (model.h's
+     * andrea_head_pad); no loss, softmax, sample, logit handed out or file sees them. */
+    int vocab_multiple;
 };
 
 /* The backend new models start with: "cpu", or the one named by ANDREA_BACKEND (so that a

@@ -91,12 +91,16 @@ static int put_chunk(void *user, const float *chunk, size_t k, size_t at) {
     return 0;
 }
 
+int andrea_tio_copy(be_t from, be_t to, float *dst, const float *src, size_t n) {
+    move_job j = {to, dst};
+    return andrea_tio_each(from, src, n, put_chunk, &j) ? -1 : 0;
+}
+
 float *andrea_tio_move(be_t from, be_t to, const float *src, size_t n) {
     float *dst = to->ops.alloc(to, sizeof(float) * (n ? n : 1));
     if (!dst)
         return andrea_set_error("out of memory: %zu floats on backend '%s'", n, to->name), NULL;
-    move_job j = {to, dst};
-    if (andrea_tio_each(from, src, n, put_chunk, &j)) {
+    if (andrea_tio_copy(from, to, dst, src, n)) {
         to->ops.free(to, dst);
         return NULL;
     }

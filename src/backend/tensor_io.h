@@ -48,5 +48,8 @@ int64_t andrea_tio_first_nonfinite(be_t be, const float *x, size_t n, int nonneg
 /* A copy of src[0, n) (on from) in to's memory, through host chunks; NULL when out of
  * memory. src stays. */
 float *andrea_tio_move(be_t from, be_t to, const float *src, size_t n);
+/* dst[0, n) (to's memory) <- src[0, n) (from's), through host chunks; 0, or -1 when out of
+ * memory. */
+int andrea_tio_copy(be_t from, be_t to, float *dst, const float *src, size_t n);
 
 #endif

@@ -148,6 +148,21 @@ int andrea_layout_build(const andrea_config *c, andrea_layout *lay) {
     return 0;
 }
 
+int andrea_vocab_padded(int V, int multiple) {
+    if (multiple <= 1 || V % multiple == 0) return V;
+    return (V / multiple + 1) * multiple;
+}
+
+void andrea_head_pad_plan(const andrea_config *c, int multiple, andrea_head_pad *hp) {
+    int V = c->vocab, Vp = andrea_vocab_padded(V, multiple);
+    int64_t extra = (int64_t)(Vp - V) * c->d_model;
+    hp->V = V;
+    hp->Vp = Vp;
+    /* tied: the parameters after wte serve as its extra rows, as far as they reach */
+    int64_t follow = c->tied ? andrea_config_param_counts(c).total - (int64_t)V * c->d_model : 0;
+    hp->after = extra > follow ? extra - follow : 0;
+}
+
 void andrea_layout_free(andrea_layout *lay) {
     free(lay->t);
     free(lay->group);

@@ -134,7 +134,7 @@ static const float *prefill(const andrea_model *m, andrea_context *ctx, andrea_k
         be->ops.copy_rows(be, kc, C, qkv + C, 3 * C, C, (size_t)n);
         be->ops.copy_rows(be, vc, C, qkv + 2 * C, 3 * C, C, (size_t)n);
     }
-    be->ops.copy_rows(be, kv->logits, 0, ctx->a.logits + (size_t)(n - 1) * c->vocab, 0,
+    be->ops.copy_rows(be, kv->logits, 0, ctx->a.logits + (size_t)(n - 1) * ctx->logits_ld, 0,
                       (size_t)c->vocab, 1);
     kv->pos = n;
     return host_logits(kv);

@@ -54,6 +54,13 @@ void andrea_view_build(const andrea_model *m, float *base, andrea_view *v) {
     if (m->cfg.tied) v->lm_head = v->wte;
 }
 
+float *andrea_padded_alloc(const andrea_backend *be, const andrea_head_pad *hp, size_t n) {
+    size_t after = (size_t)hp->after;
+    float *p = be->ops.alloc(be, sizeof(float) * (n + after));
+    if (p && after) be->ops.zero(be, p + n, sizeof(float) * after);
+    return p;
+}
+
 andrea_model *andrea_model_alloc(const andrea_config *cfg) {
     return andrea_model_alloc_on(cfg, andrea_backend_default());
 }
@@ -77,8 +84,10 @@ andrea_model *andrea_model_alloc_on(const andrea_config *cfg, const andrea_backe
         return NULL;
     }
     /* weights, gradients, moments, activations, caches and quantised copies live in the
-     * backend's memory (host memory for every CPU variant) */
-    m->params = m->be->ops.alloc(m->be, sizeof(float) * (size_t)m->layout.total);
+     * backend's memory (host memory for every CPU variant); the head's padded rows (model.h's
+     * andrea_head_pad) after the weights and gradients only */
+    andrea_head_pad_plan(cfg, be->vocab_multiple, &m->pad);
+    m->params = andrea_padded_alloc(be, &m->pad, (size_t)m->layout.total);
     m->p.h = calloc((size_t)cfg->n_layer, sizeof(andrea_layer_view));
     m->g.h = calloc((size_t)cfg->n_layer, sizeof(andrea_layer_view));
     if (!m->params || !m->p.h || !m->g.h) {
@@ -176,7 +185,7 @@ int andrea_model_write_params(andrea_model *m, int64_t off, int64_t n, const flo
 int andrea_model_ensure_grads(andrea_model *m) {
     if (m->grads) return 0;
     size_t bytes = sizeof(float) * (size_t)m->layout.total;
-    m->grads = m->be->ops.alloc(m->be, bytes);
+    m->grads = andrea_padded_alloc(m->be, &m->pad, (size_t)m->layout.total);
     if (!m->grads) return andrea_set_error("out of memory allocating gradients");
     m->be->ops.zero(m->be, m->grads, bytes);
     andrea_view_build(m, m->grads, &m->g);
@@ -245,15 +254,21 @@ void andrea_model_set_flash_attention(andrea_model *m, int on) {
     andrea_context_set_flash_attention(m->ctx, on);
 }
 
-/* Activations for a (B, T) batch, reallocated only when the shape or attention kind changes. */
-static int ensure_acts(andrea_context *c, int B, int T) {
-    if (c->act_mem && c->act_B == B && c->act_T == T && c->act_flash == c->flash) return 0;
+/* Activations for a (B, T) batch, reallocated only when the shape, the attention kind or
+ * the padding of the model's head (its logits' rows: hp) changes. */
+static int ensure_acts(andrea_context *c, int B, int T, const andrea_head_pad *hp) {
+    if (c->act_mem && c->act_B == B && c->act_T == T && c->act_flash == c->flash &&
+        c->logits_ld == hp->Vp)
+        return 0;
     if (c->act_mem) c->be->ops.free(c->be, c->act_mem);
     free(c->inputs);
     free(c->targets);
     c->act_mem = NULL;
     andrea_act_sizes s;
     int64_t total = andrea_activation_floats(&c->cfg, B, T, c->flash, &s);
+    int64_t pad_floats = (int64_t)B * T * (hp->Vp - hp->V); /* the logits' rows of Vp */
+    s.logits += pad_floats;
+    total += pad_floats;
     c->act_mem = c->be->ops.alloc(c->be, sizeof(float) * (size_t)total);
     c->inputs = malloc(sizeof(int32_t) * (size_t)B * T);
     c->targets = malloc(sizeof(int32_t) * (size_t)B * T);
@@ -271,6 +286,7 @@ static int ensure_acts(andrea_context *c, int B, int T) {
         ptrs[i] = cur;
         cur += sizes[i];
     }
+    c->logits_ld = hp->Vp;
     c->act_B = B;
     c->act_T = T;
     c->act_flash = c->flash;
@@ -320,7 +336,7 @@ static float forward(const andrea_model *m, andrea_context *ctx, const int32_t *
                          T, c->ctx);
         return NAN;
     }
-    if (ensure_acts(ctx, B, T)) return NAN;
+    if (ensure_acts(ctx, B, T, &m->pad)) return NAN;
     int BT = B * T;
     for (int i = 0; i < BT; i++) {
         if (inputs[i] < 0 || inputs[i] >= V || (targets && targets[i] >= V)) {
@@ -361,14 +377,16 @@ static float forward(const andrea_model *m, andrea_context *ctx, const int32_t *
              m->be->ops.matmul_forward_residual(m->be, res3, fch_act, w->wproj, w->bproj, res2, BT, 4 * C, C));
         resid = res3;
     }
-    /* the last R rows of each sequence (R = T: every row), in their places in lnf and logits */
-    int R = tail && T > TAIL_ROWS ? TAIL_ROWS : T;
+    /* the last R rows of each sequence (R = T: every row), in their places in lnf and
+     * logits; the head's product over its Vp rows (andrea_head_pad: the logits of the
+     * rows past V are never read) */
+    int R = tail && T > TAIL_ROWS ? TAIL_ROWS : T, Vp = m->pad.Vp;
     for (int b = 0; b < (R == T ? 1 : B); b++) {
         long r0 = R == T ? 0 : (long)b * T + T - R, nr = R == T ? BT : R;
         PROF(PROF_NORM, norm_forward(m, a->lnf + r0 * C, a->lnf_mean + r0, a->lnf_rstd + r0,
                                      resid + r0 * C, p->lnfw, p->lnfb, (int)nr));
-        PROF(PROF_MATMUL, m->be->ops.matmul_forward(m->be, a->logits + r0 * V, a->lnf + r0 * C,
-                                                    p->lm_head, NULL, (int)nr, C, V));
+        PROF(PROF_MATMUL, m->be->ops.matmul_forward(m->be, a->logits + r0 * Vp, a->lnf + r0 * C,
+                                                    p->lm_head, NULL, (int)nr, C, Vp));
     }
 
     ctx->B = B;
@@ -381,7 +399,8 @@ static float forward(const andrea_model *m, andrea_context *ctx, const int32_t *
     }
     memcpy(ctx->targets, targets, sizeof(int32_t) * (size_t)BT);
     PROF(PROF_CROSSENTROPY,
-         ctx->loss = m->be->ops.crossentropy_forward(m->be, a->logits, a->losses, targets, BT, V, &ctx->n_valid));
+         ctx->loss = m->be->ops.crossentropy_forward(m->be, a->logits, a->losses, targets, BT, V,
+                                                     Vp, &ctx->n_valid));
     return ctx->loss;
 }
 
@@ -400,12 +419,31 @@ float andrea_model_forward(andrea_model *m, const int32_t *inputs, const int32_t
     return andrea_context_forward(m, m->ctx, inputs, targets, B, T);
 }
 
+/* The (rows, V) logits as one host array when their rows are Vp apart (a padded head):
+ * one download of the span, then each row moved down to i * V (in place: i * V <= i * Vp),
+ * so that no caller ever sees a padded column. */
+static const float *unpadded_logits(andrea_context *c, size_t rows) {
+    size_t V = (size_t)c->cfg.vocab, ld = (size_t)c->logits_ld, span = (rows - 1) * ld + V;
+    if (c->host_logits_n < span || !c->host_logits) {
+        float *h = realloc(c->host_logits, sizeof(float) * span);
+        if (!h) return andrea_set_error("out of memory staging %zu logits", span), NULL;
+        c->host_logits = h;
+        c->host_logits_n = span;
+    }
+    andrea_tio_read(c->be, c->host_logits, c->a.logits, span);
+    for (size_t i = 1; i < rows; i++)
+        memmove(c->host_logits + i * V, c->host_logits + i * ld, sizeof(float) * V);
+    return c->host_logits;
+}
+
 /* Host views: the buffers themselves on a host backend, else a copy the context keeps. */
 const float *andrea_context_logits(const andrea_context *c) {
     andrea_context *w = (andrea_context *)c; /* the host copy is a cache, not state */
     if (!c->act_mem || c->tail_rows) return NULL;
-    return andrea_tio_view(c->be, c->a.logits, (size_t)c->B * c->T * c->cfg.vocab,
-                           &w->host_logits, &w->host_logits_n);
+    size_t rows = (size_t)c->B * c->T;
+    if (c->logits_ld != c->cfg.vocab) return unpadded_logits(w, rows);
+    return andrea_tio_view(c->be, c->a.logits, rows * c->cfg.vocab, &w->host_logits,
+                           &w->host_logits_n);
 }
 const float *andrea_context_hidden(const andrea_context *c) {
     andrea_context *w = (andrea_context *)c;
@@ -451,12 +489,17 @@ int andrea_context_backward(andrea_model *m, andrea_context *ctx, float scale) {
     size_t BTC = (size_t)BT * C;
 
     float dloss = ctx->n_valid ? scale / (float)ctx->n_valid : 0.0f;
-    PROF(PROF_CROSSENTROPY, m->be->ops.crossentropy_backward(m->be, a->logits, ctx->targets, BT, V, dloss));
+    int Vp = ctx->logits_ld;
+    PROF(PROF_CROSSENTROPY,
+         m->be->ops.crossentropy_backward(m->be, a->logits, ctx->targets, BT, V, Vp, dloss));
     ctx->has_targets = 0; /* the probabilities are now gradients */
 
+    /* over the head's Vp rows: the padded columns of dlogits are 0 (crossentropy_backward),
+     * so the extra rows add exactly 0 to dln and their gradients are zeros, written or added
+     * after the head's (andrea_head_pad) */
     PROF(PROF_ZERO, m->be->ops.zero(m->be, a->dln, sizeof(float) * BTC));
-    PROF(PROF_MATMUL,
-         m->be->ops.matmul_backward(m->be, a->dln, g->lm_head, NULL, a->logits, a->lnf, p->lm_head, BT, C, V, init));
+    PROF(PROF_MATMUL, m->be->ops.matmul_backward(m->be, a->dln, g->lm_head, NULL, a->logits, a->lnf,
+                                                 p->lm_head, BT, C, Vp, init));
     PROF(PROF_ZERO, m->be->ops.zero(m->be, a->dres, sizeof(float) * BTC));
     const float *last = L > 0 ? a->res3 + (long)(L - 1) * BTC : a->encoded;
     PROF(PROF_NORM, norm_backward(m, a->dres, g->lnfw, g->lnfb, a->dln, last, p->lnfw, a->lnf_mean,

@@ -24,6 +24,39 @@ typedef struct {
 int andrea_layout_build(const andrea_config *c, andrea_layout *lay);
 void andrea_layout_free(andrea_layout *lay);
 
+/* V rounded up to a multiple (0 or 1: V itself): the LM head's N on a backend that asks
+ * for it (backend.h's vocab_multiple; 8449 -> 8512, 50257 -> 50304 with 64). */
+int andrea_vocab_padded(int V, int multiple);
+
+/* The LM head's products run over Vp = andrea_vocab_padded(V) rows of weights, in
+ * memory only: the layout, and every pass over the flat vector params[0, total) (files,
+ * hashes, counts, AdamW, the gradient norm, ZeRO-1's shards, the ranks' gradient sums),
+ * see exactly what they see unpadded, and no copy of the head is made per step (a 50304 x
+ * 768 copy each step would cost a GPU more than the padding gains). The Vp - V rows after
+ * the head's V are whatever follows them in memory: an untied lm_head is the layout's last
+ * tensor, and `after` zero floats are allocated past params[total] (and past grads[total])
+ * for them; a tied head is wte, the first tensor, and its extra rows are the parameters
+ * that follow it (wpe, ...; zeros past total where the model is shorter). Their logits
+ * (columns V..Vp-1 of each row) are never read: crossentropy_forward skips them, the
+ * logits handed out are closed up to V columns, and crossentropy_backward writes 0 there,
+ * so the head's backward adds exactly 0 to its input's gradient and writes (or adds)
+ * exact zeros into the rows after the head's gradients. Why not zero rows after wte:
+ * wpe lives there, and a hole in the flat vector would make every flat pass skip it (and
+ * a gradient norm summed in two pieces is not bit-identical to one sum); why not zero
+ * rows before wte: the CPU's products sum their reduction in 256-long blocks from row 0,
+ * so leading zeros regroup the input gradient's sum and cpu-guarded would no longer give
+ * cpu's training to the bit (test_guarded_cli.sh). */
+typedef struct {
+    int V, Vp;     /* the vocabulary; the head products' N and the logits' row stride */
+    int64_t after; /* zero floats allocated after params[total] and grads[total] */
+} andrea_head_pad;
+
+/* The padding of cfg's head for a backend whose vocab_multiple is `multiple`. */
+void andrea_head_pad_plan(const andrea_config *c, int multiple, andrea_head_pad *hp);
+/* An allocation on be of n floats (the flat vector; not initialised) followed by hp's
+ * zero floats. NULL when out of memory. */
+float *andrea_padded_alloc(const andrea_backend *be, const andrea_head_pad *hp, size_t n);
+
 /* Views into a flat vector (parameters or gradients). NULL = absent tensor. */
 typedef struct {
     float *ln1w, *ln1b;   /* (C), (C) */
@@ -54,7 +87,8 @@ typedef struct {
     int64_t fch, fch_act;                  /* (L, B, T, 4C) x2 */
     int64_t res3;                          /* (L, B, T, C) block output */
     int64_t lnf, lnf_mean, lnf_rstd;       /* (B, T, C), (B, T) x2 */
-    int64_t logits;                        /* (B, T, V) logits -> probs -> dlogits */
+    int64_t logits;                        /* (B, T, V) logits -> probs -> dlogits (rows of
+                                            * Vp on a padding backend: ensure_acts) */
     int64_t losses;                        /* (B, T) */
     int64_t dres, dln, dqkv, datty, dfch; /* backward scratch */
 } andrea_act_sizes;
@@ -80,6 +114,7 @@ struct andrea_context {
     float *act_mem;      /* one allocation, carved into a */
     andrea_acts a;
     int act_B, act_T, act_flash;
+    int logits_ld;       /* the row stride of a.logits: the model's Vp (andrea_head_pad) */
     int flash;           /* 1: fused attention (training); 0: explicit matrix (inspection) */
     int32_t *inputs, *targets; /* (B, T) copies */
     float *host_logits, *host_att, *host_hidden; /* host copies handed out by the accessors
@@ -100,8 +135,9 @@ struct andrea_model {
     andrea_config cfg;
     const andrea_backend *be; /* where every operation runs (src/backend/backend.h) */
     andrea_layout layout;
-    float *params;       /* one allocation: layout.total floats; read-only to forward passes */
+    float *params;       /* layout.total floats; read-only to forward passes */
     float *grads;        /* allocated on first zero_grad/backward */
+    andrea_head_pad pad; /* the head's padded rows (m->be's vocab_multiple) */
     andrea_view p, g;
     andrea_context *ctx; /* the model's own context: andrea_model_forward/backward */
     /* weight-only quantised copies for generation (quant.c) */

@@ -11,17 +11,37 @@
 #include "model/model.h"
 #include "util/error.h"
 
+/* A copy of the flat vector src (on from, layout.total floats) in be's memory followed by
+ * hp's zeros; NULL when out of memory. */
+static float *move_padded(const andrea_model *m, const andrea_backend *from,
+                          const andrea_backend *be, const andrea_head_pad *hp, const float *src) {
+    size_t n = (size_t)m->layout.total;
+    float *p = andrea_padded_alloc(be, hp, n);
+    if (p && andrea_tio_copy(from, be, p, src, n)) {
+        be->ops.free(be, p);
+        p = NULL;
+    }
+    return p;
+}
+
+static int same_pad(const andrea_head_pad *a, const andrea_head_pad *b) {
+    return a->Vp == b->Vp && a->after == b->after;
+}
+
 int andrea_model_set_backend(andrea_model *m, const char *name) {
     const andrea_backend *be = andrea_backend_find(name);
     if (!be || andrea_backend_check_complete(be)) return -1;
-    if (andrea_backend_same_memory(be, m->be)) { /* the CPU variants: nothing moves */
+    andrea_head_pad pad;
+    andrea_head_pad_plan(&m->cfg, be->vocab_multiple, &pad);
+    /* the CPU variants (or cuda and cuda-bf16): nothing moves, unless the new backend pads
+     * the head otherwise (then the buffers are remade around the same values) */
+    if (andrea_backend_same_memory(be, m->be) && same_pad(&pad, &m->pad)) {
         m->be = be;
         return 0;
     }
     const andrea_backend *old = m->be;
-    size_t n = (size_t)m->layout.total;
-    float *params = andrea_tio_move(old, be, m->params, n);
-    float *grads = params && m->grads ? andrea_tio_move(old, be, m->grads, n) : NULL;
+    float *params = move_padded(m, old, be, &pad, m->params);
+    float *grads = params && m->grads ? move_padded(m, old, be, &pad, m->grads) : NULL;
     andrea_context *ctx = NULL;
     if (params && (grads || !m->grads)) {
         m->be = be; /* the context is created on the model's backend */
@@ -40,6 +60,7 @@ int andrea_model_set_backend(andrea_model *m, const char *name) {
     if (m->grads) old->ops.free(old, m->grads);
     andrea_context_free(m->ctx);
     m->be = be;
+    m->pad = pad;
     m->params = params;
     m->grads = grads;
     m->ctx = ctx;

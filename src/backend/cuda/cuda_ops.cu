@@ -45,6 +45,11 @@ static constexpr andrea_backend_ops CUDA_OPS = {
     .sum_squares = cuda_sum_squares,
 };
 
+/* the LM head's products run with N = the vocabulary rounded up to 64 (8449 -> 8512,
+ * 50257 -> 50304): cuBLAS's and the tensor-core kernels' tiles are 64 wide, a ragged last
+ * tile is a slower kernel or wasted lanes (llm.c's Vp) */
+#define CUDA_VOCAB_MULTIPLE 64
+
 extern "C" const andrea_backend andrea_backend_cuda = {
     "cuda",
 #ifdef ANDREA_CUDA_EMU
@@ -59,6 +64,7 @@ extern "C" const andrea_backend andrea_backend_cuda = {
     cuda_why,
     ANDREA_PRECISION_FP32,
     CUDA_COMM_OPS,
+    CUDA_VOCAB_MULTIPLE,
 };
 
 /* --precision bf16 on the GPU: the products' operands rounded to bf16, fp32 sums, results,
@@ -77,4 +83,5 @@ extern "C" const andrea_backend andrea_backend_cuda_bf16 = {
     cuda_why,
     ANDREA_PRECISION_BF16,
     CUDA_COMM_OPS,
+    CUDA_VOCAB_MULTIPLE,
 };

@@ -75,9 +75,9 @@ void cuda_norm_backward(be_t be, int kind, float *dinp, float *dw, float *db, co
                         const float *inp, const float *w, const float *mean, const float *rstd,
                         int N, int C);
 float cuda_crossentropy_forward(be_t be, float *logits_to_probs, float *losses,
-                                const int32_t *targets, int N, int V, int *n_valid);
+                                const int32_t *targets, int N, int V, int ld, int *n_valid);
 void cuda_crossentropy_backward(be_t be, float *probs_to_dlogits, const int32_t *targets, int N,
-                                int V, float dloss);
+                                int V, int ld, float dloss);
 
 /* cuda_colsum.cu: dst (+)= the column sums of src (M, N), deterministic (fixed row chunks);
  * cuda_colsum_finish adds chunks rows of per-chunk partials (chunks, N) into dst; 0 or -1 */

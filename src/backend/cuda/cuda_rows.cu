@@ -124,9 +124,9 @@ void cuda_norm_backward(be_t be, int kind, float *dinp, float *dw, float *db, co
 
 /* ---- cross-entropy -------------------------------------------------------------------- */
 
-__global__ static void k_ce_fwd(float *x, float *losses, const int32_t *tg, int V) {
+__global__ static void k_ce_fwd(float *x, float *losses, const int32_t *tg, int V, int ld) {
     __shared__ float s[NT];
-    float *row = x + (size_t)blockIdx.x * V;
+    float *row = x + (size_t)blockIdx.x * ld;
     float m = -INFINITY;
     for (int v = threadIdx.x; v < V; v += NT) m = fmaxf(m, row[v]);
     m = block_max(m, s);
@@ -142,7 +142,7 @@ __global__ static void k_ce_fwd(float *x, float *losses, const int32_t *tg, int 
 }
 
 float cuda_crossentropy_forward(be_t be, float *logits_to_probs, float *losses,
-                                const int32_t *targets, int N, int V, int *n_valid) {
+                                const int32_t *targets, int N, int V, int ld, int *n_valid) {
     (void)be;
     int nv = 0;
     if (n_valid) *n_valid = 0;
@@ -157,7 +157,7 @@ float cuda_crossentropy_forward(be_t be, float *logits_to_probs, float *losses,
         if (!h) cuda_failf(op, "out of host memory", "N %d V %d", N, V);
         return NAN;
     }
-    CU_LAUNCH(k_ce_fwd, N, NT, 0)(logits_to_probs, dl, dt, V);
+    CU_LAUNCH(k_ce_fwd, N, NT, 0)(logits_to_probs, dl, dt, V, ld);
     cudaError_t e = cudaGetLastError();
     if (e == cudaSuccess) e = cudaMemcpy(h, dl, sizeof(float) * N, cudaMemcpyDeviceToHost);
     if (e != cudaSuccess) {
@@ -173,21 +173,22 @@ float cuda_crossentropy_forward(be_t be, float *logits_to_probs, float *losses,
     return nv ? (float)(s / nv) : 0.0f;
 }
 
-__global__ static void k_ce_bwd(float *p, const int32_t *tg, int V, float dloss) {
-    float *row = p + (size_t)blockIdx.x * V;
+__global__ static void k_ce_bwd(float *p, const int32_t *tg, int V, int ld, float dloss) {
+    float *row = p + (size_t)blockIdx.x * ld;
     int t = tg[blockIdx.x];
     for (int v = threadIdx.x; v < V; v += NT)
         row[v] = t < 0 ? 0.0f : (row[v] - (v == t ? 1.0f : 0.0f)) * dloss;
+    for (int v = V + threadIdx.x; v < ld; v += NT) row[v] = 0.0f; /* a padded head's columns */
 }
 
 void cuda_crossentropy_backward(be_t be, float *probs_to_dlogits, const int32_t *targets, int N,
-                                int V, float dloss) {
+                                int V, int ld, float dloss) {
     (void)be;
     if (!cuda_ok() || !N || !V) return;
     int32_t *dt =
         (int32_t *)cuda_upload_staging(targets, sizeof(int32_t) * N, "crossentropy_backward");
     if (!dt) return;
-    CU_LAUNCH(k_ce_bwd, N, NT, 0)(probs_to_dlogits, dt, V, dloss);
+    CU_LAUNCH(k_ce_bwd, N, NT, 0)(probs_to_dlogits, dt, V, ld, dloss);
     cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess)
         cuda_failf("crossentropy_backward", cudaGetErrorString(e), "N %d V %d", N, V);

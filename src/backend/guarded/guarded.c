@@ -232,10 +232,11 @@ WRAP(attention_decode,
       int pos, int C, int NH),
      (CPU, o, att, ld, q, kc, vc, pos, C, NH))
 WRAP_R(float, crossentropy_forward,
-       (be_t be, float *lp, float *losses, const int32_t *tg, int N, int V, int *n_valid),
-       (CPU, lp, losses, tg, N, V, n_valid))
-WRAP(crossentropy_backward, (be_t be, float *p, const int32_t *tg, int N, int V, float dloss),
-     (CPU, p, tg, N, V, dloss))
+       (be_t be, float *lp, float *losses, const int32_t *tg, int N, int V, int ld, int *n_valid),
+       (CPU, lp, losses, tg, N, V, ld, n_valid))
+WRAP(crossentropy_backward,
+     (be_t be, float *p, const int32_t *tg, int N, int V, int ld, float dloss),
+     (CPU, p, tg, N, V, ld, dloss))
 WRAP(adamw_update,
      (be_t be, float *p, const float *g, float *m, float *v, size_t n, float lr, float b1,
       float b2, float eps, float wd, int t, float gs),
@@ -270,4 +271,5 @@ const andrea_backend andrea_backend_cpu_guarded = {
         .crossentropy_backward = g_crossentropy_backward, .adamw_update = g_adamw_update,
         .sum_squares = g_sum_squares,
     },
-    &A, ANDREA_MEM_DEVICE, always, NULL, ANDREA_PRECISION_FP32, NULL};
+    &A, ANDREA_MEM_DEVICE, always, NULL, ANDREA_PRECISION_FP32, NULL,
+    64 /* pads the vocabulary as cuda does, so that the CPU test suite runs padded */};

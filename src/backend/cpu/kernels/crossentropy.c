@@ -6,10 +6,10 @@
 #include "backend/cpu/kernels/kernels.h"
 
 float andrea_crossentropy_forward(float *probs, float *losses, const int32_t *targets, int N, int V,
-                           int *n_valid) {
+                           int ld, int *n_valid) {
 #pragma omp parallel for schedule(static)
     for (int i = 0; i < N; i++) {
-        float *p = probs + (long)i * V;
+        float *p = probs + (long)i * ld;
         float maxv = -INFINITY;
         for (int v = 0; v < V; v++)
             if (p[v] > maxv) maxv = p[v];
@@ -39,11 +39,13 @@ float andrea_crossentropy_forward(float *probs, float *losses, const int32_t *ta
     return count ? (float)(total / count) : 0.0f;
 }
 
-void andrea_crossentropy_backward(float *dlogits, const int32_t *targets, int N, int V, float dloss) {
+void andrea_crossentropy_backward(float *dlogits, const int32_t *targets, int N, int V, int ld,
+                           float dloss) {
 #pragma omp parallel for schedule(static)
     for (int i = 0; i < N; i++) {
-        float *p = dlogits + (long)i * V;
+        float *p = dlogits + (long)i * ld;
         int t = targets[i];
+        for (int v = V; v < ld; v++) p[v] = 0.0f; /* a padded head's columns */
         if (t < 0) {
             for (int v = 0; v < V; v++) p[v] = 0.0f;
             continue;

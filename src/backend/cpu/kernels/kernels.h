@@ -309,14 +309,16 @@ void andrea_attention_backward(float *dqkv, const float *dout, const float *qkv,
 
 /* In place, one row of n: x = exp(x - max) / sum. */
 void andrea_softmax_row(float *x, int n);
-/* logits (N, V) -> probabilities in place; losses[i] = -log p[target]; targets < 0 are
- * ignored (loss 0). Returns the mean over valid targets (0 if none) and the count. */
+/* logits (N, V), row i at i * ld (ld >= V: the columns after V, a padded head's, are
+ * neither read nor written) -> probabilities in place; losses[i] = -log p[target]; targets
+ * < 0 are ignored (loss 0). Returns the mean over valid targets (0 if none) and the count. */
 float andrea_crossentropy_forward(float *logits_to_probs, float *losses, const int32_t *targets,
-                           int N, int V, int *n_valid);
-/* probs (N, V) -> dlogits in place: (p - onehot(target)) * dloss; rows with target < 0
- * become 0. dloss is usually 1 / n_valid. */
+                           int N, int V, int ld, int *n_valid);
+/* probs (N, V), rows at ld -> dlogits in place: (p - onehot(target)) * dloss; rows with
+ * target < 0 become 0. dloss is usually 1 / n_valid. The columns V..ld-1 (a padded head's,
+ * never read) become 0: the head's backward then adds nothing through its padded rows. */
 void andrea_crossentropy_backward(float *probs_to_dlogits, const int32_t *targets, int N, int V,
-                           float dloss);
+                           int ld, float dloss);
 
 /* ---- optimiser ------------------------------------------------------------------------ */
 
