@@ -14,16 +14,8 @@
 #include <unistd.h>
 
 #include "backend/cuda/cuda_internal.h"
+#include "test_util.h"
 
-static int failures;
-
-#define EXPECT(cond)                                                                     \
-    do {                                                                                 \
-        if (!(cond)) {                                                                   \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);     \
-            failures++;                                                                  \
-        }                                                                                \
-    } while (0)
 
 /* writes n bytes of dynamic shared memory (a pattern, all threads), then counts the bytes
  * that do not hold it into out[0]; out[1] = 1 when the buffer is 128-byte aligned */
@@ -55,33 +47,33 @@ static cudaError_t run(K *kernel, int *d_out, size_t shared, int n, int out[2]) 
 template <class K> static void refused(K *kernel, int *d_out, size_t shared) {
     int out[2];
     cudaError_t e = run(kernel, d_out, shared, (int)shared, out);
-    EXPECT(e == cudaErrorLaunchOutOfResources);
-    EXPECT(out[0] == -1 && out[1] == -1);
+    CHECK(e == cudaErrorLaunchOutOfResources);
+    CHECK(out[0] == -1 && out[1] == -1);
     printf("test_cuda_emu: %zu bytes refused: %s\n", shared, cudaGetErrorString(e));
 }
 
 /* the launch runs, and its n bytes are all there, 128-byte aligned */
 template <class K> static void runs(K *kernel, int *d_out, size_t shared) {
     int out[2];
-    EXPECT(run(kernel, d_out, shared, (int)shared, out) == cudaSuccess);
-    EXPECT(out[0] == 0 && out[1] == 1);
+    CHECK(run(kernel, d_out, shared, (int)shared, out) == cudaSuccess);
+    CHECK(out[0] == 0 && out[1] == 1);
 }
 
 int main(void) {
     int *d_out = NULL;
-    EXPECT(cudaMalloc(&d_out, 2 * sizeof(int)) == cudaSuccess);
+    CHECK(cudaMalloc(&d_out, 2 * sizeof(int)) == cudaSuccess);
     if (!d_out) return 1;
     const cudaFuncAttribute attr = cudaFuncAttributeMaxDynamicSharedMemorySize;
     runs(k_fill, d_out, 48 * 1024); /* the default limit */
     refused(k_fill, d_out, 48 * 1024 + 1);
-    EXPECT(cudaFuncSetAttribute(k_fill, attr, 100000) == cudaSuccess);
+    CHECK(cudaFuncSetAttribute(k_fill, attr, 100000) == cudaSuccess);
     runs(k_fill, d_out, 100000);
     refused(k_fill, d_out, 100001);  /* above what it raised */
     refused(k_other, d_out, 100000); /* the attribute is the kernel's own */
-    EXPECT(cudaFuncSetAttribute(k_fill, attr, 232449) == cudaErrorInvalidValue);
+    CHECK(cudaFuncSetAttribute(k_fill, attr, 232449) == cudaErrorInvalidValue);
     printf("test_cuda_emu: raising to 232449 bytes refused: %s\n",
            cudaGetErrorString(cudaGetLastError()));
-    EXPECT(cudaFuncSetAttribute(k_fill, attr, 232448) == cudaSuccess);
+    CHECK(cudaFuncSetAttribute(k_fill, attr, 232448) == cudaSuccess);
     runs(k_fill, d_out, 232448); /* sm_90's most, all of it usable */
     refused(k_fill, d_out, 232449);
 
@@ -94,11 +86,9 @@ int main(void) {
         _exit(0);
     }
     int st = 0;
-    EXPECT(pid > 0 && waitpid(pid, &st, 0) == pid);
-    EXPECT(WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV);
+    CHECK(pid > 0 && waitpid(pid, &st, 0) == pid);
+    CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV);
     printf("test_cuda_emu: a write past the launch's dynamic shared memory crashed (SIGSEGV)\n");
     cudaFree(d_out);
-    if (failures) fprintf(stderr, "test_cuda_emu: %d check(s) FAILED\n", failures);
-    else printf("test_cuda_emu: OK\n");
-    return failures ? 1 : 0;
+    return tu_finish("test_cuda_emu");
 }

@@ -17,16 +17,9 @@
 
 extern "C" {
 #include "andrea.h"
+#include "test_util.h"
 }
 
-static int failures;
-#define EXPECT(cond)                                                                     \
-    do {                                                                                 \
-        if (!(cond)) {                                                                   \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);     \
-            failures++;                                                                  \
-        }                                                                                \
-    } while (0)
 
 /* OFF16: 16-byte aligned, not 256 (as activations inside one allocation are: cuBLASLt's
  * heuristic assumes 256 unless told); OFF1: not 16-byte aligned (the unfused path) */
@@ -95,9 +88,9 @@ static void check(const char *name, void (*op)(const bufs &), float *bufs::*out,
     double d16 = rel_diff(r256, r16, n), d1 = rel_diff(r256, r1, n);
     printf("test_cuda_lt: %-26s cuBLASLt calls (epilogue %3d) at 256/16/4-byte alignment: "
            "%ld/%ld/%ld; unfused vs fused %.2g\n", name, epilogue, c256, c16, c1, d1);
-    EXPECT(c256 == calls && c16 == calls && c1 == 0);
-    EXPECT(d16 == 0 && d1 <= 1e-6);
-    EXPECT(andrea_cuda_last_error() == NULL);
+    CHECK(c256 == calls && c16 == calls && c1 == 0);
+    CHECK(d16 == 0 && d1 <= 1e-6);
+    CHECK(andrea_cuda_last_error() == NULL);
     free(r256), free(r16), free(r1);
 }
 
@@ -136,7 +129,5 @@ int main(void) {
           CUBLASLT_EPILOGUE_DEFAULT, 2);
     check("  dw (dw_init 0)", bwd_accumulate, &bufs::dw, (size_t)N * K,
           CUBLASLT_EPILOGUE_DEFAULT, 2);
-    if (failures) fprintf(stderr, "test_cuda_lt: %d check(s) FAILED\n", failures);
-    else printf("test_cuda_lt: OK\n");
-    return failures ? 1 : 0;
+    return tu_finish("test_cuda_lt");
 }

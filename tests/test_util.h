@@ -76,7 +76,7 @@ static inline float tu_rnd_normal(void) { /* Box-Muller: N(0, 1) */
 }
 /* malloc that ends the test on failure */
 static inline float *tu_falloc(size_t n) {
-    float *p = malloc((n ? n : 1) * sizeof(float));
+    float *p = (float *)malloc((n ? n : 1) * sizeof(float)); /* (cast: C++ tests include this too) */
     if (!p) {
         fprintf(stderr, "test: out of memory (%zu floats)\n", n);
         exit(1);
