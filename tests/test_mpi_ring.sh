@@ -89,6 +89,6 @@ grep -q '"ranks":"2 ranks (mpi); weights updated at [a-z0-9]* on every rank; gra
     && pass "auto: $(grep -o 'gradient sums: [a-z]*' "$T/auto/log.jsonl"), $(grep -o '"overlap":[a-z]*,"ms_during_backward":[0-9.]*,"ms_after_backward":[0-9.]*' "$T/auto/log.jsonl")" \
     || fail "auto: $(grep -o '"ranks":"[^"]*"' "$T/auto/log.jsonl"); $(grep dist_plan "$T/auto/log.jsonl")"
 rc=0; $MPI -np 2 "$A" train $M --batch 4 --dist-allreduce tree -o "$T/bad" 2> "$T/bad.err" || rc=$?
-[ "$rc" -ne 0 ] && grep -q "dist-allreduce 'tree': expected auto, ring or mpi" "$T/bad.err" \
+[ "$rc" -ne 0 ] && grep -q "dist-allreduce 'tree': expected auto, ring, mpi or nccl" "$T/bad.err" \
     && pass "--dist-allreduce tree: refused (exit $rc)" || fail "bad --dist-allreduce: exit $rc $(cat "$T/bad.err")"
 finish
