@@ -74,7 +74,7 @@ export ANDREA_FORTUNES="$TEXT_DIR"
 # (test_cuda_cli's bf16 check at andrea-12m's shape for 20 steps, the issue's; the emulator's
 # CI run uses a tiny model)
 export ANDREA_CUDA_BF16_PRESET=andrea-12m ANDREA_CUDA_BF16_STEPS=20
-for t in test_cuda test_gpu_peak test_device_pick test_dist_device test_backend_ops \
+for t in test_cuda test_gpu_peak test_device_pick test_dist_device test_vocab_pad test_backend_ops \
          test_backend_memory test_backend_parity test_cuda_cli test_backend_cli; do
     step "$t" 180 ctest --test-dir "$BUILD" -R "^$t\$" --output-on-failure
 done
