@@ -186,13 +186,20 @@ struct andrea_backend {
     /* device collectives for its memory (NCCL), NULL: data-parallel sums go through host
      * memory (src/parallel/dist_train.c stages them) */
     const andrea_backend_comm_ops *comm;
-    /* the multiple the LM head's products want their N (the vocabulary) rounded up to: 0 or
-     * 1, none (the CPU variants); 64 for cuda (a GPU's tiles: 8449 -> 8512, 50257 ->
-     * 50304, as llm.c's Vp) and cpu-guarded (so that the CPU test suite runs padded). The
-     * model keeps the Vp - V zero rows next to the head's weights in memory only (model.h's
-     * andrea_head_pad); no loss, softmax, sample, logit handed out or file sees them. */
+    /* the multiple the LM head's products want their N (the vocabulary) rounded up to:
+     * 1, never (the CPU variants); 64 for cuda (a GPU's tiles: 8449 -> 8512, 50257 ->
+     * 50304, as llm.c's Vp); 0, only when ANDREA_VOCAB_MULTIPLE asks (cpu-guarded: padded
+     * in test_vocab_pad, not in the suites that compare its bits with cpu's, since a BLAS
+     * product's columns do depend on how many there are). Read through
+     * andrea_backend_vocab_multiple. The model keeps the Vp - V rows next to the head's
+     * weights in memory only (model.h's andrea_head_pad); no loss, softmax, sample, logit
+     * handed out or file sees them. */
     int vocab_multiple;
 };
+
+/* be's vocab_multiple, where it is not 1 overridden by ANDREA_VOCAB_MULTIPLE (a whole
+ * number >= 1: 1 turns a GPU's padding off, to measure what it gains); 1: no padding. */
+int andrea_backend_vocab_multiple(be_t be);
 
 /* The backend new models start with: "cpu", or the one named by ANDREA_BACKEND (so that a
  * whole test suite runs on another backend, e.g. cpu-guarded). */

@@ -25,6 +25,15 @@ static const andrea_backend *const BACKENDS[] = {
 };
 #define N_BACKENDS (int)(sizeof BACKENDS / sizeof BACKENDS[0])
 
+int andrea_backend_vocab_multiple(be_t be) {
+    if (be->vocab_multiple == 1) return 1;
+    const char *env = getenv("ANDREA_VOCAB_MULTIPLE");
+    char *end = NULL;
+    long v = env && *env ? strtol(env, &end, 10) : 0;
+    if (v >= 1 && v <= 4096 && end && *end == 0) return (int)v;
+    return be->vocab_multiple > 1 ? be->vocab_multiple : 1;
+}
+
 int andrea_backend_precision(be_t be) {
     const andrea_cpu_engine *e = andrea_backend_cpu_engine(be);
     return e ? e->precision : be->precision;

@@ -86,7 +86,7 @@ andrea_model *andrea_model_alloc_on(const andrea_config *cfg, const andrea_backe
     /* weights, gradients, moments, activations, caches and quantised copies live in the
      * backend's memory (host memory for every CPU variant); the head's padded rows (model.h's
      * andrea_head_pad) after the weights and gradients only */
-    andrea_head_pad_plan(cfg, be->vocab_multiple, &m->pad);
+    andrea_head_pad_plan(cfg, andrea_backend_vocab_multiple(be), &m->pad);
     m->params = andrea_padded_alloc(be, &m->pad, (size_t)m->layout.total);
     m->p.h = calloc((size_t)cfg->n_layer, sizeof(andrea_layer_view));
     m->g.h = calloc((size_t)cfg->n_layer, sizeof(andrea_layer_view));

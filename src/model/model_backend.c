@@ -32,7 +32,7 @@ int andrea_model_set_backend(andrea_model *m, const char *name) {
     const andrea_backend *be = andrea_backend_find(name);
     if (!be || andrea_backend_check_complete(be)) return -1;
     andrea_head_pad pad;
-    andrea_head_pad_plan(&m->cfg, be->vocab_multiple, &pad);
+    andrea_head_pad_plan(&m->cfg, andrea_backend_vocab_multiple(be), &pad);
     /* the CPU variants (or cuda and cuda-bf16): nothing moves, unless the new backend pads
      * the head otherwise (then the buffers are remade around the same values) */
     if (andrea_backend_same_memory(be, m->be) && same_pad(&pad, &m->pad)) {
