@@ -74,7 +74,8 @@ export ANDREA_FORTUNES="$TEXT_DIR"
 # (test_cuda_cli's bf16 check at andrea-12m's shape for 20 steps, the issue's; the emulator's
 # CI run uses a tiny model)
 export ANDREA_CUDA_BF16_PRESET=andrea-12m ANDREA_CUDA_BF16_STEPS=20
-for t in test_cuda test_gpu_peak test_device_pick test_dist_device test_vocab_pad test_backend_ops \
+for t in test_cuda test_gpu_peak test_device_pick test_dist_device test_vocab_pad test_cuda_graph \
+         test_backend_ops \
          test_backend_memory test_backend_parity test_cuda_cli test_backend_cli; do
     step "$t" 180 ctest --test-dir "$BUILD" -R "^$t\$" --output-on-failure
 done
@@ -98,6 +99,13 @@ for b in "${BENCHES[@]}"; do
     name="bench_cuda_${args[0]}"
     [[ "$b" == *bf16 ]] && name="${name}_bf16"
     step "$name" 150 "$BUILD/andrea" bench --backend cuda --preset "${args[@]}" --steps 3 --warmup 1
+done
+# the small models once more with CUDA graphs off (every op launched from the host): what
+# replaying a step's capture gains where launches bound the step
+for p in baby andrea-12m; do
+    a=(--batch 64 --seq 64); [ "$p" = andrea-12m ] && a=(--batch 8 --seq 1024)
+    step "bench_cuda_${p}_nograph" 150 env ANDREA_CUDA_GRAPHS=0 "$BUILD/andrea" bench --backend cuda \
+        --preset "$p" "${a[@]}" --steps 3 --warmup 1
 done
 step bench_cpu_baby 120 "$BUILD/andrea" bench --backend cpu --preset baby --steps 3 --warmup 1 -n 16
 # PyTorch on the same GPU (bench/torch_ref.py: bf16 autocast, its flash attention, fused AdamW)
@@ -126,6 +134,18 @@ failed=0
     echo "|---|---|---|---|"
     for i in "${!NAMES[@]}"; do
         echo "| ${NAMES[$i]} | ${STATUS[$i]} | ${SECS[$i]} | $(printf '%s' "${NOTES[$i]}" | tr '|' '/') |"
+    done
+    echo
+    # CUDA graphs: the same bench with and without (fp32 exact mode)
+    echo "| model | graphs on tok/s | graphs off tok/s | on / off |"
+    echo "|---|---|---|---|"
+    for p in baby andrea-12m; do
+        on=$(sed -n 's/^train B=[0-9]* T=[0-9]* cuda: [0-9.]* ms\/step | \([0-9]*\) tok\/s.*/\1/p' \
+            "$OUT/logs/bench_cuda_$p.log" 2>/dev/null)
+        off=$(sed -n 's/^train B=[0-9]* T=[0-9]* cuda: [0-9.]* ms\/step | \([0-9]*\) tok\/s.*/\1/p' \
+            "$OUT/logs/bench_cuda_${p}_nograph.log" 2>/dev/null)
+        r=$(awk -v a="${on:-0}" -v t="${off:-0}" 'BEGIN { if (a > 0 && t > 0) printf "%.2f", a / t; else print "n/a" }')
+        echo "| $p | ${on:-n/a} | ${off:-n/a} | $r |"
     done
     echo
     # andrea (cuda-bf16) against PyTorch (bf16 autocast, SDPA, fused AdamW), B 8, T 1024

@@ -4,8 +4,11 @@
  * them: more than 48 KiB is refused unless the kernel raised its
  * cudaFuncAttributeMaxDynamicSharedMemorySize to at least that much (per kernel), nothing
  * above 232448 bytes (sm_90's 227 KiB), a buffer that large is all there and 128-byte
- * aligned, and a write past what the launch asked for crashes. Built only with
- * -DANDREA_CUDA_EMU=ON, against the emulator's headers, as the backend's .cu files are.
+ * aligned, and a write past what the launch asked for crashes. And its stream captures:
+ * a graph replays its kernels and copies in order, reading a pinned input again at each
+ * replay; refused during a capture, invalidating it: a synchronous copy, an allocation,
+ * legacy-stream work, a pageable copy. Built only with -DANDREA_CUDA_EMU=ON, against the
+ * emulator's headers, as the backend's .cu files are.
  */
 #include <signal.h>
 #include <stdint.h>
@@ -59,7 +62,71 @@ template <class K> static void runs(K *kernel, int *d_out, size_t shared) {
     CHECK(out[0] == 0 && out[1] == 1);
 }
 
+__global__ static void k_add(int *out, const int *in, int n) {
+    for (int i = threadIdx.x; i < n; i += blockDim.x) out[i] += in[i];
+}
+
+/* begins a capture on s, does refused_call(), and checks that the capture is invalid */
+template <class F> static void capture_refuses(cudaStream_t s, const char *what, F refused_call) {
+    CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal) == cudaSuccess);
+    cudaError_t e = refused_call();
+    char why[640];
+    snprintf(why, sizeof why, "%s", cudaGetErrorString(e));
+    cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+    CHECK(cudaStreamIsCapturing(s, &st) == cudaSuccess && st == cudaStreamCaptureStatusInvalidated);
+    cudaGraph_t g = NULL;
+    CHECK(e != cudaSuccess && cudaStreamEndCapture(s, &g) == cudaErrorStreamCaptureInvalidated && !g);
+    printf("test_cuda_emu: during a capture, %s refused: %s\n", what, why);
+    cudaGetLastError();
+}
+
+/* A capture of (copy in from pinned memory, kernel) replayed twice reads the pinned input
+ * at each replay; nothing runs while captured; and the refusals. */
+static void check_graphs(void) {
+    enum { N = 100 };
+    int *d = NULL, *din = NULL, *pin = NULL, host[N], page[N];
+    CHECK(cudaMalloc(&d, N * sizeof(int)) == cudaSuccess && cudaMalloc(&din, N * sizeof(int)) == cudaSuccess);
+    CHECK(cudaMallocHost((void **)&pin, N * sizeof(int)) == cudaSuccess);
+    cudaStream_t s = NULL;
+    CHECK(cudaStreamCreate(&s) == cudaSuccess);
+    if (!d || !din || !pin || !s) return;
+    CHECK(cudaMemset(d, 0, N * sizeof(int)) == cudaSuccess);
+    CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal) == cudaSuccess);
+    CHECK(cudaMemcpyAsync(din, pin, N * sizeof(int), cudaMemcpyHostToDevice, s) == cudaSuccess);
+    cuda_emu::launch("k_add", 1, 32, 0, s, k_add)(d, din, N);
+    CHECK(cudaGetLastError() == cudaSuccess);
+    cudaGraph_t g = NULL;
+    cudaGraphExec_t x = NULL;
+    CHECK(cudaStreamEndCapture(s, &g) == cudaSuccess && g);
+    CHECK(cudaGraphInstantiate(&x, g, 0) == cudaSuccess && x);
+    CHECK(cudaGraphDestroy(g) == cudaSuccess);
+    CHECK(cudaMemcpy(host, d, sizeof host, cudaMemcpyDeviceToHost) == cudaSuccess);
+    int ran = 0;
+    for (int i = 0; i < N; i++) ran |= host[i];
+    CHECK(ran == 0); /* captured, not run */
+    for (int r = 1; r <= 2; r++) {
+        for (int i = 0; i < N; i++) pin[i] = i * r; /* a new input for each replay */
+        CHECK(cudaGraphLaunch(x, s) == cudaSuccess);
+    }
+    CHECK(cudaMemcpy(host, d, sizeof host, cudaMemcpyDeviceToHost) == cudaSuccess);
+    int bad = 0;
+    for (int i = 0; i < N; i++) bad += host[i] != i * 1 + i * 2;
+    CHECK(bad == 0);
+    printf("test_cuda_emu: a graph replayed twice read its pinned input each time (%d wrong)\n", bad);
+    CHECK(cudaGraphExecDestroy(x) == cudaSuccess);
+    capture_refuses(s, "a synchronous copy", [&] { return cudaMemcpy(host, d, sizeof host, cudaMemcpyDeviceToHost); });
+    capture_refuses(s, "cudaMalloc", [&] { int *p; return cudaMalloc(&p, 64); });
+    capture_refuses(s, "legacy-stream work", [&] { return cudaMemsetAsync(d, 0, 64, 0); });
+    capture_refuses(s, "a pageable copy", [&] {
+        return cudaMemcpyAsync(din, page, sizeof page, cudaMemcpyHostToDevice, s);
+    });
+    cudaStreamDestroy(s);
+    cudaFreeHost(pin);
+    cudaFree(din), cudaFree(d);
+}
+
 int main(void) {
+    check_graphs();
     int *d_out = NULL;
     CHECK(cudaMalloc(&d_out, 2 * sizeof(int)) == cudaSuccess);
     if (!d_out) return 1;

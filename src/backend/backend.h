@@ -170,6 +170,26 @@ typedef struct {
     void (*close)(andrea_backend_comm *c);
 } andrea_backend_comm_ops;
 
+/* Graphs (CUDA graphs on cuda): one thread's op calls recorded once and replayed whole, so
+ * that a small model's step is not bound by the host's launches. While a thread captures
+ * (begin .. end), its ops are recorded, not run: none may read a result back, wait or
+ * allocate (an op returning a host value reports it through results instead), and a host
+ * array an op receives must come from host_alloc (a replay reads it again, at the same
+ * address). src/model/graph_step.c drives them. */
+typedef struct andrea_backend_graph andrea_backend_graph;
+typedef struct {
+    int (*begin)(be_t be);                  /* 0, or -1 with andrea_error() */
+    andrea_backend_graph *(*end)(be_t be);  /* the recording; NULL with andrea_error() */
+    int (*launch)(be_t be, andrea_backend_graph *g); /* replay, by the capturing thread */
+    /* after a launch: the host values its ops produced, in the order of the calls
+     * (crossentropy_forward: the valid rows' loss sum, then their count); their number or
+     * -1 with andrea_error() */
+    int (*results)(be_t be, andrea_backend_graph *g, double *out, int cap);
+    void (*destroy)(be_t be, andrea_backend_graph *g);
+    void *(*host_alloc)(be_t be, size_t bytes); /* NULL with andrea_error() */
+    void (*host_free)(be_t be, void *p);
+} andrea_backend_graph_ops;
+
 struct andrea_backend {
     const char *name;        /* "cpu", "cpu-avx2", "cpu-blas", ... (andrea_backend_find) */
     const char *description; /* one line for listings */
@@ -195,6 +215,8 @@ struct andrea_backend {
      * weights in memory only (model.h's andrea_head_pad); no loss, softmax, sample, logit
      * handed out or file sees them. */
     int vocab_multiple;
+    /* graph capture and replay, NULL: ops always run as they are called */
+    const andrea_backend_graph_ops *graph;
 };
 
 /* be's vocab_multiple, where it is not 1 overridden by ANDREA_VOCAB_MULTIPLE (a whole

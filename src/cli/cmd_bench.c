@@ -58,8 +58,11 @@ static double bench_train(andrea_model *m, int B, int T, int warmup, int steps) 
         if (s == warmup) andrea_prof_reset(); /* the table covers the timed steps only */
         double t0 = andrea_now();
         PROF(PROF_ZERO, andrea_model_discard_grads(m)); /* as the trainer does */
-        andrea_model_forward(m, x, y, B, T);
-        andrea_model_backward(m);
+        /* as the trainer: replayed from a graph on cuda (graph_step.c; not with --profile) */
+        if (isnan(andrea_model_train_micro(m, x, y, B, T, 1.0f)) && andrea_error()[0]) {
+            andrea_model_moments_free(m, am), andrea_model_moments_free(m, av), free(x);
+            return -2.0;
+        }
         /* what the trainer does: the gradient norm, clipping at 1 inside AdamW */
         float gnorm = 0.0f;
         PROF(PROF_OPTIMIZER, gnorm = (float)sqrt(andrea_model_grad_sum_squares(m)));
@@ -386,9 +389,14 @@ static double report_training(const bench_request *q, andrea_model *m, const ben
     double s = bench_train(m, q->batch, q->seq, q->warmup, q->steps);
     andrea_prof_on = 0;
     if (s < 0) {
-        fprintf(stderr, "andrea bench: out of memory\n");
+        fprintf(stderr, "andrea bench: %s\n", s < -1.5 ? andrea_error() : "out of memory");
         return -1.0;
     }
+    long replayed, captured;
+    andrea_model_graph_counts(m, &replayed, &captured);
+    if (m->be->graph)
+        printf("graphs: %ld micro-batches replayed from %ld captured (ANDREA_CUDA_GRAPHS=0: "
+               "none)\n", replayed, captured);
     double tok_s = q->batch * q->seq / s;
     double gflops = andrea_train_flops_per_token(&q->cfg, q->seq) * tok_s / 1e9;
     if (pk->device) {

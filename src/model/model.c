@@ -142,6 +142,7 @@ andrea_model *andrea_model_create_on(const andrea_config *cfg, uint64_t seed,
 
 void andrea_model_free(andrea_model *m) {
     if (!m) return;
+    andrea_model_drop_graphs(m);
     andrea_layout_free(&m->layout);
     if (m->params) m->be->ops.free(m->be, m->params);
     if (m->grads) m->be->ops.free(m->be, m->grads);
@@ -236,12 +237,23 @@ andrea_context *andrea_context_create(const andrea_model *m) {
     return c;
 }
 
+/* The (B, T) token id copies: pinned host memory on a backend with graphs (a captured
+ * step's copies read them at each replay), else plain. */
+static int32_t *ids_alloc(const andrea_context *c, size_t n) {
+    if (c->be->graph) return c->be->graph->host_alloc(c->be, sizeof(int32_t) * n);
+    return malloc(sizeof(int32_t) * n);
+}
+static void ids_free(const andrea_context *c, int32_t *p) {
+    if (c->be->graph) c->be->graph->host_free(c->be, p);
+    else free(p);
+}
+
 void andrea_context_free(andrea_context *c) {
     if (!c) return;
     if (c->act_mem) c->be->ops.free(c->be, c->act_mem);
     if (c->pf_mem) c->be->ops.free(c->be, c->pf_mem);
-    free(c->inputs);
-    free(c->targets);
+    ids_free(c, c->inputs);
+    ids_free(c, c->targets);
     free(c->host_logits);
     free(c->host_att);
     free(c->host_hidden);
@@ -261,17 +273,17 @@ static int ensure_acts(andrea_context *c, int B, int T, const andrea_head_pad *h
         c->logits_ld == hp->Vp)
         return 0;
     if (c->act_mem) c->be->ops.free(c->be, c->act_mem);
-    free(c->inputs);
-    free(c->targets);
-    c->act_mem = NULL;
+    ids_free(c, c->inputs);
+    ids_free(c, c->targets);
+    c->act_mem = NULL, c->inputs = c->targets = NULL;
     andrea_act_sizes s;
     int64_t total = andrea_activation_floats(&c->cfg, B, T, c->flash, &s);
     int64_t pad_floats = (int64_t)B * T * (hp->Vp - hp->V); /* the logits' rows of Vp */
     s.logits += pad_floats;
     total += pad_floats;
     c->act_mem = c->be->ops.alloc(c->be, sizeof(float) * (size_t)total);
-    c->inputs = malloc(sizeof(int32_t) * (size_t)B * T);
-    c->targets = malloc(sizeof(int32_t) * (size_t)B * T);
+    c->inputs = ids_alloc(c, (size_t)B * T);
+    c->targets = ids_alloc(c, (size_t)B * T);
     if (!c->act_mem || !c->inputs || !c->targets) {
         if (c->act_mem) c->be->ops.free(c->be, c->act_mem);
         c->act_mem = NULL;
@@ -318,38 +330,44 @@ static void norm_backward(const andrea_model *m, float *dinp, float *dw, float *
 
 /* tail = 0: logits at every position; else only over the last min(T, TAIL_ROWS) rows of
  * each sequence (targets must be NULL). */
+int andrea_context_check_batch(const andrea_model *m, const andrea_context *ctx,
+                               const int32_t *inputs, const int32_t *targets, int B, int T) {
+    const andrea_config *c = &m->cfg;
+    if (memcmp(&ctx->cfg, c, sizeof *c) != 0)
+        return andrea_set_error("forward: the context was created for another model");
+    if (!andrea_backend_same_memory(ctx->be, m->be))
+        return andrea_set_error("forward: the context was created on backend '%s', the model "
+                                "runs on '%s' now: create a new context", ctx->be->name,
+                                m->be->name);
+    if (B <= 0 || T <= 0 || T > c->ctx)
+        return andrea_set_error("forward: batch %d x %d does not fit (need B >= 1, 1 <= T <= "
+                                "ctx %d)", B, T, c->ctx);
+    int BT = B * T, V = c->vocab;
+    for (int i = 0; i < BT; i++) {
+        if (inputs[i] < 0 || inputs[i] >= V || (targets && targets[i] >= V))
+            return andrea_set_error("forward: token id %d at position %d is outside the "
+                                    "vocabulary (V=%d)",
+                                    inputs[i] < 0 || inputs[i] >= V ? inputs[i] : targets[i], i,
+                                    V);
+    }
+    return 0;
+}
+
 static float forward(const andrea_model *m, andrea_context *ctx, const int32_t *inputs,
                      const int32_t *targets, int B, int T, int tail) {
     const andrea_config *c = &m->cfg;
-    if (memcmp(&ctx->cfg, c, sizeof *c) != 0) {
-        andrea_set_error("forward: the context was created for another model");
-        return NAN;
-    }
-    if (!andrea_backend_same_memory(ctx->be, m->be)) {
-        andrea_set_error("forward: the context was created on backend '%s', the model runs on "
-                         "'%s' now: create a new context", ctx->be->name, m->be->name);
-        return NAN;
-    }
+    if (andrea_context_check_batch(m, ctx, inputs, targets, B, T)) return NAN;
     int C = c->d_model, L = c->n_layer, NH = c->n_head, V = c->vocab;
-    if (B <= 0 || T <= 0 || T > c->ctx) {
-        andrea_set_error("forward: batch %d x %d does not fit (need B >= 1, 1 <= T <= ctx %d)", B,
-                         T, c->ctx);
-        return NAN;
-    }
     if (ensure_acts(ctx, B, T, &m->pad)) return NAN;
     int BT = B * T;
-    for (int i = 0; i < BT; i++) {
-        if (inputs[i] < 0 || inputs[i] >= V || (targets && targets[i] >= V)) {
-            andrea_set_error("forward: token id %d at position %d is outside the vocabulary (V=%d)",
-                             inputs[i] < 0 || inputs[i] >= V ? inputs[i] : targets[i], i, V);
-            return NAN;
-        }
-    }
+    /* the ops read the context's copies (pinned on a backend with graphs: a captured step
+     * reads them again at each replay) */
     memcpy(ctx->inputs, inputs, sizeof(int32_t) * (size_t)BT);
+    if (targets) memcpy(ctx->targets, targets, sizeof(int32_t) * (size_t)BT);
     andrea_acts *a = &ctx->a;
     const andrea_view *p = &m->p;
 
-    m->be->ops.embedding_forward(m->be, a->encoded, inputs, p->wte, p->wpe, B, T, C);
+    m->be->ops.embedding_forward(m->be, a->encoded, ctx->inputs, p->wte, p->wpe, B, T, C);
 
     const float *resid = a->encoded;
     for (int l = 0; l < L; l++) {
@@ -397,9 +415,8 @@ static float forward(const andrea_model *m, andrea_context *ctx, const int32_t *
         ctx->loss = 0.0f;
         return 0.0f;
     }
-    memcpy(ctx->targets, targets, sizeof(int32_t) * (size_t)BT);
     PROF(PROF_CROSSENTROPY,
-         ctx->loss = m->be->ops.crossentropy_forward(m->be, a->logits, a->losses, targets, BT, V,
+         ctx->loss = m->be->ops.crossentropy_forward(m->be, a->logits, a->losses, ctx->targets, BT, V,
                                                      Vp, &ctx->n_valid));
     return ctx->loss;
 }

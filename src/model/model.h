@@ -155,6 +155,7 @@ struct andrea_model {
     void (*grad_ready)(void *user, int64_t lo, int64_t hi);
     void *grad_ready_user;
     int grads_stale;     /* andrea_model_discard_grads: the next backward overwrites them */
+    struct andrea_step_graphs *graphs; /* captured micro-batch steps (graph_step.c) */
 };
 
 /* andrea_context_forward without targets, whose final norm and LM head run only over the
@@ -167,6 +168,22 @@ float andrea_context_forward_last(const andrea_model *m, andrea_context *ctx,
 /* Backward of ctx's last forward (with targets) into m's gradients, the loss scaled by
  * `scale`. */
 int andrea_context_backward(andrea_model *m, andrea_context *ctx, float scale);
+/* The checks a forward makes before it runs (the context's model and backend, the shape,
+ * every token id); 0, or -1 with andrea_error(). */
+int andrea_context_check_batch(const andrea_model *m, const andrea_context *ctx,
+                               const int32_t *inputs, const int32_t *targets, int B, int T);
+
+/* One training micro-batch on m's own context: forward with targets, then backward with
+ * the loss scaled by `scale`; the loss, or NAN with andrea_error(). The same bits as
+ * andrea_model_forward + andrea_model_backward_scaled. On a backend with graphs (cuda) a
+ * micro-batch of a shape seen before is captured once and then replayed whole, one launch
+ * instead of a few hundred (graph_step.c; ANDREA_CUDA_GRAPHS=0 turns it off). */
+float andrea_model_train_micro(andrea_model *m, const int32_t *inputs, const int32_t *targets,
+                               int B, int T, float scale);
+/* Frees m's captured steps (the model's memory or backend is about to change). */
+void andrea_model_drop_graphs(andrea_model *m);
+/* How many micro-batches andrea_model_train_micro replayed and captured so far. */
+void andrea_model_graph_counts(const andrea_model *m, long *replayed, long *captured);
 
 /* out(N) = w(N, K) x + bias with w in the model's quantised format (kv.c's matvecs). */
 void andrea_matvec(const andrea_model *m, float *out, const float *x, const float *w,

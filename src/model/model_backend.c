@@ -31,6 +31,7 @@ static int same_pad(const andrea_head_pad *a, const andrea_head_pad *b) {
 int andrea_model_set_backend(andrea_model *m, const char *name) {
     const andrea_backend *be = andrea_backend_find(name);
     if (!be || andrea_backend_check_complete(be)) return -1;
+    andrea_model_drop_graphs(m); /* they hold the old backend's buffers */
     andrea_head_pad pad;
     andrea_head_pad_plan(&m->cfg, andrea_backend_vocab_multiple(be), &pad);
     /* the CPU variants (or cuda and cuda-bf16): nothing moves, unless the new backend pads

@@ -33,11 +33,18 @@ int andrea_step_grads(andrea_train_run *r, int step, float *loss, float *grad_no
     for (int micro = 0; micro < o->grad_accum; micro++) {
         if (r->src->next(r->src, B, T, r->x, r->y)) return -1;
         andrea_clear_error(); /* so that a NaN loss is told apart from a failed call */
-        float l = andrea_model_forward(m, r->x, r->y, B, T);
-        if (isnan(l) && andrea_error()[0]) return -1;
+        float l;
+        if (ranks > 1) { /* the backward's sums overlap it: armed after the forward */
+            l = andrea_model_forward(m, r->x, r->y, B, T);
+            if (isnan(l) && andrea_error()[0]) return -1;
+            andrea_dist_overlap_arm(r, micro == o->grad_accum - 1);
+            if (andrea_model_backward_scaled(m, scale)) return -1;
+        } else { /* one launch on a backend with graphs (graph_step.c) */
+            andrea_dist_overlap_arm(r, micro == o->grad_accum - 1);
+            l = andrea_model_train_micro(m, r->x, r->y, B, T, scale);
+            if (isnan(l) && andrea_error()[0]) return -1;
+        }
         loss_sum += l;
-        andrea_dist_overlap_arm(r, micro == o->grad_accum - 1);
-        if (andrea_model_backward_scaled(m, scale)) return -1;
     }
     /* the global batch's gradient and loss on every rank (before anything reads them) */
     if (andrea_dist_reduce_grads(r, &loss_sum)) return -1;

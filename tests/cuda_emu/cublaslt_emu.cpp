@@ -216,21 +216,28 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_t d, const 
         (uses_bias(d->epilogue) && !fits(d->bias, m * sizeof(float), al[4])) ||
         (uses_aux(d->epilogue) && !fits(d->aux, aux_bytes, al[5])) ||
         (workspace_bytes && !cuda_emu::is_device_span(workspace, workspace_bytes)) ||
-        cudaStreamSynchronize(stream) != cudaSuccess)
+        cuda_emu::stream_valid("cublasLtMatmul", stream) != cudaSuccess)
         return CUBLAS_STATUS_INVALID_VALUE; /* a GPU would fault or refuse: say so here */
     matmuls_by_epilogue[d->epilogue & 255]++;
     double alf = *(const float *)alpha, be = *(const float *)beta;
-    cuda_emu::device_access open;
-    for (size_t j = 0; j < n; j++)
-        for (size_t i = 0; i < m; i++) {
-            double acc = 0.0;
-            for (size_t p = 0; p < k; p++) {
-                size_t ai = d->ta ? i * a->ld + p : p * a->ld + i;
-                size_t bi = d->tb ? p * b->ld + j : j * b->ld + p;
-                acc += at(A, a->type, ai) * at(B, b->type, bi);
+    /* the call's values, as a captured call keeps them: the backend sets a cached
+     * descriptor's bias pointer again for its next call */
+    cuda_emu_lt_desc dd = *d;
+    cuda_emu_lt_layout la = *a, lb = *b, lc = *c, ld = *dl;
+    cudaError_t e = cuda_emu::enqueue(stream, "cublasLtMatmul", [=]() {
+        cuda_emu::device_access open;
+        for (size_t j = 0; j < n; j++)
+            for (size_t i = 0; i < m; i++) {
+                double acc = 0.0;
+                for (size_t p = 0; p < k; p++) {
+                    size_t ai = dd.ta ? i * la.ld + p : p * la.ld + i;
+                    size_t bi = dd.tb ? p * lb.ld + j : j * lb.ld + p;
+                    acc += at(A, la.type, ai) * at(B, lb.type, bi);
+                }
+                double v = alf * acc + (be != 0.0 ? be * ((const float *)C)[j * lc.ld + i] : 0.0);
+                ((float *)D)[j * ld.ld + i] = finish(&dd, v, i, j * (size_t)dd.aux_ld + i);
             }
-            double v = alf * acc + (be != 0.0 ? be * ((const float *)C)[j * c->ld + i] : 0.0);
-            ((float *)D)[j * dl->ld + i] = finish(d, v, i, j * (size_t)d->aux_ld + i);
-        }
+    });
+    if (e != cudaSuccess) return CUBLAS_STATUS_EXECUTION_FAILED;
     return CUBLAS_STATUS_SUCCESS;
 }

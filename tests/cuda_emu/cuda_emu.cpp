@@ -59,6 +59,16 @@ const char *cudaGetErrorString(cudaError_t e) {
                            ? "an illegal memory access was encountered"
                        : e == cudaErrorNotReady ? "device not ready"
                        : e == cudaErrorInvalidResourceHandle ? "invalid resource handle"
+                       : e == cudaErrorStreamCaptureUnsupported
+                           ? "operation not permitted when stream is capturing"
+                       : e == cudaErrorStreamCaptureInvalidated
+                           ? "operation failed due to a previous error during capture"
+                       : e == cudaErrorStreamCaptureImplicit
+                           ? "operation would make the legacy stream depend on a capturing "
+                             "blocking stream"
+                       : e == cudaErrorStreamCaptureWrongThread
+                           ? "attempt to terminate a thread-local capture sequence from "
+                             "another thread"
                            : "unknown error";
     if (e == cudaSuccess || !last_detail[0]) return name;
     snprintf(buf, sizeof buf, "%s (emulator: %s)", name, last_detail);
@@ -89,7 +99,7 @@ cudaError_t cudaSetDevice(int device) {
     if (device != 0) return fail(cudaErrorInvalidDevice, "device %d of 1", device);
     return cudaSuccess;
 }
-cudaError_t cudaDeviceSynchronize(void) { return cudaSuccess; }
+cudaError_t cudaDeviceSynchronize(void) { return cuda_emu::not_capturing("cudaDeviceSynchronize"); }
 
 static std::mutex mem_lock;
 static std::map<uintptr_t, size_t> allocations; /* start -> bytes */
@@ -126,6 +136,8 @@ int cuda_emu::is_device_span(const void *p, size_t bytes) { return p && device_r
 
 cudaError_t cudaMalloc(void **p, size_t bytes) {
     *p = NULL;
+    cudaError_t e = cuda_emu::not_capturing("cudaMalloc");
+    if (e) return e;
     if (bytes == 0) return cudaSuccess; /* as CUDA: success, a null pointer */
     void *m = mmap(NULL, mapped(bytes), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
                    0);
@@ -139,6 +151,8 @@ cudaError_t cudaMalloc(void **p, size_t bytes) {
 }
 
 cudaError_t cudaFree(void *p) {
+    cudaError_t e = cuda_emu::not_capturing("cudaFree");
+    if (e) return e;
     if (!p) return cudaSuccess;
     std::lock_guard<std::mutex> g(mem_lock);
     auto it = allocations.find((uintptr_t)p);
@@ -147,6 +161,38 @@ cudaError_t cudaFree(void *p) {
     munmap(p, mapped(it->second));
     allocations.erase(it);
     return cudaSuccess;
+}
+
+/* pinned host memory: plain host memory, registered (start -> bytes), under mem_lock */
+static std::map<uintptr_t, size_t> pinned;
+
+cudaError_t cudaMallocHost(void **p, size_t bytes) {
+    *p = NULL;
+    cudaError_t e = cuda_emu::not_capturing("cudaMallocHost");
+    if (e) return e;
+    void *m = malloc(bytes ? bytes : 1);
+    if (!m) return fail(cudaErrorMemoryAllocation, "cudaMallocHost of %zu bytes", bytes);
+    std::lock_guard<std::mutex> g(mem_lock);
+    pinned[(uintptr_t)m] = bytes;
+    *p = m;
+    return cudaSuccess;
+}
+cudaError_t cudaFreeHost(void *p) {
+    cudaError_t e = cuda_emu::not_capturing("cudaFreeHost");
+    if (e || !p) return e;
+    std::lock_guard<std::mutex> g(mem_lock);
+    if (!pinned.erase((uintptr_t)p))
+        return fail(cudaErrorInvalidValue, "cudaFreeHost(%p): not from cudaMallocHost", p);
+    free(p);
+    return cudaSuccess;
+}
+int cuda_emu::is_pinned(const void *p, size_t bytes) {
+    std::lock_guard<std::mutex> g(mem_lock);
+    uintptr_t a = (uintptr_t)p;
+    auto it = pinned.upper_bound(a);
+    if (!p || it == pinned.begin()) return 0;
+    --it;
+    return a >= it->first && a - it->first + bytes <= it->second;
 }
 
 /* kind's two sides hold the bytes they should: device memory where it says device */
@@ -165,36 +211,63 @@ static cudaError_t check_copy(const char *fn, void *dst, size_t dbytes, const vo
     return cudaSuccess;
 }
 
-cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind) {
-    cudaError_t e = check_copy("cudaMemcpy", dst, bytes, src, bytes, kind);
-    if (e) return e;
-    device_open open;
-    if (bytes) memmove(dst, src, bytes);
-    return cudaSuccess;
+/* A copy on stream s (0: the legacy stream): checked now, run now or captured. The host side
+ * of a captured copy must be pinned (it is read, or written, at each replay). */
+static cudaError_t copy_on(cudaStream_t s, const char *fn, void *dst, size_t dbytes,
+                           const void *src, size_t sbytes, cudaMemcpyKind kind,
+                           std::function<void()> work) {
+    cudaError_t e = check_copy(fn, dst, dbytes, src, sbytes, kind);
+    if (!e && kind == cudaMemcpyHostToDevice)
+        e = cuda_emu::capture_check_host(s, fn, src, sbytes);
+    if (!e && kind == cudaMemcpyDeviceToHost)
+        e = cuda_emu::capture_check_host(s, fn, dst, dbytes);
+    return e ? e : cuda_emu::enqueue(s, fn, [work]() {
+        device_open open;
+        work();
+    });
 }
 
-cudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
-                         size_t height, cudaMemcpyKind kind) {
+cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind,
+                            cudaStream_t s) {
+    return copy_on(s, "cudaMemcpyAsync", dst, bytes, src, bytes, kind, [=]() {
+        if (bytes) memmove(dst, src, bytes);
+    });
+}
+cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind) {
+    cudaError_t e = cuda_emu::not_capturing("cudaMemcpy");
+    return e ? e : cudaMemcpyAsync(dst, src, bytes, kind, 0);
+}
+
+cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch,
+                              size_t width, size_t height, cudaMemcpyKind kind, cudaStream_t s) {
     if (width > dpitch || width > spitch)
         return fail(cudaErrorInvalidValue, "cudaMemcpy2D: width %zu above a pitch (%zu, %zu)",
                     width, dpitch, spitch);
-    if (!height || !width) return cudaSuccess;
+    if (!height || !width) return cuda_emu::stream_valid("cudaMemcpy2DAsync", s);
     size_t dspan = dpitch * (height - 1) + width, sspan = spitch * (height - 1) + width;
-    cudaError_t e = check_copy("cudaMemcpy2D", dst, dspan, src, sspan, kind);
-    if (e) return e;
-    device_open open;
-    for (size_t r = 0; r < height; r++)
-        memmove((char *)dst + r * dpitch, (const char *)src + r * spitch, width);
-    return cudaSuccess;
+    return copy_on(s, "cudaMemcpy2D", dst, dspan, src, sspan, kind, [=]() {
+        for (size_t r = 0; r < height; r++)
+            memmove((char *)dst + r * dpitch, (const char *)src + r * spitch, width);
+    });
+}
+cudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
+                         size_t height, cudaMemcpyKind kind) {
+    cudaError_t e = cuda_emu::not_capturing("cudaMemcpy2D");
+    return e ? e : cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, height, kind, 0);
 }
 
-cudaError_t cudaMemset(void *p, int value, size_t bytes) {
+cudaError_t cudaMemsetAsync(void *p, int value, size_t bytes, cudaStream_t s) {
     if (!device_range(p, bytes) || !p)
         return fail(cudaErrorInvalidValue, "cudaMemset(%p, %zu bytes): not device memory", p,
                     bytes);
-    device_open open;
-    memset(p, value, bytes);
-    return cudaSuccess;
+    return cuda_emu::enqueue(s, "cudaMemsetAsync", [=]() {
+        device_open open;
+        memset(p, value, bytes);
+    });
+}
+cudaError_t cudaMemset(void *p, int value, size_t bytes) {
+    cudaError_t e = cuda_emu::not_capturing("cudaMemset");
+    return e ? e : cudaMemsetAsync(p, value, bytes, 0);
 }
 
 /* ---- launches ------------------------------------------------------------------------ */
@@ -473,6 +546,7 @@ void cuda_emu::run_grid(const config &c, void (*body)(void *), void *ctx) {
 
 struct cuda_emu_blas {
     cublasMath_t math;
+    cudaStream_t stream; /* cublasSetStream's: where its products run (or are captured) */
 };
 
 cublasStatus_t cublasCreate(cublasHandle_t *h) {
@@ -482,6 +556,12 @@ cublasStatus_t cublasCreate(cublasHandle_t *h) {
 cublasStatus_t cublasDestroy(cublasHandle_t h) {
     if (!h) return CUBLAS_STATUS_NOT_INITIALIZED;
     free(h);
+    return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t cublasSetStream(cublasHandle_t h, cudaStream_t s) {
+    if (!h) return CUBLAS_STATUS_NOT_INITIALIZED;
+    if (cuda_emu::stream_valid("cublasSetStream", s)) return CUBLAS_STATUS_INVALID_VALUE;
+    h->stream = s;
     return CUBLAS_STATUS_SUCCESS;
 }
 cublasStatus_t cublasSetMathMode(cublasHandle_t h, cublasMath_t mode) {
@@ -511,8 +591,12 @@ static float load(const void *p, cudaDataType t, size_t i) {
 
 static size_t elem_size(cudaDataType t) { return t == CUDA_R_32F ? 4 : 2; }
 
+static void gemm_run(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
+                     float alpha, const void *A, cudaDataType at, int lda, const void *B,
+                     cudaDataType bt, int ldb, float beta, float *C, int ldc);
+
 /* the checks cuBLAS documents for gemm, then C = alpha op(A) op(B) + beta C (C not read
- * when beta is 0) */
+ * when beta is 0), on the handle's stream */
 static cublasStatus_t gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m,
                            int n, int k, float alpha, const void *A, cudaDataType at, int lda,
                            const void *B, cudaDataType bt, int ldb, float beta, float *C,
@@ -530,7 +614,16 @@ static cublasStatus_t gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperati
     if ((k && (!device_range(A, abytes) || !device_range(B, bbytes))) ||
         !device_range(C, cbytes))
         return CUBLAS_STATUS_INVALID_VALUE; /* a GPU would fault: say so here */
-    device_open open;
+    cudaError_t e = cuda_emu::enqueue(h->stream, "cublas gemm", [=]() {
+        device_open open;
+        gemm_run(ta, tb, m, n, k, alpha, A, at, lda, B, bt, ldb, beta, C, ldc);
+    });
+    return e == cudaSuccess ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_EXECUTION_FAILED;
+}
+
+static void gemm_run(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
+                     float alpha, const void *A, cudaDataType at, int lda, const void *B,
+                     cudaDataType bt, int ldb, float beta, float *C, int ldc) {
     for (int j = 0; j < n; j++)
         for (int i = 0; i < m; i++) {
             double s = 0.0;
@@ -542,7 +635,6 @@ static cublasStatus_t gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperati
             float *c = &C[(size_t)j * ldc + i];
             *c = beta == 0.0f ? (float)(alpha * s) : (float)(alpha * s + (double)beta * *c);
         }
-    return CUBLAS_STATUS_SUCCESS;
 }
 
 cublasStatus_t cublasSgemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m,

@@ -17,6 +17,10 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <functional>
+
+struct cuda_emu_stream; /* cudaStream_t's, below */
+
 #define __global__
 #define __device__
 #define __host__
@@ -44,6 +48,10 @@ typedef enum cudaError {
     cudaErrorIllegalAddress = 700,
     cudaErrorNotReady = 600,
     cudaErrorInvalidResourceHandle = 400,
+    cudaErrorStreamCaptureUnsupported = 900,
+    cudaErrorStreamCaptureInvalidated = 901,
+    cudaErrorStreamCaptureImplicit = 906,
+    cudaErrorStreamCaptureWrongThread = 908,
 } cudaError_t;
 
 enum cudaMemcpyKind {
@@ -72,6 +80,10 @@ cudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitc
                          size_t height, cudaMemcpyKind kind);
 cudaError_t cudaMemset(void *p, int value, size_t bytes);
 cudaError_t cudaDeviceSynchronize(void);
+/* pinned host memory: host memory a copy captured into a graph may read (a pageable one is
+ * refused there, as by CUDA) */
+cudaError_t cudaMallocHost(void **p, size_t bytes);
+cudaError_t cudaFreeHost(void *p);
 
 /* a kernel's attributes: only the one the backend sets. A launch may ask for up to 48 KiB of
  * dynamic shared memory; more only after this attribute was raised to at least that much
@@ -161,33 +173,47 @@ template <class T> static inline int check_arg(const config &c, int i, T *p) {
 }
 template <class T> static inline int check_arg(const config &, int, const T &) { return 0; }
 
+/* runs work now, or, when s is being captured, records it into the capture (a graph
+ * replays it); cudaSuccess, else the error (set as the last error) */
+cudaError_t enqueue(struct cuda_emu_stream *s, const char *what, std::function<void()> work);
+
 template <class F> struct bound {
     config c;
     F f;
+    struct cuda_emu_stream *stream;
     template <class... A> void operator()(A... a) const {
-        if (launch_check(c)) return;
+        if (launch_check(c)) return; /* checked at the launch, captured or not */
         int i = 0, bad = 0;
         ((bad |= check_arg(c, i++, a)), ...);
         if (bad) return;
-        auto call = [&]() { f(a...); };
-        run_grid(c, [](void *p) { (*(decltype(call) *)p)(); }, &call);
+        config cc = c;
+        F ff = f;
+        enqueue(stream, c.name, [cc, ff, a...]() {
+            auto call = [&]() { ff(a...); };
+            run_grid(cc, [](void *p) { (*(decltype(call) *)p)(); }, &call);
+        });
     }
 };
 template <class F>
-static inline bound<F> launch(const char *name, dim3 grid, dim3 block, size_t shared, F f) {
-    return bound<F>{config{grid, block, shared, name, reinterpret_cast<kernel_key>(f)}, f};
+static inline bound<F> launch(const char *name, dim3 grid, dim3 block, size_t shared,
+                              struct cuda_emu_stream *stream, F f) {
+    return bound<F>{config{grid, block, shared, name, reinterpret_cast<kernel_key>(f)}, f,
+                    stream};
 }
 } // namespace cuda_emu
 
 /* ---- streams and events: the work a stream is given runs at once (a launch returns when
  * its grid is done), so every event has happened when it is recorded; the handles are
- * checked (a stream or event never created, or destroyed, is an invalid handle) --------- */
+ * checked (a stream or event never created, or destroyed, is an invalid handle). A stream
+ * being captured records its work instead, for a graph to replay (streams_emu.cpp says
+ * what a capture refuses) ------------------------------------------------------------- */
 
 typedef struct cuda_emu_stream *cudaStream_t; /* 0: the legacy default stream */
 typedef struct cuda_emu_event *cudaEvent_t;
 enum { cudaStreamDefault = 0, cudaStreamNonBlocking = 1 };
 enum { cudaEventDefault = 0, cudaEventDisableTiming = 2 };
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned flags);
+cudaError_t cudaStreamCreate(cudaStream_t *s); /* a blocking stream */
 cudaError_t cudaStreamDestroy(cudaStream_t s);
 cudaError_t cudaStreamSynchronize(cudaStream_t s);
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned flags);
@@ -195,6 +221,33 @@ cudaError_t cudaEventDestroy(cudaEvent_t e);
 cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s);
 cudaError_t cudaEventQuery(cudaEvent_t e);
 cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned flags);
+cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind,
+                            cudaStream_t s);
+cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch,
+                              size_t width, size_t height, cudaMemcpyKind kind, cudaStream_t s);
+cudaError_t cudaMemsetAsync(void *p, int value, size_t bytes, cudaStream_t s);
+
+/* graphs: a capture's work in order, replayed by cudaGraphLaunch */
+enum cudaStreamCaptureMode {
+    cudaStreamCaptureModeGlobal = 0,
+    cudaStreamCaptureModeThreadLocal = 1,
+    cudaStreamCaptureModeRelaxed = 2,
+};
+enum cudaStreamCaptureStatus {
+    cudaStreamCaptureStatusNone = 0,
+    cudaStreamCaptureStatusActive = 1,
+    cudaStreamCaptureStatusInvalidated = 2,
+};
+typedef struct cuda_emu_graph *cudaGraph_t;
+typedef struct cuda_emu_graph *cudaGraphExec_t; /* an instance: a copy of the graph */
+cudaError_t cudaStreamBeginCapture(cudaStream_t s, cudaStreamCaptureMode mode);
+cudaError_t cudaStreamEndCapture(cudaStream_t s, cudaGraph_t *g);
+cudaError_t cudaStreamIsCapturing(cudaStream_t s, cudaStreamCaptureStatus *status);
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t *e, cudaGraph_t g, unsigned long long flags);
+cudaError_t cudaGraphLaunch(cudaGraphExec_t e, cudaStream_t s);
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t e);
+cudaError_t cudaGraphDestroy(cudaGraph_t g);
+
 /* "emu-PID:00:00.0": each process emulates a device of its own */
 cudaError_t cudaDeviceGetPCIBusId(char *bus, int len, int device);
 
@@ -204,6 +257,16 @@ namespace cuda_emu {
 cudaError_t set_error(cudaError_t e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* 1 when [p, p + bytes) lies inside one device allocation */
 int is_device_span(const void *p, size_t bytes);
+/* a call that waits for the device or allocates: refused (and the capture invalidated)
+ * while this thread captures a stream; cudaSuccess or the error */
+cudaError_t not_capturing(const char *what);
+/* cudaSuccess unless s is being captured and host is not pinned: a capture reads it at each
+ * replay, which pageable memory cannot promise (the capture is invalidated) */
+cudaError_t capture_check_host(cudaStream_t s, const char *what, const void *host, size_t bytes);
+/* 1 when [p, p + bytes) lies inside one pinned host allocation (cudaMallocHost) */
+int is_pinned(const void *p, size_t bytes);
+/* cudaSuccess for the legacy stream or a live stream, else the error */
+cudaError_t stream_valid(const char *fn, cudaStream_t s);
 /* device memory is readable and writable by the host while one of these lives */
 struct device_access {
     device_access();

@@ -248,7 +248,7 @@ static andrea_cpu_engine e_cpu = {ANDREA_MATMUL_AUTO, ANDREA_PRECISION_FP32, -1}
  * pack a ragged last panel with zeros themselves, so the extra columns would be pure work. */
 #define CPU_VARIANT(var, name, desc, engine, avail)                                           \
     const andrea_backend var = {name,  desc,    CPU_OPS, &engine, ANDREA_MEM_HOST,            \
-                                avail, why_not, ANDREA_PRECISION_FP32, NULL, 1}
+                                avail, why_not, ANDREA_PRECISION_FP32, NULL, 1, NULL}
 
 CPU_VARIANT(andrea_backend_cpu, "cpu",
             "CPU, fp32, the best ISA here; each product shape on the faster of the built-in "

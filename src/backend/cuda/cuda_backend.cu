@@ -5,9 +5,10 @@
  * cuda_elementwise.cu, cuda_dense.cu and cuda_host.cu; cuda_ops.cu assembles the table.
  *
  * Every op runs on the legacy default stream of one device (device_pick.h: ANDREA_CUDA_DEVICE,
- * else the rank's index on its machine under mpirun, else 0),
- * so ops are ordered as issued and download (cudaMemcpy) waits for them. Never yet run on a
- * GPU: docs/cuda.md says what has been checked and what has not.
+ * else the rank's index on its machine under mpirun, else 0), or on the stream a graph
+ * capture records (cuda_graph.cu), so ops are ordered as issued and download (cudaMemcpy)
+ * waits for them. Never yet run on a GPU: docs/cuda.md says what has been checked and what
+ * has not.
  */
 #include <pthread.h>
 #include <stdarg.h>
@@ -54,7 +55,9 @@ static void probe(void) {
 }
 
 __thread int cuda_thread_bound;
+__thread cudaStream_t cuda_stream_now;
 static __thread cublasHandle_t thread_blas[2]; /* [0] pedantic fp32, [1] default math */
+static __thread cudaStream_t thread_blas_stream[2]; /* the stream each handle was set to */
 
 int cuda_bind_thread(void) {
     cudaError_t e = cudaSetDevice(andrea_cuda_state.device);
@@ -66,12 +69,24 @@ int cuda_bind_thread(void) {
 
 /* Handles are never destroyed: one per thread that ran a product, for the process's life. */
 cublasHandle_t cuda_blas(const char *op, int pedantic) {
-    cublasHandle_t *slot = &thread_blas[pedantic ? 0 : 1];
+    int i = pedantic ? 0 : 1;
+    cublasHandle_t *slot = &thread_blas[i];
+    if (*slot && thread_blas_stream[i] != cuda_stream()) {
+        /* only on a change: cublasSetStream also resets the handle's workspace */
+        cublasStatus_t b = cublasSetStream(*slot, cuda_stream());
+        if (b != CUBLAS_STATUS_SUCCESS) {
+            cuda_failf(op, cublasGetStatusString(b), "%s", "cublasSetStream");
+            return NULL;
+        }
+        thread_blas_stream[i] = cuda_stream();
+    }
     if (*slot) return *slot;
     cublasHandle_t h = NULL;
     cublasStatus_t b = cublasCreate(&h);
     if (b == CUBLAS_STATUS_SUCCESS)
         b = cublasSetMathMode(h, pedantic ? CUBLAS_PEDANTIC_MATH : CUBLAS_DEFAULT_MATH);
+    if (b == CUBLAS_STATUS_SUCCESS) b = cublasSetStream(h, cuda_stream());
+    thread_blas_stream[i] = cuda_stream();
     if (b != CUBLAS_STATUS_SUCCESS) {
         if (h) cublasDestroy(h);
         cuda_failf(op, cublasGetStatusString(b), "%s", "cublasCreate");
@@ -110,10 +125,40 @@ extern "C" const char *andrea_cuda_device_name(void) {
 
 static __thread void *scratch[CUDA_SCRATCH_N];
 static __thread size_t scratch_cap[CUDA_SCRATCH_N];
+static int graphs_alive; /* captured graphs not yet destroyed, on any thread */
+static __thread void **kept;  /* buffers grown out of while graphs lived: theirs to use */
+static __thread size_t n_kept;
+
+/* Frees the buffers kept for graphs when none is left (a graph of this thread ended). */
+void cuda_scratch_keep(int on) {
+    if (__atomic_add_fetch(&graphs_alive, on ? 1 : -1, __ATOMIC_SEQ_CST) > 0) return;
+    for (size_t i = 0; i < n_kept; i++) cudaFree(kept[i]);
+    free(kept);
+    kept = NULL, n_kept = 0;
+}
+
+/* the old buffer of a purpose that grows: freed, or kept while a graph may still use it */
+static void retire(void *p) {
+    if (!__atomic_load_n(&graphs_alive, __ATOMIC_SEQ_CST)) {
+        cudaFree(p); /* waits for its last users */
+        return;
+    }
+    void **k = (void **)realloc(kept, sizeof(void *) * (n_kept + 1));
+    if (!k) { /* no room to remember it: leaked, never freed under a graph */
+        return;
+    }
+    kept = k;
+    kept[n_kept++] = p;
+}
 
 void *cuda_scratch(int purpose, size_t bytes, const char *op) {
     if (bytes <= scratch_cap[purpose] && scratch[purpose]) return scratch[purpose];
-    if (scratch[purpose]) cudaFree(scratch[purpose]); /* waits for its last users */
+    if (cuda_capturing()) {
+        cuda_failf(op, "a scratch buffer would grow during a graph capture (capture after a "
+                   "step at the same shape)", "scratch %d of %zu bytes", purpose, bytes);
+        return NULL;
+    }
+    if (scratch[purpose]) retire(scratch[purpose]);
     scratch[purpose] = NULL, scratch_cap[purpose] = 0;
     size_t grown = bytes < 4096 ? 4096 : bytes + bytes / 4; /* amortised growth */
     CU_CHECK_R(NULL, cudaMalloc(&scratch[purpose], grown), op, "scratch %d of %zu bytes",
@@ -125,8 +170,8 @@ void *cuda_scratch(int purpose, size_t bytes, const char *op) {
 void *cuda_upload_staging(const void *host, size_t bytes, const char *op) {
     void *d = cuda_scratch(CUDA_SCRATCH_STAGING, bytes, op);
     if (d && bytes)
-        CU_CHECK_R(NULL, cudaMemcpy(d, host, bytes, cudaMemcpyHostToDevice), op,
-                   "staging %zu bytes", bytes);
+        CU_CHECK_R(NULL, cudaMemcpyAsync(d, host, bytes, cudaMemcpyHostToDevice, cuda_stream()),
+                   op, "staging %zu bytes", bytes);
     return d;
 }
 
@@ -160,7 +205,8 @@ void cuda_upload(be_t be, void *dst, const void *src, size_t bytes) {
 void cuda_download(be_t be, void *dst, const void *src, size_t bytes) {
     (void)be;
     if (!bytes) return;
-    if (!cuda_ok()) {
+    if (!cuda_ok() || (cuda_capturing() && cuda_failf("download", "a read back during a graph "
+                                                      "capture", "%zu bytes", bytes))) {
         memset(dst, 0xff, bytes); /* NaNs, never stale data that looks right */
         return;
     }
@@ -174,7 +220,7 @@ void cuda_download(be_t be, void *dst, const void *src, size_t bytes) {
 void cuda_zero(be_t be, void *p, size_t bytes) {
     (void)be;
     if (!cuda_ok() || !bytes) return;
-    CU_CHECK(cudaMemset(p, 0, bytes), "zero", "%zu bytes", bytes);
+    CU_CHECK(cudaMemsetAsync(p, 0, bytes, cuda_stream()), "zero", "%zu bytes", bytes);
 }
 
 void cuda_copy_rows(be_t be, float *dst, size_t ld_dst, const float *src, size_t ld_src,
@@ -184,12 +230,13 @@ void cuda_copy_rows(be_t be, float *dst, size_t ld_dst, const float *src, size_t
     /* one row may come with any strides (callers pass 0), which cudaMemcpy2D refuses: its
      * pitches must be at least the width */
     if (rows == 1) {
-        CU_CHECK(cudaMemcpy(dst, src, n * sizeof(float), cudaMemcpyDeviceToDevice), "copy_rows",
-                 "n %zu rows 1", n);
+        CU_CHECK(cudaMemcpyAsync(dst, src, n * sizeof(float), cudaMemcpyDeviceToDevice,
+                                 cuda_stream()),
+                 "copy_rows", "n %zu rows 1", n);
         return;
     }
-    CU_CHECK(cudaMemcpy2D(dst, ld_dst * sizeof(float), src, ld_src * sizeof(float),
-                          n * sizeof(float), rows, cudaMemcpyDeviceToDevice),
+    CU_CHECK(cudaMemcpy2DAsync(dst, ld_dst * sizeof(float), src, ld_src * sizeof(float),
+                               n * sizeof(float), rows, cudaMemcpyDeviceToDevice, cuda_stream()),
              "copy_rows", "n %zu rows %zu ld_dst %zu ld_src %zu", n, rows, ld_dst, ld_src);
 }
 

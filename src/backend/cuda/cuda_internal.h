@@ -44,6 +44,15 @@ int cuda_failf(const char *op, const char *what, const char *fmt, ...)
 int cuda_bind_thread(void);
 extern __thread int cuda_thread_bound;
 
+/* The stream this thread's ops are issued to: the legacy default stream (0), which orders
+ * them after every other thread's, or, while this thread captures a graph (cuda_graph.cu),
+ * the stream being captured. Every launch, copy and product takes it. */
+extern __thread cudaStream_t cuda_stream_now;
+static inline cudaStream_t cuda_stream(void) { return cuda_stream_now; }
+/* 1 while this thread captures a graph: an op may not wait for the device, read a result
+ * back, or grow a scratch buffer */
+static inline int cuda_capturing(void) { return cuda_stream_now != 0; }
+
 /* 1 when ops may run (no earlier failure, this thread on the device), else 0. */
 static inline int cuda_ok(void) {
     return !andrea_cuda_state.failed && (cuda_thread_bound || cuda_bind_thread() == 0);
@@ -51,10 +60,10 @@ static inline int cuda_ok(void) {
 
 /* This thread's cuBLAS handle (one per thread: a handle is not for concurrent use): with
  * pedantic math (exact fp32, no TF32: the fp32 products), or cuBLAS's default math (tensor
- * cores: the bf16 products); NULL with the failure recorded. */
+ * cores: the bf16 products), set to cuda_stream(); NULL with the failure recorded. */
 cublasHandle_t cuda_blas(const char *op, int pedantic);
 
-/* A kernel launch, CU_LAUNCH(kernel, grid, block, shared_bytes)(args...), and a kernel's
+/* A kernel launch on cuda_stream(), CU_LAUNCH(kernel, grid, block, shared_bytes)(args...), and a kernel's
  * dynamic shared memory, CU_DYN_SHARED(type, name), 128-byte aligned (WMMA tiles need 32):
  * nvcc's <<<...>>> and extern __shared__, or, in the test build that runs this folder on the
  * CPU (tests/cuda_emu/, -DANDREA_CUDA_EMU=ON), the emulator's launch and buffer. Past 48 KiB
@@ -63,10 +72,10 @@ cublasHandle_t cuda_blas(const char *op, int pedantic);
  * at most 227 KiB a block, static included). */
 #ifdef ANDREA_CUDA_EMU
 #define CU_LAUNCH(kernel, grid, block, shared)                                                \
-    cuda_emu::launch(#kernel, grid, block, shared, kernel)
+    cuda_emu::launch(#kernel, grid, block, shared, cuda_stream(), kernel)
 #define CU_DYN_SHARED(type, name) type *name = (type *)cuda_emu::dynamic_shared()
 #else
-#define CU_LAUNCH(kernel, grid, block, shared) kernel<<<grid, block, shared>>>
+#define CU_LAUNCH(kernel, grid, block, shared) kernel<<<grid, block, shared, cuda_stream()>>>
 #define CU_DYN_SHARED(type, name) extern __shared__ __align__(128) type name[]
 #endif
 
@@ -102,9 +111,13 @@ static inline unsigned cuda_blocks(size_t n) {
 /* Device scratch, one buffer per purpose and per host thread, grown as needed and never
  * freed. Ops used to cudaMalloc and cudaFree their temporaries on every call, and cudaFree
  * waits for the whole device: every such op was a synchronisation. Reuse is safe because
- * all of a thread's ops run in order on the legacy default stream (a later op's use of a
- * buffer starts after an earlier op's has finished; a pageable host-to-device copy waits for
- * the stream first). An op never holds two of one purpose. NULL with the failure recorded. */
+ * all of a thread's ops run in order on one stream (a later op's use of a buffer starts
+ * after an earlier op's has finished; a pageable host-to-device copy waits for the stream
+ * first; a graph replays on a blocking stream, which the legacy stream waits for). An op
+ * never holds two of one purpose. A graph keeps the addresses it captured: growing a buffer
+ * during a capture fails (capture after a step at the same shape), and a buffer that grows
+ * while a graph lives is kept, not freed, until the graphs are gone (cuda_graph.cu). NULL
+ * with the failure recorded. */
 enum {
     CUDA_SCRATCH_STAGING, /* host arrays an op receives: token ids, targets, row ids */
     CUDA_SCRATCH_SMALL,   /* per-row losses, reduction parts, a counter */
@@ -118,7 +131,16 @@ enum {
 };
 void *cuda_scratch(int purpose, size_t bytes, const char *op);
 
-/* A device copy of a host array an op receives (in the STAGING scratch). NULL on failure. */
+/* A device copy of a host array an op receives (in the STAGING scratch), on cuda_stream():
+ * during a capture the array must be pinned (the graph reads it again at each replay). NULL
+ * on failure. */
 void *cuda_upload_staging(const void *host, size_t bytes, const char *op);
+
+/* During a capture: a device slot of n doubles that the graph's replays fill with an op's
+ * host-visible result (andrea_backend_graph_ops.results reads them, in order of the calls);
+ * NULL, with the failure recorded, when the capture has no room. */
+double *cuda_capture_result(int n, const char *op);
+/* while captured graphs live, scratch buffers are kept when they grow (cuda_backend.cu) */
+void cuda_scratch_keep(int on);
 
 #endif

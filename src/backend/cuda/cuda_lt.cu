@@ -207,7 +207,7 @@ int cuda_lt_matmul(const char *op, int m, int n, int k, const void *A, int ta, i
     float one = 1.0f, beta = e->C ? 1.0f : 0.0f;
     if (st == CUBLAS_STATUS_SUCCESS)
         st = cublasLtMatmul(lt_handle, p->desc, &one, A, p->a, B, p->b, &beta, e->C ? e->C : D,
-                            p->cd, D, p->cd, &p->algo, ws, LT_WORKSPACE, 0);
+                            p->cd, D, p->cd, &p->algo, ws, LT_WORKSPACE, cuda_stream());
     if (st == CUBLAS_STATUS_NOT_SUPPORTED || st == CUBLAS_STATUS_INVALID_VALUE) {
         /* refused before it ran (D untouched): this plan is unfused from now on */
         p->state = 2;

@@ -65,6 +65,7 @@ extern "C" const andrea_backend andrea_backend_cuda = {
     ANDREA_PRECISION_FP32,
     CUDA_COMM_OPS,
     CUDA_VOCAB_MULTIPLE,
+    &cuda_graph_ops,
 };
 
 /* --precision bf16 on the GPU: the products' operands rounded to bf16, fp32 sums, results,
@@ -84,4 +85,5 @@ extern "C" const andrea_backend andrea_backend_cuda_bf16 = {
     ANDREA_PRECISION_BF16,
     CUDA_COMM_OPS,
     CUDA_VOCAB_MULTIPLE,
+    &cuda_graph_ops,
 };

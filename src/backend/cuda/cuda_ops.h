@@ -29,6 +29,8 @@ extern const andrea_backend_comm_ops cuda_nccl_ops;
 #else
 #define CUDA_COMM_OPS nullptr
 #endif
+/* cuda_graph.cu: CUDA graphs (capture on a blocking stream of the thread, replay there) */
+extern const andrea_backend_graph_ops cuda_graph_ops;
 
 /* cuda_elementwise.cu */
 uint64_t cuda_count_nonfinite(be_t be, const float *x, size_t n, int nonneg);

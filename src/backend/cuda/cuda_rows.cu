@@ -141,41 +141,69 @@ __global__ static void k_ce_fwd(float *x, float *losses, const int32_t *tg, int 
     if (threadIdx.x == 0) losses[blockIdx.x] = loss;
 }
 
+/* the sum of the valid rows' losses and their count, in double, in a fixed order (one
+ * block: each thread its rows in turn, then a tree): tot[0] the sum, tot[1] the count */
+__global__ static void k_ce_total(double *tot, const float *losses, const int32_t *tg, int N) {
+    __shared__ double s[NT], c[NT];
+    double a = 0.0, n = 0.0;
+    for (int i = threadIdx.x; i < N; i += NT)
+        if (tg[i] >= 0) a += losses[i], n += 1.0;
+    s[threadIdx.x] = a, c[threadIdx.x] = n;
+    __syncthreads();
+    for (int h = NT / 2; h > 0; h >>= 1) {
+        if ((int)threadIdx.x < h) s[threadIdx.x] += s[threadIdx.x + h], c[threadIdx.x] += c[threadIdx.x + h];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) tot[0] = s[0], tot[1] = c[0];
+}
+
+/* During a capture, the device count of valid rows the last captured forward produced: the
+ * captured backward divides its dloss by it (cuda_crossentropy_forward says why). */
+static __thread const double *captured_count;
+
+/* The loss is reduced on the device and read back as two doubles (not N floats). During a
+ * graph capture nothing can be read back: the sum and count go to a result slot of the graph
+ * (cuda_capture_result: the model reads it after each replay), the call returns 0 and
+ * n_valid 1, so that the model's dloss is its scale alone, which the captured backward
+ * divides by the replay's own count (a replay's batch may mask other rows). */
 float cuda_crossentropy_forward(be_t be, float *logits_to_probs, float *losses,
                                 const int32_t *targets, int N, int V, int ld, int *n_valid) {
     (void)be;
-    int nv = 0;
     if (n_valid) *n_valid = 0;
     if (!cuda_ok()) return NAN;
     if (!N) return 0.0f;
     const char *op = "crossentropy_forward";
+    int capturing = cuda_capturing();
     int32_t *dt = (int32_t *)cuda_upload_staging(targets, sizeof(int32_t) * N, op);
-    float *dl = losses ? losses : (float *)cuda_scratch(CUDA_SCRATCH_SMALL, sizeof(float) * N, op);
-    float *h = (float *)malloc(sizeof(float) * N);
-    if (!dt || !dl || !h) {
-        free(h);
-        if (!h) cuda_failf(op, "out of host memory", "N %d V %d", N, V);
-        return NAN;
-    }
+    char *small = (char *)cuda_scratch(CUDA_SCRATCH_SMALL, 16 + sizeof(float) * N, op);
+    double *tot = capturing ? cuda_capture_result(2, op) : (double *)small;
+    if (!dt || !small || !tot) return NAN;
+    float *dl = losses ? losses : (float *)(small + 16);
     CU_LAUNCH(k_ce_fwd, N, NT, 0)(logits_to_probs, dl, dt, V, ld);
-    cudaError_t e = cudaGetLastError();
-    if (e == cudaSuccess) e = cudaMemcpy(h, dl, sizeof(float) * N, cudaMemcpyDeviceToHost);
-    if (e != cudaSuccess) {
-        free(h);
-        cuda_failf(op, cudaGetErrorString(e), "N %d V %d", N, V);
-        return NAN;
+    CU_LAUNCHED_R(NAN, op, "N %d V %d ld %d", N, V, ld);
+    CU_LAUNCH(k_ce_total, 1, NT, 0)(tot, dl, dt, N);
+    CU_LAUNCHED_R(NAN, op, "total N %d", N);
+    if (capturing) {
+        captured_count = tot + 1;
+        if (n_valid) *n_valid = 1;
+        return 0.0f;
     }
-    double s = 0.0;
-    for (int i = 0; i < N; i++)
-        if (targets[i] >= 0) s += h[i], nv++;
-    free(h);
+    double h[2];
+    CU_CHECK_R(NAN, cudaMemcpy(h, tot, sizeof h, cudaMemcpyDeviceToHost), op, "N %d V %d", N, V);
+    int nv = (int)h[1];
     if (n_valid) *n_valid = nv;
-    return nv ? (float)(s / nv) : 0.0f;
+    return nv ? (float)(h[0] / nv) : 0.0f;
 }
 
-__global__ static void k_ce_bwd(float *p, const int32_t *tg, int V, int ld, float dloss) {
+/* count: NULL, or the device count of valid rows dloss is divided by (a captured step) */
+__global__ static void k_ce_bwd(float *p, const int32_t *tg, int V, int ld, float dloss,
+                                const double *count) {
     float *row = p + (size_t)blockIdx.x * ld;
     int t = tg[blockIdx.x];
+    if (count) {
+        int n = (int)count[0];
+        dloss = n ? dloss / (float)n : 0.0f; /* the host's scale / (float)n_valid, bit for bit */
+    }
     for (int v = threadIdx.x; v < V; v += NT)
         row[v] = t < 0 ? 0.0f : (row[v] - (v == t ? 1.0f : 0.0f)) * dloss;
     for (int v = V + threadIdx.x; v < ld; v += NT) row[v] = 0.0f; /* a padded head's columns */
@@ -184,12 +212,18 @@ __global__ static void k_ce_bwd(float *p, const int32_t *tg, int V, int ld, floa
 void cuda_crossentropy_backward(be_t be, float *probs_to_dlogits, const int32_t *targets, int N,
                                 int V, int ld, float dloss) {
     (void)be;
+    const char *op = "crossentropy_backward";
     if (!cuda_ok() || !N || !V) return;
-    int32_t *dt =
-        (int32_t *)cuda_upload_staging(targets, sizeof(int32_t) * N, "crossentropy_backward");
+    const double *count = NULL;
+    if (cuda_capturing()) {
+        if (!(count = captured_count)) {
+            cuda_failf(op, "captured without a captured forward before it", "N %d V %d", N, V);
+            return;
+        }
+        captured_count = NULL;
+    }
+    int32_t *dt = (int32_t *)cuda_upload_staging(targets, sizeof(int32_t) * N, op);
     if (!dt) return;
-    CU_LAUNCH(k_ce_bwd, N, NT, 0)(probs_to_dlogits, dt, V, ld, dloss);
-    cudaError_t e = cudaGetLastError();
-    if (e != cudaSuccess)
-        cuda_failf("crossentropy_backward", cudaGetErrorString(e), "N %d V %d", N, V);
+    CU_LAUNCH(k_ce_bwd, N, NT, 0)(probs_to_dlogits, dt, V, ld, dloss, count);
+    CU_LAUNCHED(op, "N %d V %d ld %d", N, V, ld);
 }

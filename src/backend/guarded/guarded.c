@@ -273,4 +273,5 @@ const andrea_backend andrea_backend_cpu_guarded = {
     },
     &A, ANDREA_MEM_DEVICE, always, NULL, ANDREA_PRECISION_FP32, NULL,
     0 /* pads only when ANDREA_VOCAB_MULTIPLE asks (test_vocab_pad): its other tests
-       * compare bits with cpu, and a BLAS product's columns depend on N */};
+       * compare bits with cpu, and a BLAS product's columns depend on N */,
+    NULL /* no graphs: every op runs when called */};
