@@ -2,11 +2,10 @@
  * cuda_elementwise.cu - the CUDA backend's passes over flat buffers: residual,
  * activation, AdamW, the deterministic sum of squares, the NaN count, max |x|, and the
  * embeddings (forward, and a backward with no float atomics: each row of dwte is summed
- * over its positions in index order, the positions grouped per token on the host, where
- * the token ids are).
+ * over its positions in index order, the positions grouped per token on the device, so
+ * that the op does no host work from the token ids and can be captured into a graph).
  */
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "backend/cuda/cuda_ops.h"
@@ -204,14 +203,63 @@ void cuda_embedding_forward(be_t be, float *out, const int32_t *tokens, const fl
         cuda_failf("embedding_forward", cudaGetErrorString(e), "B %d T %d C %d", B, T, C);
 }
 
-/* row u of the grouped list: token tok[u], positions pos[start[u] .. start[u + 1]) */
-__global__ static void k_embed_back_wte(float *dwte, const float *dout, const int32_t *utok,
-                                        const int32_t *start, const int32_t *pos, int C) {
-    int u = blockIdx.x;
-    for (int c = threadIdx.x; c < C; c += blockDim.x) {
-        float s = 0.0f;
-        for (int k = start[u]; k < start[u + 1]; k++) s += dout[(size_t)pos[k] * C + c];
-        dwte[(size_t)utok[u] * C + c] += s;
+/* The embedding backward groups the positions per token on the device, not on the host: the
+ * op does no host work from the token ids (it only copies them up), so it can be captured
+ * into a CUDA graph whose pinned token buffer changes between replays. The cost is
+ * O(n * unique tokens) compares (n = B T), block-wide, one tile of positions per barrier:
+ * a position's block first looks for an earlier occurrence of its token (nearest tiles
+ * first, so a repeated token stops soon), and the first occurrence's block then scans the
+ * positions from its own to n - 1. Each row of dwte gets, once, the float sum of its
+ * positions' dout rows in ascending position order, and no float atomics: deterministic. */
+
+/* One barrier: the number of the block's threads whose v is nonzero. cnt: 3 shared slots,
+ * zero before the first call, k the block's call count; slot k % 3 is read after this
+ * barrier and until the next, and cleared after the next (thread 0, here as (k + 2) % 3),
+ * before the barrier after which it is counted into again. */
+__device__ static int block_count(int v, int *cnt, unsigned *k) {
+    if (v) atomicAdd(&cnt[*k % 3], 1);
+    __syncthreads();
+    int r = cnt[*k % 3];
+    if (threadIdx.x == 0) cnt[(*k + 2) % 3] = 0;
+    ++*k;
+    return r;
+}
+
+/* One block per position i (grid-stride over the positions), blockDim.x <= 256: when i is
+ * its token's first occurrence, dwte[tok[i]] += the sum of dout over the token's positions,
+ * in ascending order; threads stride over the columns. Every loop that holds a barrier is
+ * uniform across the block. */
+__global__ static void k_embed_back_wte(float *dwte, const float *dout, const int32_t *tok,
+                                        int n, int C) {
+    __shared__ int cnt[3];
+    __shared__ unsigned char match[2][256]; /* a tile's hits, by parity of the call count */
+    const long long bd = blockDim.x, tid = threadIdx.x;
+    unsigned k = 0;
+    if (tid == 0) cnt[0] = cnt[1] = cnt[2] = 0;
+    __syncthreads();
+    for (long long i = blockIdx.x; i < n; i += gridDim.x) {
+        const int32_t t = tok[i];
+        int seen = 0; /* an earlier occurrence: positions [j1 - bd, j1), nearest tile first */
+        for (long long j1 = i; j1 > 0 && !seen; j1 -= bd) {
+            long long j = j1 - 1 - tid;
+            seen = block_count(j >= 0 && tok[j] == t, cnt, &k);
+        }
+        if (seen) continue;
+        for (long long c0 = 0; c0 < C; c0 += bd) {
+            const long long c = c0 + tid;
+            float s = 0.0f;
+            for (long long j0 = i; j0 < n; j0 += bd) {
+                unsigned char *m = match[k & 1]; /* read until the call after the next */
+                const long long j = j0 + tid;
+                const int hit = j < n && tok[j] == t;
+                m[tid] = (unsigned char)hit;
+                int left = block_count(hit, cnt, &k);
+                if (c < C)
+                    for (int q = 0; left; q++)
+                        if (m[q]) s += dout[(j0 + q) * C + c], left--;
+            }
+            if (c < C) dwte[(size_t)t * C + c] += s;
+        }
     }
 }
 __global__ static void k_embed_back_wpe(float *dwpe, const float *dout, int B, int T, int C) {
@@ -223,52 +271,21 @@ __global__ static void k_embed_back_wpe(float *dwpe, const float *dout, int B, i
     }
 }
 
-static int cmp_pair(const void *a, const void *b) {
-    const int32_t *x = (const int32_t *)a, *y = (const int32_t *)b;
-    return x[0] != y[0] ? (x[0] < y[0] ? -1 : 1) : (x[1] < y[1] ? -1 : x[1] > y[1]);
-}
-
-/* host side: the positions grouped per token, each group in index order */
-static int group_tokens(const int32_t *tokens, int n, int32_t *utok, int32_t *start,
-                        int32_t *pos, int *nu) {
-    int32_t *pair = (int32_t *)malloc(sizeof(int32_t) * 2 * (size_t)n);
-    if (!pair) return -1;
-    for (int i = 0; i < n; i++) pair[2 * i] = tokens[i], pair[2 * i + 1] = i;
-    qsort(pair, (size_t)n, 2 * sizeof(int32_t), cmp_pair);
-    int u = 0;
-    for (int i = 0; i < n; i++) {
-        if (i == 0 || pair[2 * i] != pair[2 * i - 2]) utok[u] = pair[2 * i], start[u++] = i;
-        pos[i] = pair[2 * i + 1];
-    }
-    start[u] = n;
-    *nu = u;
-    free(pair);
-    return 0;
-}
-
 void cuda_embedding_backward(be_t be, float *dwte, float *dwpe, const float *dout,
                              const int32_t *tokens, int B, int T, int C) {
     (void)be;
-    int n = B * T, nu = 0;
+    int n = B * T;
     if (!cuda_ok() || !n) return;
     if (dwpe) {
         CU_LAUNCH(k_embed_back_wpe, cuda_blocks((size_t)T * C), 256, 0)(dwpe, dout, B, T, C);
         CU_LAUNCHED("embedding_backward", "dwpe B %d T %d C %d", B, T, C);
     }
     if (!dwte) return;
-    int32_t *h = (int32_t *)malloc(sizeof(int32_t) * (3 * (size_t)n + 1));
-    if (!h || group_tokens(tokens, n, h, h + n, h + 2 * n + 1, &nu)) {
-        free(h);
-        cuda_failf("embedding_backward", "out of host memory", "B %d T %d", B, T);
-        return;
-    }
-    int32_t *d = (int32_t *)cuda_upload_staging(h, sizeof(int32_t) * (3 * (size_t)n + 1),
-                                                "embedding_backward");
-    free(h);
-    if (!d) return;
-    CU_LAUNCH(k_embed_back_wte, nu, C < 256 ? C : 256, 0)(dwte, dout, d, d + n, d + 2 * n + 1, C);
-    cudaError_t e = cudaGetLastError();
-    if (e != cudaSuccess)
-        cuda_failf("embedding_backward", cudaGetErrorString(e), "dwte B %d T %d C %d tokens %d",
-                   B, T, C, nu);
+    int32_t *dt = (int32_t *)cuda_upload_staging(tokens, sizeof(int32_t) * (size_t)n,
+                                                 "embedding_backward");
+    if (!dt) return;
+    /* a warp at least: fewer threads than columns is fine, they stride */
+    unsigned bd = C >= 256 ? 256u : (unsigned)(C + 31) / 32 * 32;
+    CU_LAUNCH(k_embed_back_wte, (unsigned)n, bd, 0)(dwte, dout, dt, n, C);
+    CU_LAUNCHED("embedding_backward", "dwte B %d T %d C %d", B, T, C);
 }
