@@ -75,6 +75,7 @@ export ANDREA_FORTUNES="$TEXT_DIR"
 # CI run uses a tiny model)
 export ANDREA_CUDA_BF16_PRESET=andrea-12m ANDREA_CUDA_BF16_STEPS=20
 for t in test_cuda test_gpu_peak test_device_pick test_dist_device test_vocab_pad test_cuda_graph \
+         test_cuda_decode_graph \
          test_backend_ops \
          test_backend_memory test_backend_parity test_cuda_cli test_backend_cli; do
     step "$t" 180 ctest --test-dir "$BUILD" -R "^$t\$" --output-on-failure
@@ -107,6 +108,10 @@ for p in baby andrea-12m; do
     step "bench_cuda_${p}_nograph" 150 env ANDREA_CUDA_GRAPHS=0 "$BUILD/andrea" bench --backend cuda \
         --preset "$p" "${a[@]}" --steps 3 --warmup 1
 done
+# batch-1 generation of andrea-120m with the decoding step's graph off (its run with graphs
+# on is bench_cuda_andrea-120m above)
+step bench_cuda_andrea-120m_gen_nograph 120 env ANDREA_CUDA_GRAPHS=0 "$BUILD/andrea" bench \
+    --backend cuda --preset andrea-120m --steps 0 --generate 32
 step bench_cpu_baby 120 "$BUILD/andrea" bench --backend cpu --preset baby --steps 3 --warmup 1 -n 16
 # PyTorch on the same GPU (bench/torch_ref.py: bf16 autocast, its flash attention, fused AdamW)
 # from the same initial weights, after andrea's bf16 run of the same shape
@@ -147,6 +152,10 @@ failed=0
         r=$(awk -v a="${on:-0}" -v t="${off:-0}" 'BEGIN { if (a > 0 && t > 0) printf "%.2f", a / t; else print "n/a" }')
         echo "| $p | ${on:-n/a} | ${off:-n/a} | $r |"
     done
+    gen() { sed -n 's/^generate batch 1 (f32 weights): \([0-9.]*\) tok\/s.*/\1/p' "$1" 2>/dev/null; }
+    on=$(gen "$OUT/logs/bench_cuda_andrea-120m.log") off=$(gen "$OUT/logs/bench_cuda_andrea-120m_gen_nograph.log")
+    r=$(awk -v a="${on:-0}" -v t="${off:-0}" 'BEGIN { if (a > 0 && t > 0) printf "%.2f", a / t; else print "n/a" }')
+    echo "| andrea-120m, batch-1 generation | ${on:-n/a} | ${off:-n/a} | $r |"
     echo
     # andrea (cuda-bf16) against PyTorch (bf16 autocast, SDPA, fused AdamW), B 8, T 1024
     echo "| model | andrea cuda-bf16 tok/s | PyTorch bf16 tok/s | andrea / PyTorch |"

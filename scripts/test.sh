@@ -40,10 +40,10 @@ if command -v g++ > /dev/null; then
     cmake -S . -B build-cuda-emu -DCMAKE_BUILD_TYPE=Release -DANDREA_WERROR=ON \
         -DANDREA_CUDA_EMU=ON > /dev/null
     cmake --build build-cuda-emu -j"$jobs" --target andrea test_cuda test_cuda_emu test_cuda_lt \
-        test_cuda_graph test_dist_device test_backend_ops test_backend_memory test_backend_parity test_vocab_pad \
+        test_cuda_graph test_cuda_decode_graph test_dist_device test_backend_ops test_backend_memory test_backend_parity test_vocab_pad \
         > build-cuda-emu.log 2>&1 || { tail -30 build-cuda-emu.log; exit 1; }
     ctest --test-dir build-cuda-emu --output-on-failure -j"$jobs" \
-        -R '^test_(cuda|cuda_emu|cuda_lt|cuda_graph|dist_device|backend_ops|backend_memory|backend_parity|vocab_pad|cuda_cli)$'
+        -R '^test_(cuda|cuda_emu|cuda_lt|cuda_graph|cuda_decode_graph|dist_device|backend_ops|backend_memory|backend_parity|vocab_pad|cuda_cli)$'
 fi
 if [ "${ANDREA_SKIP_ASAN:-0}" != 1 ]; then
     cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DANDREA_SANITIZE=ON > /dev/null

@@ -504,6 +504,39 @@ static void test_attention_decode(be_t be, int pos, int C, int NH) {
     free(q), free(kc), free(vc), free(got), free(want), free(scratch);
 }
 
+/* The optional cache write + attention at a position read from host memory (cuda's, for
+ * decode graphs): kc and vc get row pos from qkv's k and v (bit for bit, every other row
+ * untouched), and out is the bits of attention_decode over the written cache. */
+static void test_attention_decode_kv(be_t be, int pos, int C, int NH) {
+    if (!be->ops.attention_decode_kv) return; /* optional: the caller copies, then attends */
+    char shape[48];
+    snprintf(shape, sizeof shape, "pos=%d C=%d NH=%d", pos, C, NH);
+    int ld = pos + 3;
+    size_t nc = (size_t)(pos + 2) * C; /* a row past pos, which must stay as it is */
+    float *qkv = tu_normal_array(3 * (size_t)C), *kc = tu_normal_array(nc), *vc = tu_normal_array(nc);
+    float *want_k = tu_dup(kc, nc), *want_v = tu_dup(vc, nc), *got = zeros(C), *want = zeros(C);
+    float *scratch = zeros((size_t)NH * ld);
+    memcpy(want_k + (size_t)pos * C, qkv + C, sizeof(float) * C);
+    memcpy(want_v + (size_t)pos * C, qkv + 2 * (size_t)C, sizeof(float) * C);
+    float *d_qkv = upf(be, qkv, 3 * (size_t)C), *d_k = upf(be, kc, nc), *d_v = upf(be, vc, nc);
+    float *d_o = upf(be, got, C), *d_s = upf(be, scratch, (size_t)NH * ld);
+    int32_t *hpos = andrea_backend_host_ids(be, 1);
+    *hpos = pos;
+    be->ops.attention_decode_kv(be, d_o, d_s, ld, d_qkv, d_k, d_v, hpos, C, NH);
+    downf(be, got, d_o, C), downf(be, kc, d_k, nc), downf(be, vc, d_v, nc);
+    cmp_t c = {0};
+    cmp(&c, "k rows", kc, want_k, nc, 0.0, 0.0);
+    cmp(&c, "v rows", vc, want_v, nc, 0.0, 0.0);
+    be->ops.attention_decode(be, d_o, d_s, ld, d_qkv, d_k, d_v, pos, C, NH);
+    downf(be, want, d_o, C);
+    cmp(&c, "out", got, want, C, 0.0, 0.0);
+    report(be, "attention_decode_kv", shape, &c);
+    andrea_backend_host_ids_free(be, hpos);
+    freed(be, d_qkv), freed(be, d_k), freed(be, d_v), freed(be, d_o), freed(be, d_s);
+    free(qkv), free(kc), free(vc), free(want_k), free(want_v), free(got), free(want);
+    free(scratch);
+}
+
 /* ---- loss, optimiser, norm of the gradients ------------------------------------------------ */
 
 /* n rows of V floats from a (n, ld) buffer into a dense (n, V) one */
@@ -730,6 +763,7 @@ static void test_backend(be_t be) {
         test_attention(be, at[s][0], at[s][1], at[s][2], at[s][3]);
     static const int dc[][3] = {{0, 16, 2}, {6, 32, 4}, {129, 64, 4}};
     for (size_t s = 0; s < sizeof dc / sizeof dc[0]; s++) test_attention_decode(be, dc[s][0], dc[s][1], dc[s][2]);
+    for (size_t s = 0; s < sizeof dc / sizeof dc[0]; s++) test_attention_decode_kv(be, dc[s][0], dc[s][1], dc[s][2]);
     /* ld > V: a padded head's rows (257 -> 320, 1000 -> 1024) */
     static const int ce[][3] = {{1, 5, 5}, {7, 257, 257}, {33, 1000, 1000}, {7, 257, 320},
                                 {5, 1000, 1024}};

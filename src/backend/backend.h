@@ -128,6 +128,13 @@ typedef struct {
                                      int NH);
     void (*attention_decode)(be_t be, float *out, float *att, int ld, const float *q,
                              const float *kc, const float *vc, int pos, int C, int NH);
+    /* decoding's cache write and attention at the position *pos, a host int (from
+     * graph->host_alloc under a capture: each replay reads it again, so one captured
+     * decode step serves every position): rows *pos of kc and vc get qkv's key and value
+     * (qkv: q, k, v, C each), then out = q's attention over rows 0..*pos, the bits of
+     * copy_rows twice and attention_decode. NULL: the caller runs those three. */
+    void (*attention_decode_kv)(be_t be, float *out, float *att, int ld, const float *qkv,
+                                float *kc, float *vc, const int32_t *pos, int C, int NH);
 
     /* ---- loss and optimiser ---- */
     /* logits (N, V), row i at i * ld (ld >= V: a padded head's rows, vocab_multiple): the
@@ -226,6 +233,17 @@ int andrea_backend_vocab_multiple(be_t be);
 /* The backend new models start with: "cpu", or the one named by ANDREA_BACKEND (so that a
  * whole test suite runs on another backend, e.g. cpu-guarded). */
 const andrea_backend *andrea_backend_default(void);
+
+/* 1 when be has graphs and they are not turned off (ANDREA_CUDA_GRAPHS=0: every op run
+ * as it is called, to compare or to time them). */
+int andrea_backend_graphs_on(be_t be);
+
+/* n int32 of host memory for ids or positions an op reads (its host arrays): pinned
+ * (graph->host_alloc) on a backend with graphs, since a captured op's copy reads them
+ * again at each replay; else malloc. NULL with andrea_error(). Freed by _free, with the
+ * same be. */
+void *andrea_backend_host_ids(be_t be, size_t n);
+void andrea_backend_host_ids_free(be_t be, void *p);
 
 /* The CPU settings of a CPU variant (its state), NULL for any other backend. */
 const andrea_cpu_engine *andrea_backend_cpu_engine(be_t be);

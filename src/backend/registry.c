@@ -39,6 +39,23 @@ int andrea_backend_precision(be_t be) {
     return e ? e->precision : be->precision;
 }
 
+int andrea_backend_graphs_on(be_t be) {
+    const char *env = getenv("ANDREA_CUDA_GRAPHS");
+    return be->graph && !(env && strcmp(env, "0") == 0);
+}
+
+void *andrea_backend_host_ids(be_t be, size_t n) {
+    if (be->graph) return be->graph->host_alloc(be, sizeof(int32_t) * (n ? n : 1));
+    void *p = malloc(sizeof(int32_t) * (n ? n : 1));
+    if (!p) andrea_set_error("out of memory: %zu token ids", n);
+    return p;
+}
+
+void andrea_backend_host_ids_free(be_t be, void *p) {
+    if (be->graph) be->graph->host_free(be, p);
+    else free(p);
+}
+
 int andrea_backend_count(void) {
     int n = 0;
     for (int i = 0; i < N_BACKENDS; i++) n += BACKENDS[i]->available(BACKENDS[i]);

@@ -50,9 +50,8 @@ struct andrea_step_graphs {
 };
 
 static int graphs_wanted(const andrea_model *m) {
-    const char *env = getenv("ANDREA_CUDA_GRAPHS");
-    return m->be->graph && m->ctx->be->graph && !m->grad_ready && !andrea_prof_on &&
-           !(env && strcmp(env, "0") == 0);
+    return andrea_backend_graphs_on(m->be) && m->ctx->be->graph && !m->grad_ready &&
+           !andrea_prof_on;
 }
 
 /* The key of a micro-batch of (B, T) now; 0 when the context's buffers do not fit it yet

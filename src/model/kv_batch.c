@@ -27,7 +27,9 @@ struct andrea_kv_batch {
     float *mean, *rstd;     /* (max) norm statistics (scratch) */
     float *att;             /* (max, NH, ctx) attention scores, one block per sequence */
     float *logits;          /* (max, V) */
-    int32_t *pos;           /* (max) host: each sequence's position (the wpe rows) */
+    int32_t *tok, *pos;     /* (max) each, host: the tokens and positions (the wte and wpe
+                             * rows; pinned on a backend with graphs, which read them at
+                             * each replay: andrea_backend_host_ids) */
     float *host_logits;     /* (max, V) host copy handed out (non-host backend) */
     size_t host_n;
 };
@@ -42,13 +44,14 @@ andrea_kv_batch *andrea_kv_batch_create(const andrea_model *m, int max_seqs) {
     size_t per_seq = 15 * C + 2 + (size_t)c->n_head * c->ctx + (size_t)c->vocab;
     b->be = m->be;
     b->x = m->be->ops.alloc(m->be, sizeof(float) * n * per_seq);
-    b->pos = malloc(sizeof(int32_t) * n);
-    if (!b->x || !b->pos) {
+    b->tok = andrea_backend_host_ids(m->be, 2 * n);
+    if (!b->x || !b->tok) {
         andrea_kv_batch_free(b);
         return andrea_set_error("out of memory: batched decoding scratch for %d sequences",
                                 max_seqs), NULL;
     }
     b->max = max_seqs;
+    b->pos = b->tok + n;
     b->xn = b->x + n * C;
     b->atty = b->xn + n * C;
     b->tmp = b->atty + n * C;
@@ -65,7 +68,7 @@ andrea_kv_batch *andrea_kv_batch_create(const andrea_model *m, int max_seqs) {
 void andrea_kv_batch_free(andrea_kv_batch *b) {
     if (!b) return;
     if (b->x) b->be->ops.free(b->be, b->x);
-    free(b->pos);
+    andrea_backend_host_ids_free(b->be, b->tok);
     free(b->host_logits);
     free(b);
 }
@@ -112,16 +115,23 @@ static void norm_rows(const andrea_model *m, andrea_kv_batch *b, const float *w,
 }
 
 /* Sequence s's attention for layer l at its position: its key and value (from qkv) go into
- * its cache rows, then each head's query attends over positions 0..pos. */
+ * its cache rows, then each head's query attends over positions 0..pos. One op where the
+ * backend has it: reading the position from b->pos, it can be replayed at any position. */
 static void attend(const andrea_model *m, andrea_kv_batch *b, andrea_kv *kv, int s, int l) {
     const andrea_config *c = &m->cfg;
     size_t C = (size_t)c->d_model, pos = (size_t)kv->pos;
     const float *qkv = b->qkv + s * 3 * C;
     float *kc = kv->k + (size_t)l * c->ctx * C, *vc = kv->v + (size_t)l * c->ctx * C;
+    float *att = b->att + (size_t)s * c->n_head * c->ctx;
+    if (m->be->ops.attention_decode_kv) {
+        m->be->ops.attention_decode_kv(m->be, b->atty + s * C, att, c->ctx, qkv, kc, vc,
+                                       &b->pos[s], (int)C, c->n_head);
+        return;
+    }
     m->be->ops.copy_rows(m->be, kc + pos * C, 0, qkv + C, 0, C, 1);
     m->be->ops.copy_rows(m->be, vc + pos * C, 0, qkv + 2 * C, 0, C, 1);
-    m->be->ops.attention_decode(m->be, b->atty + s * C, b->att + (size_t)s * c->n_head * c->ctx,
-                                c->ctx, qkv, kc, vc, kv->pos, (int)C, c->n_head);
+    m->be->ops.attention_decode(m->be, b->atty + s * C, att, c->ctx, qkv, kc, vc, kv->pos,
+                                (int)C, c->n_head);
 }
 
 /* One block for all n sequences: x (n, C) += Attn(Norm(x)); x += MLP(Norm(x)). */
@@ -143,15 +153,23 @@ static void block_step(const andrea_model *m, andrea_kv_batch *b, andrea_kv *con
     add_rows(m, b->x, b->tmp, nC);
 }
 
+/* Each step ends in a download of its logits (andrea_kv_step, andrea_kv_batch_step), so
+ * these writes never race an asynchronous copy of the step before from pinned memory. */
+void andrea_kv_batch_set_ids(andrea_kv_batch *b, andrea_kv *const *kvs, const int32_t *tokens,
+                             int n) {
+    for (int s = 0; s < n; s++) b->pos[s] = kvs[s]->pos;
+    if (tokens != b->tok) memcpy(b->tok, tokens, sizeof(int32_t) * (size_t)n);
+}
+
 float *andrea_kv_decode(const andrea_model *m, andrea_kv_batch *b, andrea_kv *const *kvs,
                         const int32_t *tokens, int n, float *out) {
     const andrea_config *c = &m->cfg;
     const andrea_view *p = &m->p;
     int C = c->d_model, V = c->vocab;
     if (!out) out = b->logits;
-    /* embeddings, read as every other weight matrix is */
-    for (int s = 0; s < n; s++) b->pos[s] = kvs[s]->pos;
-    andrea_gather_weight_rows(m, b->x, p->wte, tokens, n, C);
+    /* embeddings, read as every other weight matrix is; the ids from b's own copies */
+    andrea_kv_batch_set_ids(b, kvs, tokens, n);
+    andrea_gather_weight_rows(m, b->x, p->wte, b->tok, n, C);
     andrea_gather_weight_rows(m, b->tmp, p->wpe, b->pos, n, C);
     add_rows(m, b->x, b->tmp, (size_t)n * C);
     for (int l = 0; l < c->n_layer; l++) block_step(m, b, kvs, n, l);

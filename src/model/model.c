@@ -240,13 +240,9 @@ andrea_context *andrea_context_create(const andrea_model *m) {
 /* The (B, T) token id copies: pinned host memory on a backend with graphs (a captured
  * step's copies read them at each replay), else plain. */
 static int32_t *ids_alloc(const andrea_context *c, size_t n) {
-    if (c->be->graph) return c->be->graph->host_alloc(c->be, sizeof(int32_t) * n);
-    return malloc(sizeof(int32_t) * n);
+    return (int32_t *)andrea_backend_host_ids(c->be, n);
 }
-static void ids_free(const andrea_context *c, int32_t *p) {
-    if (c->be->graph) c->be->graph->host_free(c->be, p);
-    else free(p);
-}
+static void ids_free(const andrea_context *c, int32_t *p) { andrea_backend_host_ids_free(c->be, p); }
 
 void andrea_context_free(andrea_context *c) {
     if (!c) return;

@@ -213,9 +213,9 @@ void cuda_attention_flash_backward(be_t be, float *dqkv, const float *dout, cons
 
 /* ---- decoding: one block per head, att (NH, ld) the probabilities' scratch ------------ */
 
-__global__ static void k_attn_decode(float *out, float *att, int ld, const float *q,
-                                     const float *kc, const float *vc, int pos, int C, int NH) {
-    __shared__ float red[NT];
+__device__ static void decode_head(float *out, float *att, int ld, const float *q,
+                                   const float *kc, const float *vc, int pos, int C, int NH,
+                                   float *red) {
     int h = blockIdx.x, HS = C / NH;
     float *sc = att + (size_t)h * ld;
     scores(sc, q + h * HS, kc + h * HS, (size_t)C, pos + 1, HS, 1.0f / sqrtf((float)HS));
@@ -227,14 +227,49 @@ __global__ static void k_attn_decode(float *out, float *att, int ld, const float
     }
 }
 
+__global__ static void k_attn_decode(float *out, float *att, int ld, const float *q,
+                                     const float *kc, const float *vc, int pos, int C, int NH) {
+    __shared__ float red[NT];
+    decode_head(out, att, ld, q, kc, vc, pos, C, NH, red);
+}
+
+/* the position from device memory (a graph's replays read it there); each block writes
+ * its own head's columns of the cache rows, and only it reads them back */
+__global__ static void k_attn_decode_kv(float *out, float *att, int ld, const float *qkv,
+                                        float *kc, float *vc, const int32_t *pos_d, int C,
+                                        int NH) {
+    __shared__ float red[NT];
+    int HS = C / NH, pos = *pos_d;
+    size_t row = (size_t)pos * C + (size_t)blockIdx.x * HS;
+    const float *k = qkv + C + (size_t)blockIdx.x * HS, *v = k + C;
+    for (int c = threadIdx.x; c < HS; c += NT) kc[row + c] = k[c], vc[row + c] = v[c];
+    __syncthreads(); /* the rows written before any thread of the block reads them */
+    decode_head(out, att, ld, qkv, kc, vc, pos, C, NH, red);
+}
+
+static int decode_shapes_ok(const char *op, int ld, int pos, int C, int NH) {
+    if (NH > 0 && C % NH == 0 && pos >= 0 && ld >= pos + 1) return 1;
+    cuda_failf(op, "bad shapes", "pos %d C %d NH %d ld %d", pos, C, NH, ld);
+    return 0;
+}
+
 void cuda_attention_decode(be_t be, float *out, float *att, int ld, const float *q,
                            const float *kc, const float *vc, int pos, int C, int NH) {
     (void)be;
-    if (!cuda_ok()) return;
-    if (NH <= 0 || C % NH || ld < pos + 1) {
-        cuda_failf("attention_decode", "bad shapes", "pos %d C %d NH %d ld %d", pos, C, NH, ld);
-        return;
-    }
+    if (!cuda_ok() || !decode_shapes_ok("attention_decode", ld, pos, C, NH)) return;
     CU_LAUNCH(k_attn_decode, NH, NT, 0)(out, att, ld, q, kc, vc, pos, C, NH);
     CU_LAUNCHED("attention_decode", "pos %d C %d NH %d ld %d", pos, C, NH, ld);
+}
+
+/* *pos is checked as it is now; a graph's replays at later positions are checked by the
+ * caller (the model refuses a full context before it steps) */
+void cuda_attention_decode_kv(be_t be, float *out, float *att, int ld, const float *qkv,
+                              float *kc, float *vc, const int32_t *pos, int C, int NH) {
+    (void)be;
+    const char *op = "attention_decode_kv";
+    if (!cuda_ok() || !decode_shapes_ok(op, ld, *pos, C, NH)) return;
+    const int32_t *d = (const int32_t *)cuda_upload_staging(pos, sizeof *pos, op);
+    if (!d) return;
+    CU_LAUNCH(k_attn_decode_kv, NH, NT, 0)(out, att, ld, qkv, kc, vc, d, C, NH);
+    CU_LAUNCHED(op, "pos %d C %d NH %d ld %d", *pos, C, NH, ld);
 }

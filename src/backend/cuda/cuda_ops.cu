@@ -39,6 +39,7 @@ static constexpr andrea_backend_ops CUDA_OPS = {
     .attention_flash_forward = cuda_attention_flash_forward,
     .attention_flash_backward = cuda_attention_flash_backward,
     .attention_decode = cuda_attention_decode,
+    .attention_decode_kv = cuda_attention_decode_kv,
     .crossentropy_forward = cuda_crossentropy_forward,
     .crossentropy_backward = cuda_crossentropy_backward,
     .adamw_update = cuda_adamw_update,

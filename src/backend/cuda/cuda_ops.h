@@ -119,5 +119,7 @@ void cuda_attention_flash_backward(be_t be, float *dqkv, const float *dout, cons
                                    int NH);
 void cuda_attention_decode(be_t be, float *out, float *att, int ld, const float *q,
                            const float *kc, const float *vc, int pos, int C, int NH);
+void cuda_attention_decode_kv(be_t be, float *out, float *att, int ld, const float *qkv,
+                              float *kc, float *vc, const int32_t *pos, int C, int NH);
 
 #endif
