@@ -651,6 +651,47 @@ static void test_adamw(be_t be, size_t n, int t) {
     free(p), free(g), free(m), free(v), free(p0), free(wp), free(wm), free(wv);
 }
 
+/* The optional all-tensors AdamW: the bits of adamw_update on each tensor (ragged sizes,
+ * one of a single element, decay on every other one) in one call. */
+static void test_adamw_many(be_t be, int t) {
+    if (!be->ops.adamw_update_many) return; /* optional: the caller goes tensor by tensor */
+    static const int64_t sizes[] = {3, 1, 4097, 256, 70, 1000};
+    enum { NT = sizeof sizes / sizeof sizes[0] };
+    int64_t off[NT + 1] = {0};
+    uint8_t decay[NT];
+    for (int i = 0; i < NT; i++) off[i + 1] = off[i] + sizes[i], decay[i] = (uint8_t)(i % 2 == 0);
+    size_t n = (size_t)off[NT];
+    char shape[48];
+    snprintf(shape, sizeof shape, "%d tensors n=%zu t=%d", (int)NT, n, t);
+    float *p = tu_normal_array(n), *g = tu_normal_array(n), *m = tu_normal_array(n);
+    float *v = tu_normal_array(n);
+    for (size_t i = 0; i < n; i++) v[i] = v[i] * v[i] * 0.01f, m[i] *= 0.1f;
+    float *h[2][3];
+    float lr = 1e-3f, b1 = 0.9f, b2 = 0.95f, eps = 1e-8f, wd = 0.1f, gscale = 0.5f;
+    for (int k = 0; k < 2; k++) { /* k 0: tensor by tensor, 1: all at once */
+        float *d_p = upf(be, p, n), *d_g = upf(be, g, n), *d_m = upf(be, m, n), *d_v = upf(be, v, n);
+        if (k == 0)
+            for (int i = 0; i < NT; i++)
+                be->ops.adamw_update(be, d_p + off[i], d_g + off[i], d_m + off[i], d_v + off[i],
+                                     (size_t)sizes[i], lr, b1, b2, eps, decay[i] ? wd : 0.0f, t,
+                                     gscale);
+        else
+            be->ops.adamw_update_many(be, d_p, d_g, d_m, d_v, off, decay, NT, lr, b1, b2, eps,
+                                      wd, t, gscale);
+        for (int j = 0; j < 3; j++) h[k][j] = zeros(n);
+        downf(be, h[k][0], d_p, n), downf(be, h[k][1], d_m, n), downf(be, h[k][2], d_v, n);
+        freed(be, d_p), freed(be, d_g), freed(be, d_m), freed(be, d_v);
+    }
+    cmp_t c = {0};
+    cmp(&c, "p", h[1][0], h[0][0], n, 0.0, 0.0);
+    cmp(&c, "m", h[1][1], h[0][1], n, 0.0, 0.0);
+    cmp(&c, "v", h[1][2], h[0][2], n, 0.0, 0.0);
+    report(be, "adamw_update_many", shape, &c);
+    for (int k = 0; k < 2; k++)
+        for (int j = 0; j < 3; j++) free(h[k][j]);
+    free(p), free(g), free(m), free(v);
+}
+
 static void test_sum_squares(be_t be, size_t n) {
     if (!supported(be, (const void *)be->ops.sum_squares, "sum_squares")) return;
     char shape[32];
@@ -770,6 +811,7 @@ static void test_backend(be_t be) {
     for (size_t s = 0; s < sizeof ce / sizeof ce[0]; s++)
         test_crossentropy(be, ce[s][0], ce[s][1], ce[s][2]);
     test_adamw(be, 1, 1), test_adamw(be, 1000, 1), test_adamw(be, 70001, 10);
+    test_adamw_many(be, 3);
     /* across the kernel's 256 parts and its parallel threshold (2^18) */
     test_sum_squares(be, 1), test_sum_squares(be, 1000), test_sum_squares(be, 300001);
 }

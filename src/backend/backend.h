@@ -145,6 +145,13 @@ typedef struct {
                                   int V, int ld, float dloss);
     void (*adamw_update)(be_t be, float *p, const float *g, float *m, float *v, size_t n,
                          float lr, float b1, float b2, float eps, float wd, int t, float gscale);
+    /* adamw_update over n_t tensors that lie one after another in p, g, m and v: tensor i
+     * is [off[i], off[i + 1]) (off[0] = 0) and decays by wd where decay[i], else by 0;
+     * off and decay are host arrays. The bits of adamw_update per tensor, in one pass (a
+     * GPU's one launch instead of one a tensor). NULL: the caller runs adamw_update. */
+    void (*adamw_update_many)(be_t be, float *p, const float *g, float *m, float *v,
+                              const int64_t *off, const uint8_t *decay, int n_t, float lr,
+                              float b1, float b2, float eps, float wd, int t, float gscale);
     double (*sum_squares)(be_t be, const float *g, size_t n); /* the same for every thread count */
 } andrea_backend_ops;
 

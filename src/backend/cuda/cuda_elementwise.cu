@@ -6,6 +6,7 @@
  * that the op does no host work from the token ids and can be captured into a graph).
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "backend/cuda/cuda_ops.h"
@@ -64,28 +65,77 @@ int cuda_act_launch(float *post, const float *pre, size_t n, int act, int grad) 
     return cudaGetLastError() == cudaSuccess ? 0 : -1;
 }
 
+__device__ static void adamw_one(float *p, const float *g, float *m, float *v, size_t i,
+                                 float lr, float b1, float b2, float eps, float wd, float bc1,
+                                 float bc2, float gscale) {
+    float gi = gscale * g[i];
+    float mi = b1 * m[i] + (1.0f - b1) * gi;
+    float vi = b2 * v[i] + (1.0f - b2) * gi * gi;
+    m[i] = mi;
+    v[i] = vi;
+    float mh = mi / bc1, vh = vi / bc2;
+    p[i] -= lr * (mh / (sqrtf(vh) + eps) + wd * p[i]);
+}
+
 __global__ static void k_adamw(float *p, const float *g, float *m, float *v, size_t n, float lr,
                                float b1, float b2, float eps, float wd, float bc1, float bc2,
                                float gscale) {
+    GRID_STRIDE(i, n) adamw_one(p, g, m, v, i, lr, b1, b2, eps, wd, bc1, bc2, gscale);
+}
+
+/* every tensor at once: element i's tensor by a binary search of the offsets (a few
+ * hundred, in cache), its decay from that tensor's flag */
+__global__ static void k_adamw_many(float *p, const float *g, float *m, float *v, size_t n,
+                                    const int64_t *off, const uint8_t *decay, int n_t, float lr,
+                                    float b1, float b2, float eps, float wd, float bc1, float bc2,
+                                    float gscale) {
     GRID_STRIDE(i, n) {
-        float gi = gscale * g[i];
-        float mi = b1 * m[i] + (1.0f - b1) * gi;
-        float vi = b2 * v[i] + (1.0f - b2) * gi * gi;
-        m[i] = mi;
-        v[i] = vi;
-        float mh = mi / bc1, vh = vi / bc2;
-        p[i] -= lr * (mh / (sqrtf(vh) + eps) + wd * p[i]);
+        int lo = 0, hi = n_t - 1; /* the last tensor that starts at or before i */
+        while (lo < hi) {
+            int mid = (lo + hi + 1) / 2;
+            if ((size_t)off[mid] <= i) lo = mid;
+            else hi = mid - 1;
+        }
+        adamw_one(p, g, m, v, i, lr, b1, b2, eps, decay[lo] ? wd : 0.0f, bc1, bc2, gscale);
     }
+}
+
+static void adamw_bias_corrections(float b1, float b2, int t, float *bc1, float *bc2) {
+    *bc1 = 1.0f - powf(b1, (float)t), *bc2 = 1.0f - powf(b2, (float)t);
 }
 
 void cuda_adamw_update(be_t be, float *p, const float *g, float *m, float *v, size_t n, float lr,
                        float b1, float b2, float eps, float wd, int t, float gscale) {
     (void)be;
     if (!cuda_ok() || !n) return;
-    float bc1 = 1.0f - powf(b1, (float)t), bc2 = 1.0f - powf(b2, (float)t);
+    float bc1, bc2;
+    adamw_bias_corrections(b1, b2, t, &bc1, &bc2);
     CU_LAUNCH(k_adamw, cuda_blocks(n), 256, 0)(p, g, m, v, n, lr, b1, b2, eps, wd, bc1, bc2,
                                                gscale);
     CU_LAUNCHED("adamw_update", "n %zu t %d", n, t);
+}
+
+void cuda_adamw_update_many(be_t be, float *p, const float *g, float *m, float *v,
+                            const int64_t *off, const uint8_t *decay, int n_t, float lr, float b1,
+                            float b2, float eps, float wd, int t, float gscale) {
+    (void)be;
+    const char *op = "adamw_update_many";
+    if (!cuda_ok() || n_t <= 0 || off[n_t] <= 0) return;
+    size_t n = (size_t)off[n_t], ob = sizeof(int64_t) * ((size_t)n_t + 1);
+    unsigned char *h = (unsigned char *)malloc(ob + (size_t)n_t); /* one upload: both tables */
+    if (!h) {
+        cuda_failf(op, "out of host memory", "%d tensors", n_t);
+        return;
+    }
+    memcpy(h, off, ob), memcpy(h + ob, decay, (size_t)n_t);
+    unsigned char *d = (unsigned char *)cuda_upload_staging(h, ob + (size_t)n_t, op);
+    free(h); /* a pageable copy has been taken when cudaMemcpyAsync returns */
+    if (!d) return;
+    float bc1, bc2;
+    adamw_bias_corrections(b1, b2, t, &bc1, &bc2);
+    CU_LAUNCH(k_adamw_many, cuda_blocks(n), 256, 0)(p, g, m, v, n, (const int64_t *)d, d + ob, n_t,
+                                                    lr, b1, b2, eps, wd, bc1, bc2, gscale);
+    CU_LAUNCHED(op, "n %zu tensors %d t %d", n, n_t, t);
 }
 
 /* ---- reductions: fixed parts, a fixed tree in each, parts added on the host in order ---- */

@@ -43,6 +43,7 @@ static constexpr andrea_backend_ops CUDA_OPS = {
     .crossentropy_forward = cuda_crossentropy_forward,
     .crossentropy_backward = cuda_crossentropy_backward,
     .adamw_update = cuda_adamw_update,
+    .adamw_update_many = cuda_adamw_update_many,
     .sum_squares = cuda_sum_squares,
 };
 

@@ -43,6 +43,9 @@ void cuda_residual_forward(be_t be, float *out, const float *a, const float *b, 
 void cuda_activation_forward(be_t be, float *out, const float *inp, size_t n, int act);
 void cuda_adamw_update(be_t be, float *p, const float *g, float *m, float *v, size_t n, float lr,
                        float b1, float b2, float eps, float wd, int t, float gscale);
+void cuda_adamw_update_many(be_t be, float *p, const float *g, float *m, float *v,
+                            const int64_t *off, const uint8_t *decay, int n_t, float lr, float b1,
+                            float b2, float eps, float wd, int t, float gscale);
 double cuda_sum_squares(be_t be, const float *g, size_t n);
 /* post = act(pre) (grad 0) or post *= act'(pre) (grad 1) over n; -1 when the launch failed */
 int cuda_act_launch(float *post, const float *pre, size_t n, int act, int grad);
