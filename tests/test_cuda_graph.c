@@ -44,6 +44,35 @@ static float micro(andrea_model *m, int graphs, int k, float scale) {
 /* 1 when a's and b's n floats at the two host pointers are the same bits */
 static int same(const float *a, const float *b, size_t n) { return memcmp(a, b, n * sizeof *a) == 0; }
 
+#ifdef ANDREA_HAVE_CUDA
+/* A capture that fails (here a download, which CUDA refuses while capturing) turns graphs
+ * off for the process, not the backend: no CUDA error stays, a new capture is refused, and
+ * the next micro-batches run one by one, with eager's bits. */
+static void failed_capture(andrea_model *e, andrea_model *g) {
+    const andrea_backend *be = g->be;
+    float x;
+    CHECK(andrea_cuda_graphs_off() == NULL);
+    CHECK(be->graph->begin(be) == 0);
+    be->ops.download(be, &x, g->params, sizeof x);
+    CHECK(be->graph->end(be) == NULL);
+    const char *why = andrea_cuda_graphs_off();
+    printf("test_cuda_graph: a failed capture: graphs off (%s), CUDA error %s\n",
+           why ? why : "NOT OFF", andrea_cuda_last_error() ? andrea_cuda_last_error() : "none");
+    CHECK(why && strstr(why, "download") && andrea_cuda_last_error() == NULL);
+    CHECK(be->graph->begin(be) == -1);
+    long r0, c0, r1, c1;
+    andrea_model_graph_counts(g, &r0, &c0);
+    int differ = 0;
+    for (int k = 100; k < 104; k++) {
+        andrea_model_discard_grads(e), andrea_model_discard_grads(g);
+        float le = micro(e, 0, k, 1.0f), lg = micro(g, 1, k, 1.0f);
+        differ += !isfinite(le) || memcmp(&le, &lg, sizeof le) != 0;
+    }
+    andrea_model_graph_counts(g, &r1, &c1);
+    CHECK(differ == 0 && r1 == r0 && c1 == c0);
+}
+#endif
+
 int main(void) {
     const andrea_backend *be = andrea_backend_find("cuda");
     if (!be) {
@@ -90,6 +119,9 @@ int main(void) {
     float l0 = andrea_model_train_micro(e, x, y, 1, T, 1.0f);
     CHECK(isfinite(l1) && memcmp(&l0, &l1, sizeof l0) == 0);
 
+#ifdef ANDREA_HAVE_CUDA
+    failed_capture(e, g);
+#endif
     andrea_model_moments_free(e, em), andrea_model_moments_free(e, ev);
     andrea_model_moments_free(g, gm), andrea_model_moments_free(g, gv);
     /* the weights and gradients, home on cpu: the same bits */

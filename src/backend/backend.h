@@ -193,7 +193,9 @@ typedef struct {
 typedef struct andrea_backend_graph andrea_backend_graph;
 typedef struct {
     int (*begin)(be_t be);                  /* 0, or -1 with andrea_error() */
-    andrea_backend_graph *(*end)(be_t be);  /* the recording; NULL with andrea_error() */
+    /* the recording; NULL with andrea_error(): the caller then runs the ops as usual (a
+     * backend may turn its graphs off, begin -1 from then on, while its ops go on) */
+    andrea_backend_graph *(*end)(be_t be);
     int (*launch)(be_t be, andrea_backend_graph *g); /* replay, by the capturing thread */
     /* after a launch: the host values its ops produced, in the order of the calls
      * (crossentropy_forward: the valid rows' loss sum, then their count); their number or

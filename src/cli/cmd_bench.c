@@ -402,6 +402,9 @@ static double report_training(const bench_request *q, andrea_model *m, const ben
     if (m->be->graph)
         printf("graphs: %ld micro-batches replayed from %ld captured (ANDREA_CUDA_GRAPHS=0: "
                "none)\n", replayed, captured);
+#ifdef ANDREA_HAVE_CUDA
+    if (andrea_cuda_graphs_off()) printf("graphs: off, a capture failed: %s\n", andrea_cuda_graphs_off());
+#endif
     double tok_s = q->batch * q->seq / s;
     double gflops = andrea_train_flops_per_token(&q->cfg, q->seq) * tok_s / 1e9;
     if (pk->device) {

@@ -73,15 +73,17 @@ static int replay(const andrea_model *m, andrea_kv *kv, struct andrea_decode_gra
     return 0;
 }
 
-/* Records one step (nothing runs while captured), then replays it. */
+/* Records one step (nothing runs while captured), then replays it; where the capture
+ * cannot be made (graphs turned off by a failed capture, a failed backend) the step runs
+ * as usual, as graph_step.c's. */
 static int capture(const andrea_model *m, andrea_kv *kv, struct andrea_decode_graph *g,
                    int32_t token) {
     const andrea_backend_graph_ops *go = m->be->graph;
     int pos = kv->pos;
-    if (go->begin(m->be)) return -1;
+    if (go->begin(m->be)) return run_eager(m, kv, token);
     andrea_kv_decode(m, kv->one, &kv, &token, 1, kv->logits);
     kv->pos = pos; /* the capture ran nothing: the replay does */
-    if (!(g->graph = go->end(m->be))) return -1;
+    if (!(g->graph = go->end(m->be))) return run_eager(m, kv, token);
     g->captured++;
     return replay(m, kv, g, token);
 }

@@ -116,21 +116,24 @@ static float replay(andrea_model *m, andrea_backend_graph *g, const int32_t *inp
     return c->loss;
 }
 
-/* Captures one micro-batch (nothing runs while captured), then replays it. */
+/* Captures one micro-batch (nothing runs while captured), then replays it. Where the
+ * capture cannot be made the micro-batch runs as usual: graphs off (a capture failed
+ * before: the backend turns them off, not the run) or a failed backend, whose ops then
+ * fail with their own message. */
 static float capture(andrea_model *m, step_slot *slot, const int32_t *inputs,
                      const int32_t *targets, int B, int T, float scale) {
     const andrea_backend_graph_ops *go = m->be->graph;
-    if (go->begin(m->be)) return NAN;
+    if (go->begin(m->be)) return run_eager(m, inputs, targets, B, T, scale);
     andrea_clear_error();
     float loss = andrea_model_forward(m, inputs, targets, B, T);
     int bad = isnan(loss) && andrea_error()[0];
     if (!bad) bad = andrea_model_backward_scaled(m, scale);
     andrea_backend_graph *g = go->end(m->be);
+    m->grads_stale = slot->key.init; /* the capture ran nothing: the replay does */
     if (bad || !g) {
         if (g) go->destroy(m->be, g);
-        return NAN;
+        return run_eager(m, inputs, targets, B, T, scale);
     }
-    m->grads_stale = slot->key.init; /* the capture ran nothing: the replay does */
     slot->graph = g;
     m->graphs->captured++;
     return replay(m, g, inputs, targets, B, T);

@@ -9,6 +9,9 @@ extern "C" {
 
 /* The first CUDA failure recorded ("cuda OP (SHAPES): MESSAGE"), or NULL when none. */
 const char *andrea_cuda_last_error(void);
+/* Why this process's CUDA graphs are off (a capture failed: the ops run one by one from
+ * then on, the backend itself fine), or NULL while they are on. */
+const char *andrea_cuda_graphs_off(void);
 /* The device's name as CUDA reports it ("NVIDIA H200"), or NULL when there is no device. */
 const char *andrea_cuda_device_name(void);
 

@@ -109,6 +109,7 @@ int cuda_failf(const char *op, const char *what, const char *fmt, ...) {
     va_end(ap);
     if (!s->failed) {
         snprintf(s->err, sizeof s->err, "cuda %s (%s): %s", op, shapes, what);
+        s->failed_capturing = cuda_capturing();
         s->failed = 1;
     }
     andrea_set_error("cuda %s (%s): %s", op, shapes, what);

@@ -14,6 +14,7 @@
  * thread that captured it (the scratch it uses is that thread's). Never yet run on a GPU.
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "backend/cuda/cuda_ops.h"
@@ -29,6 +30,14 @@ struct andrea_backend_graph {
 
 static __thread cudaStream_t capture_stream; /* this thread's, made at its first capture */
 static __thread andrea_backend_graph *capturing; /* the graph being captured */
+/* Set once a capture has failed with the device itself fine (an op CUDA refuses to
+ * capture, a scratch that would grow): graphs are off for the process from then on, and
+ * their callers run the ops one by one (graph_step.c, graph_decode.c), so that a capture
+ * problem costs speed, not the run. */
+static char graphs_off_why[512];
+static volatile int graphs_off;
+
+extern "C" const char *andrea_cuda_graphs_off(void) { return graphs_off ? graphs_off_why : NULL; }
 
 double *cuda_capture_result(int n, const char *op) {
     andrea_backend_graph *g = capturing;
@@ -45,6 +54,7 @@ static int graph_begin(be_t be) {
     (void)be;
     const char *op = "graph begin";
     if (!cuda_ok()) return -1;
+    if (graphs_off) return andrea_set_error("cuda graphs are off: %s", graphs_off_why);
     if (capturing) return cuda_failf(op, "a capture is already under way", "%s", "this thread");
     andrea_backend_graph *g = (andrea_backend_graph *)calloc(1, sizeof *g);
     if (!g) return cuda_failf(op, "out of host memory", "%s", "graph");
@@ -69,6 +79,20 @@ static void graph_free(andrea_backend_graph *g) {
     free(g);
 }
 
+/* After a failed capture: when the failure is this capture's (recorded while it ran) and
+ * the device answers, the backend's failure is undone and graphs are turned off; a failure
+ * of the device itself (a sticky error) stays. Either way the message stays the error. */
+static void turn_graphs_off(int ours) {
+    cuda_state *s = &andrea_cuda_state;
+    if (!s->failed || !ours) return;
+    cudaGetLastError(); /* a refused capture's error is not sticky */
+    if (cudaDeviceSynchronize() != cudaSuccess) return;
+    snprintf(graphs_off_why, sizeof graphs_off_why, "%s", s->err);
+    graphs_off = 1;
+    andrea_set_error("%s (cuda graphs are off from now on)", s->err);
+    s->failed = 0;
+}
+
 static andrea_backend_graph *graph_end(be_t be) {
     (void)be;
     const char *op = "graph end";
@@ -77,6 +101,8 @@ static andrea_backend_graph *graph_end(be_t be) {
         cuda_failf(op, "no capture under way", "%s", "this thread");
         return NULL;
     }
+    /* begin found no failure: one now is this capture's, or another thread's op's */
+    int ours = !andrea_cuda_state.failed || andrea_cuda_state.failed_capturing;
     capturing = NULL;
     cuda_stream_now = 0;
     cudaGraph_t graph = NULL;
@@ -88,6 +114,7 @@ static andrea_backend_graph *graph_end(be_t be) {
     if (e != cudaSuccess) {
         cuda_failf(op, cudaGetErrorString(e), "%d results", g->n_results);
         graph_free(g);
+        turn_graphs_off(ours);
         return NULL;
     }
     cuda_scratch_keep(1);

@@ -27,6 +27,7 @@ typedef struct {
     char name[256];         /* the device's name (cudaGetDeviceProperties), when usable */
     int device;             /* the device every op runs on */
     volatile int failed;    /* an op failed: later ops do nothing */
+    int failed_capturing;   /* ... while its thread captured a graph (cuda_graph.cu may undo it) */
     char err[512];          /* the first failure */
 } cuda_state;
 
