@@ -504,8 +504,8 @@ static void test_attention_decode(be_t be, int pos, int C, int NH) {
     free(q), free(kc), free(vc), free(got), free(want), free(scratch);
 }
 
-/* The optional cache write + attention at a position read from host memory (cuda's, for
- * decode graphs): kc and vc get row pos from qkv's k and v (bit for bit, every other row
+/* The optional cache write + attention at a position read from backend memory (cuda's,
+ * for decode graphs): kc and vc get row pos from qkv's k and v (bit for bit, every other row
  * untouched), and out is the bits of attention_decode over the written cache. */
 static void test_attention_decode_kv(be_t be, int pos, int C, int NH) {
     if (!be->ops.attention_decode_kv) return; /* optional: the caller copies, then attends */
@@ -520,9 +520,8 @@ static void test_attention_decode_kv(be_t be, int pos, int C, int NH) {
     memcpy(want_v + (size_t)pos * C, qkv + 2 * (size_t)C, sizeof(float) * C);
     float *d_qkv = upf(be, qkv, 3 * (size_t)C), *d_k = upf(be, kc, nc), *d_v = upf(be, vc, nc);
     float *d_o = upf(be, got, C), *d_s = upf(be, scratch, (size_t)NH * ld);
-    int32_t *hpos = andrea_backend_host_ids(be, 1);
-    *hpos = pos;
-    be->ops.attention_decode_kv(be, d_o, d_s, ld, d_qkv, d_k, d_v, hpos, C, NH);
+    int32_t *d_pos = up(be, &pos, sizeof pos);
+    be->ops.attention_decode_kv(be, d_o, d_s, ld, d_qkv, d_k, d_v, d_pos, C, NH);
     downf(be, got, d_o, C), downf(be, kc, d_k, nc), downf(be, vc, d_v, nc);
     cmp_t c = {0};
     cmp(&c, "k rows", kc, want_k, nc, 0.0, 0.0);
@@ -530,9 +529,14 @@ static void test_attention_decode_kv(be_t be, int pos, int C, int NH) {
     be->ops.attention_decode(be, d_o, d_s, ld, d_qkv, d_k, d_v, pos, C, NH);
     downf(be, want, d_o, C);
     cmp(&c, "out", got, want, C, 0.0, 0.0);
+    int bad = ld; /* a position past the scratch: NaN out, no row written */
+    be->ops.upload(be, d_pos, &bad, sizeof bad);
+    be->ops.attention_decode_kv(be, d_o, d_s, ld, d_qkv, d_k, d_v, d_pos, C, NH);
+    downf(be, got, d_o, C);
+    for (int i = 0; i < C; i++) got[i] = isnan(got[i]) ? 1.0f : 0.0f, want[i] = 1.0f;
+    cmp(&c, "NaN past ld", got, want, C, 0.0, 0.0);
     report(be, "attention_decode_kv", shape, &c);
-    andrea_backend_host_ids_free(be, hpos);
-    freed(be, d_qkv), freed(be, d_k), freed(be, d_v), freed(be, d_o), freed(be, d_s);
+    freed(be, d_pos), freed(be, d_qkv), freed(be, d_k), freed(be, d_v), freed(be, d_o), freed(be, d_s);
     free(qkv), free(kc), free(vc), free(want_k), free(want_v), free(got), free(want);
     free(scratch);
 }

@@ -46,6 +46,8 @@ typedef struct {
     /* ---- memory ---- */
     void *(*alloc)(be_t be, size_t bytes); /* NULL when out of memory; aligned to 64 */
     void (*free)(be_t be, void *p);
+    /* returns once host_src is copied; while the thread captures a graph, a copy the
+     * graph makes at each replay (host_src from graph->host_alloc) */
     void (*upload)(be_t be, void *dst, const void *host_src, size_t bytes);
     void (*download)(be_t be, void *host_dst, const void *src, size_t bytes);
     void (*zero)(be_t be, void *p, size_t bytes);
@@ -128,11 +130,12 @@ typedef struct {
                                      int NH);
     void (*attention_decode)(be_t be, float *out, float *att, int ld, const float *q,
                              const float *kc, const float *vc, int pos, int C, int NH);
-    /* decoding's cache write and attention at the position *pos, a host int (from
-     * graph->host_alloc under a capture: each replay reads it again, so one captured
-     * decode step serves every position): rows *pos of kc and vc get qkv's key and value
+    /* decoding's cache write and attention at the position *pos, an int32 in backend
+     * memory (so that one captured decode step serves every position: the model uploads
+     * it before, which a graph replays): rows *pos of kc and vc get qkv's key and value
      * (qkv: q, k, v, C each), then out = q's attention over rows 0..*pos, the bits of
-     * copy_rows twice and attention_decode. NULL: the caller runs those three. */
+     * copy_rows twice and attention_decode; *pos outside [0, ld): out NaN. NULL: the
+     * caller runs those three. */
     void (*attention_decode_kv)(be_t be, float *out, float *att, int ld, const float *qkv,
                                 float *kc, float *vc, const int32_t *pos, int C, int NH);
 

@@ -27,6 +27,7 @@ struct andrea_kv_batch {
     float *mean, *rstd;     /* (max) norm statistics (scratch) */
     float *att;             /* (max, NH, ctx) attention scores, one block per sequence */
     float *logits;          /* (max, V) */
+    int32_t *dpos;          /* (max) the positions in backend memory (attention_decode_kv) */
     int32_t *tok, *pos;     /* (max) each, host: the tokens and positions (the wte and wpe
                              * rows; pinned on a backend with graphs, which read them at
                              * each replay: andrea_backend_host_ids) */
@@ -41,7 +42,7 @@ andrea_kv_batch *andrea_kv_batch_create(const andrea_model *m, int max_seqs) {
     if (!b) return andrea_set_error("out of memory allocating batched decoding"), NULL;
     size_t n = (size_t)max_seqs, C = (size_t)c->d_model;
     /* x, xn, atty, tmp (C each), qkv (3C), h and hact (4C each): 15 C per sequence */
-    size_t per_seq = 15 * C + 2 + (size_t)c->n_head * c->ctx + (size_t)c->vocab;
+    size_t per_seq = 15 * C + 2 + (size_t)c->n_head * c->ctx + (size_t)c->vocab + 1;
     b->be = m->be;
     b->x = m->be->ops.alloc(m->be, sizeof(float) * n * per_seq);
     b->tok = andrea_backend_host_ids(m->be, 2 * n);
@@ -62,6 +63,7 @@ andrea_kv_batch *andrea_kv_batch_create(const andrea_model *m, int max_seqs) {
     b->rstd = b->mean + n;
     b->att = b->rstd + n;
     b->logits = b->att + n * (size_t)c->n_head * c->ctx;
+    b->dpos = (int32_t *)(b->logits + n * (size_t)c->vocab); /* a float's room each */
     return b;
 }
 
@@ -116,7 +118,7 @@ static void norm_rows(const andrea_model *m, andrea_kv_batch *b, const float *w,
 
 /* Sequence s's attention for layer l at its position: its key and value (from qkv) go into
  * its cache rows, then each head's query attends over positions 0..pos. One op where the
- * backend has it: reading the position from b->pos, it can be replayed at any position. */
+ * backend has it: reading the position from b->dpos, it can be replayed at any position. */
 static void attend(const andrea_model *m, andrea_kv_batch *b, andrea_kv *kv, int s, int l) {
     const andrea_config *c = &m->cfg;
     size_t C = (size_t)c->d_model, pos = (size_t)kv->pos;
@@ -125,7 +127,7 @@ static void attend(const andrea_model *m, andrea_kv_batch *b, andrea_kv *kv, int
     float *att = b->att + (size_t)s * c->n_head * c->ctx;
     if (m->be->ops.attention_decode_kv) {
         m->be->ops.attention_decode_kv(m->be, b->atty + s * C, att, c->ctx, qkv, kc, vc,
-                                       &b->pos[s], (int)C, c->n_head);
+                                       b->dpos + s, (int)C, c->n_head);
         return;
     }
     m->be->ops.copy_rows(m->be, kc + pos * C, 0, qkv + C, 0, C, 1);
@@ -161,6 +163,13 @@ void andrea_kv_batch_set_ids(andrea_kv_batch *b, andrea_kv *const *kvs, const in
     if (tokens != b->tok) memcpy(b->tok, tokens, sizeof(int32_t) * (size_t)n);
 }
 
+/* the positions into backend memory, once a step, for attention_decode_kv (a copy that a
+ * captured step makes again at each replay) */
+static void upload_positions(const andrea_model *m, andrea_kv_batch *b, int n) {
+    if (m->be->ops.attention_decode_kv)
+        m->be->ops.upload(m->be, b->dpos, b->pos, sizeof(int32_t) * (size_t)n);
+}
+
 float *andrea_kv_decode(const andrea_model *m, andrea_kv_batch *b, andrea_kv *const *kvs,
                         const int32_t *tokens, int n, float *out) {
     const andrea_config *c = &m->cfg;
@@ -169,6 +178,7 @@ float *andrea_kv_decode(const andrea_model *m, andrea_kv_batch *b, andrea_kv *co
     if (!out) out = b->logits;
     /* embeddings, read as every other weight matrix is; the ids from b's own copies */
     andrea_kv_batch_set_ids(b, kvs, tokens, n);
+    upload_positions(m, b, n);
     andrea_gather_weight_rows(m, b->x, p->wte, b->tok, n, C);
     andrea_gather_weight_rows(m, b->tmp, p->wpe, b->pos, n, C);
     add_rows(m, b->x, b->tmp, (size_t)n * C);

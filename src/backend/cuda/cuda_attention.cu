@@ -240,6 +240,10 @@ __global__ static void k_attn_decode_kv(float *out, float *att, int ld, const fl
                                         int NH) {
     __shared__ float red[NT];
     int HS = C / NH, pos = *pos_d;
+    if (pos < 0 || pos >= ld) { /* the caller's check failed: NaN, never another row */
+        for (int c = threadIdx.x; c < HS; c += NT) out[blockIdx.x * HS + c] = NAN;
+        return;
+    }
     size_t row = (size_t)pos * C + (size_t)blockIdx.x * HS;
     const float *k = qkv + C + (size_t)blockIdx.x * HS, *v = k + C;
     for (int c = threadIdx.x; c < HS; c += NT) kc[row + c] = k[c], vc[row + c] = v[c];
@@ -261,15 +265,11 @@ void cuda_attention_decode(be_t be, float *out, float *att, int ld, const float 
     CU_LAUNCHED("attention_decode", "pos %d C %d NH %d ld %d", pos, C, NH, ld);
 }
 
-/* *pos is checked as it is now; a graph's replays at later positions are checked by the
- * caller (the model refuses a full context before it steps) */
 void cuda_attention_decode_kv(be_t be, float *out, float *att, int ld, const float *qkv,
                               float *kc, float *vc, const int32_t *pos, int C, int NH) {
     (void)be;
     const char *op = "attention_decode_kv";
-    if (!cuda_ok() || !decode_shapes_ok(op, ld, *pos, C, NH)) return;
-    const int32_t *d = (const int32_t *)cuda_upload_staging(pos, sizeof *pos, op);
-    if (!d) return;
-    CU_LAUNCH(k_attn_decode_kv, NH, NT, 0)(out, att, ld, qkv, kc, vc, d, C, NH);
-    CU_LAUNCHED(op, "pos %d C %d NH %d ld %d", *pos, C, NH, ld);
+    if (!cuda_ok() || !decode_shapes_ok(op, ld, 0, C, NH)) return; /* *pos: the kernel's */
+    CU_LAUNCH(k_attn_decode_kv, NH, NT, 0)(out, att, ld, qkv, kc, vc, pos, C, NH);
+    CU_LAUNCHED(op, "C %d NH %d ld %d", C, NH, ld);
 }

@@ -200,6 +200,11 @@ void cuda_free(be_t be, void *p) {
 void cuda_upload(be_t be, void *dst, const void *src, size_t bytes) {
     (void)be;
     if (!cuda_ok() || !bytes) return;
+    if (cuda_capturing()) { /* a copy node of the graph: src pinned, read at each replay */
+        CU_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, cuda_stream()),
+                 "upload", "%zu bytes, captured", bytes);
+        return;
+    }
     CU_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice), "upload", "%zu bytes", bytes);
 }
 
