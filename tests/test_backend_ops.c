@@ -789,7 +789,8 @@ static void test_backend(be_t be) {
             test_matmul(be, mm[s][0], mm[s][1], mm[s][2], act);
         }
     /* n: one sequence decoding, or several batched */
-    static const int mv[][3] = {{16, 7, 1}, {130, 257, 1}, {768, 100, 1}, {130, 257, 3}};
+    static const int mv[][3] = {{16, 7, 1}, {130, 257, 1}, {768, 100, 1}, {130, 257, 3},
+                                {64, 33, 37}}; /* 37: cuda's groups of 16, one ragged */
     for (int fmt = 0; fmt < 3; fmt++)
         for (size_t s = 0; s < sizeof mv / sizeof mv[0]; s++)
             test_matvec(be, fmt, mv[s][0], mv[s][1], mv[s][2]);

@@ -185,32 +185,51 @@ void cuda_matmul_backward_act(be_t be, float *dpre, float *dw, float *dbias, con
     weight_grads(be, dw, dbias, dout, post, dw_init, &id);
 }
 
-/* ---- decoding's product: one block per (input, output row), a fixed tree over K ----------- */
+/* ---- decoding's product: one block per (output row, group of NB inputs) ----------------
+ * Each weight is read once per group, not once per input: batched decoding (n sequences,
+ * the server's steps, --gen-batch) reads the weights n / NB times instead of n (at n 32 and
+ * 120M f32 weights, 4 GB a step less). Each input's sum is the one of a block per input:
+ * thread t adds k = t, t + 128, ... in order, then a fixed tree, so the bits do not depend
+ * on NB or on how many inputs go together (a sequence decoded alone or batched: the same). */
 
+template <int NB>
 __global__ static void k_matvec(float *out, const float *x, const void *w, int fmt,
-                                const float *scale, const float *bias, int K, int N) {
-    __shared__ float s[128];
-    int j = blockIdx.x, i = blockIdx.y;
-    float acc = 0.0f;
-    for (int k = threadIdx.x; k < K; k += 128)
-        acc += cuda_weight_at(w, fmt, scale, (size_t)j, K, k) * x[(size_t)i * K + k];
-    s[threadIdx.x] = acc;
+                                const float *scale, const float *bias, int K, int N, int n) {
+    __shared__ float s[NB][128];
+    int j = blockIdx.x, i0 = blockIdx.y * NB, nb = n - i0 < NB ? n - i0 : NB;
+    float acc[NB]; /* unrolled loops with constant indices: registers, not local memory */
+#pragma unroll
+    for (int b = 0; b < NB; b++) acc[b] = 0.0f;
+    for (int k = threadIdx.x; k < K; k += 128) {
+        float wk = cuda_weight_at(w, fmt, scale, (size_t)j, K, k);
+#pragma unroll
+        for (int b = 0; b < NB; b++)
+            if (b < nb) acc[b] += wk * x[(size_t)(i0 + b) * K + k];
+    }
+#pragma unroll
+    for (int b = 0; b < NB; b++) s[b][threadIdx.x] = acc[b];
     __syncthreads();
     for (int h = 64; h > 0; h >>= 1) {
-        if ((int)threadIdx.x < h) s[threadIdx.x] += s[threadIdx.x + h];
+        if ((int)threadIdx.x < h)
+            for (int b = 0; b < nb; b++) s[b][threadIdx.x] += s[b][threadIdx.x + h];
         __syncthreads();
     }
-    if (threadIdx.x == 0) out[(size_t)i * N + j] = s[0] + (bias ? bias[j] : 0.0f);
+    if ((int)threadIdx.x < nb)
+        out[(size_t)(i0 + threadIdx.x) * N + j] = s[threadIdx.x][0] + (bias ? bias[j] : 0.0f);
 }
 
 void cuda_matvec(be_t be, float *out, const float *x, const void *w, int fmt, const float *scale,
                  const float *bias, int K, int N, int n) {
     (void)be;
     if (!cuda_ok() || !N || !n) return;
-    if (n > 65535) {
+    int nb = n == 1 ? 1 : n <= 4 ? 4 : 16; /* inputs a block: one, a few, or many */
+    if ((n + nb - 1) / nb > 65535) {
         cuda_failf("matvec", "too many inputs for one grid", "K %d N %d n %d", K, N, n);
         return;
     }
-    CU_LAUNCH(k_matvec, dim3((unsigned)N, (unsigned)n), 128, 0)(out, x, w, fmt, scale, bias, K, N);
+    dim3 grid((unsigned)N, (unsigned)((n + nb - 1) / nb));
+    if (nb == 1) CU_LAUNCH(k_matvec<1>, grid, 128, 0)(out, x, w, fmt, scale, bias, K, N, n);
+    else if (nb == 4) CU_LAUNCH(k_matvec<4>, grid, 128, 0)(out, x, w, fmt, scale, bias, K, N, n);
+    else CU_LAUNCH(k_matvec<16>, grid, 128, 0)(out, x, w, fmt, scale, bias, K, N, n);
     CU_LAUNCHED("matvec", "K %d N %d n %d fmt %d", K, N, n, fmt);
 }
