@@ -47,7 +47,6 @@ void andrea_kv_free(andrea_kv *kv) {
     if (kv->k) kv->be->ops.free(kv->be, kv->k);
     if (kv->v) kv->be->ops.free(kv->be, kv->v);
     if (kv->logits) kv->be->ops.free(kv->be, kv->logits);
-    andrea_kv_drop_graph(kv);
     andrea_kv_batch_free(kv->one);
     free(kv->host_logits);
     free(kv);
@@ -84,7 +83,7 @@ const float *andrea_kv_step(const andrea_model *m, andrea_kv *kv, int32_t token)
         andrea_set_error("token id %d is outside the vocabulary (V=%d)", token, c->vocab);
         return NULL;
     }
-    if (andrea_kv_decode_one(m, kv, token)) return NULL;
+    if (andrea_kv_decode_graphed(m, kv->one, &kv, &token, 1, kv->logits)) return NULL;
     return host_logits(kv);
 }
 

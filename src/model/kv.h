@@ -19,7 +19,6 @@ struct andrea_kv {
     andrea_kv_batch *one;  /* the scratch of a single step (a batch of one) */
     float *host_logits;    /* the host copy andrea_kv_logits hands out (non-host backend) */
     size_t host_n;
-    struct andrea_decode_graph *graph; /* its single steps' graph (graph_decode.c), or NULL */
 };
 
 /* 0 when kv (and its scratch) is in memory m's backend can use, else -1 with a message:
@@ -37,14 +36,19 @@ float *andrea_kv_decode(const andrea_model *m, andrea_kv_batch *b, andrea_kv *co
 void andrea_kv_batch_set_ids(andrea_kv_batch *b, andrea_kv *const *kvs, const int32_t *tokens,
                              int n);
 
-/* One step of kv by token (checked), its logits into kv->logits: replayed from a graph
- * where the backend has them (graph_decode.c), else andrea_kv_decode. 0, or -1 with
- * andrea_error() (a failed capture or replay). */
-int andrea_kv_decode_one(const andrea_model *m, andrea_kv *kv, int32_t token);
-/* Frees kv's graph (kv_free; a graph of another backend, model or thread is replaced). */
-void andrea_kv_drop_graph(andrea_kv *kv);
-/* How many of kv's single steps were replayed from its graph, and how many graphs it
- * captured (bench's report, tests). */
+/* andrea_kv_decode (checked), replayed from b's graph where the backend has graphs
+ * (graph_decode.c): the step of one set of caches is captured at its second time in a row
+ * and replayed while the set stays. 0, or -1 with andrea_error() (a failed replay). */
+int andrea_kv_decode_graphed(const andrea_model *m, andrea_kv_batch *b, andrea_kv *const *kvs,
+                             const int32_t *tokens, int n, float *out);
+/* b's graph slot (graph_decode.c fills it, andrea_kv_batch_free frees it with
+ * andrea_decode_graph_free) and the most sequences b holds. */
+struct andrea_decode_graph **andrea_kv_batch_graph_slot(andrea_kv_batch *b);
+int andrea_kv_batch_max(const andrea_kv_batch *b);
+void andrea_decode_graph_free(struct andrea_decode_graph *g);
+/* How many steps were replayed from b's (kv's single steps': kv->one's) graphs, and how many
+ * graphs were captured (bench's report, tests). */
+void andrea_kv_batch_graph_counts(andrea_kv_batch *b, long *replayed, long *captured);
 void andrea_kv_graph_counts(const andrea_kv *kv, long *replayed, long *captured);
 
 #endif

@@ -33,6 +33,7 @@ struct andrea_kv_batch {
                              * each replay: andrea_backend_host_ids) */
     float *host_logits;     /* (max, V) host copy handed out (non-host backend) */
     size_t host_n;
+    struct andrea_decode_graph *graph; /* its steps' graph (graph_decode.c), or NULL */
 };
 
 andrea_kv_batch *andrea_kv_batch_create(const andrea_model *m, int max_seqs) {
@@ -67,8 +68,12 @@ andrea_kv_batch *andrea_kv_batch_create(const andrea_model *m, int max_seqs) {
     return b;
 }
 
+struct andrea_decode_graph **andrea_kv_batch_graph_slot(andrea_kv_batch *b) { return &b->graph; }
+int andrea_kv_batch_max(const andrea_kv_batch *b) { return b->max; }
+
 void andrea_kv_batch_free(andrea_kv_batch *b) {
     if (!b) return;
+    andrea_decode_graph_free(b->graph);
     if (b->x) b->be->ops.free(b->be, b->x);
     andrea_backend_host_ids_free(b->be, b->tok);
     free(b->host_logits);
@@ -196,6 +201,7 @@ float *andrea_kv_decode(const andrea_model *m, andrea_kv_batch *b, andrea_kv *co
 const float *andrea_kv_batch_step(const andrea_model *m, andrea_kv_batch *b,
                                   andrea_kv *const *kvs, const int32_t *tokens, int n) {
     if (check_step(m, b, kvs, tokens, n)) return NULL;
-    const float *out = andrea_kv_decode(m, b, kvs, tokens, n, NULL);
-    return andrea_tio_view(b->be, out, (size_t)n * m->cfg.vocab, &b->host_logits, &b->host_n);
+    if (andrea_kv_decode_graphed(m, b, kvs, tokens, n, b->logits)) return NULL;
+    return andrea_tio_view(b->be, b->logits, (size_t)n * m->cfg.vocab, &b->host_logits,
+                           &b->host_n);
 }
