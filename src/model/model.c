@@ -237,19 +237,12 @@ andrea_context *andrea_context_create(const andrea_model *m) {
     return c;
 }
 
-/* The (B, T) token id copies: pinned host memory on a backend with graphs (a captured
- * step's copies read them at each replay), else plain. */
-static int32_t *ids_alloc(const andrea_context *c, size_t n) {
-    return (int32_t *)andrea_backend_host_ids(c->be, n);
-}
-static void ids_free(const andrea_context *c, int32_t *p) { andrea_backend_host_ids_free(c->be, p); }
-
 void andrea_context_free(andrea_context *c) {
     if (!c) return;
     if (c->act_mem) c->be->ops.free(c->be, c->act_mem);
     if (c->pf_mem) c->be->ops.free(c->be, c->pf_mem);
-    ids_free(c, c->inputs);
-    ids_free(c, c->targets);
+    andrea_backend_host_ids_free(c->be, c->inputs);
+    andrea_backend_host_ids_free(c->be, c->targets);
     free(c->host_logits);
     free(c->host_att);
     free(c->host_hidden);
@@ -269,8 +262,8 @@ static int ensure_acts(andrea_context *c, int B, int T, const andrea_head_pad *h
         c->logits_ld == hp->Vp)
         return 0;
     if (c->act_mem) c->be->ops.free(c->be, c->act_mem);
-    ids_free(c, c->inputs);
-    ids_free(c, c->targets);
+    andrea_backend_host_ids_free(c->be, c->inputs);
+    andrea_backend_host_ids_free(c->be, c->targets);
     c->act_mem = NULL, c->inputs = c->targets = NULL;
     andrea_act_sizes s;
     int64_t total = andrea_activation_floats(&c->cfg, B, T, c->flash, &s);
@@ -278,8 +271,9 @@ static int ensure_acts(andrea_context *c, int B, int T, const andrea_head_pad *h
     s.logits += pad_floats;
     total += pad_floats;
     c->act_mem = c->be->ops.alloc(c->be, sizeof(float) * (size_t)total);
-    c->inputs = ids_alloc(c, (size_t)B * T);
-    c->targets = ids_alloc(c, (size_t)B * T);
+    /* pinned on a backend with graphs: a captured step's copies read them at each replay */
+    c->inputs = andrea_backend_host_ids(c->be, (size_t)B * T);
+    c->targets = andrea_backend_host_ids(c->be, (size_t)B * T);
     if (!c->act_mem || !c->inputs || !c->targets) {
         if (c->act_mem) c->be->ops.free(c->be, c->act_mem);
         c->act_mem = NULL;
