@@ -18,7 +18,7 @@
 
 #include "andrea.h"
 #include "backend/backend.h"
-#include "test_util.h"
+#include "test_cuda_util.h"
 
 #ifdef ANDREA_HAVE_CUDA
 #include "backend/cuda/cuda_api.h"
@@ -143,9 +143,7 @@ int main(void) {
 #endif
 #ifdef ANDREA_HAVE_CUDA
     check_bf16_fused(&cfg);
-    const char *err = andrea_cuda_last_error();
-    if (err) printf("test_cuda: first CUDA error: %s\n", err);
-    CHECK(err == NULL);
+    tu_check_no_cuda_error("test_cuda");
 #endif
     return tu_finish("test_cuda");
 }

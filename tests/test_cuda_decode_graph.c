@@ -17,11 +17,7 @@
 #include "backend/backend.h"
 #include "model/kv.h"
 #include "model/model.h"
-#include "test_util.h"
-
-#ifdef ANDREA_HAVE_CUDA
-#include "backend/cuda/cuda_api.h"
-#endif
+#include "test_cuda_util.h"
 
 static int differ, steps;
 
@@ -111,11 +107,7 @@ static void batched(andrea_model *m) {
 }
 
 int main(void) {
-    const andrea_backend *be = andrea_backend_find("cuda");
-    if (!be) {
-        printf("test_cuda_decode_graph: skipped: %s\n", andrea_error());
-        return 77;
-    }
+    tu_cuda_or_skip("test_cuda_decode_graph");
     andrea_config cfg;
     CHECK(andrea_config_preset("tiny", &cfg) == 0);
     andrea_model *m = andrea_model_create_on(&cfg, 7, "cuda");
@@ -152,11 +144,7 @@ int main(void) {
     for (; pos < cfg.ctx && ok; pos++) ok = andrea_kv_step(m, g, 1) != NULL;
     CHECK(ok && andrea_kv_pos(g) == cfg.ctx);
     CHECK(andrea_kv_step(m, g, 1) == NULL && strstr(andrea_error(), "context full"));
-#ifdef ANDREA_HAVE_CUDA
-    const char *err = andrea_cuda_last_error();
-    if (err) printf("test_cuda_decode_graph: first CUDA error: %s\n", err);
-    CHECK(err == NULL);
-#endif
+    tu_check_no_cuda_error("test_cuda_decode_graph");
     andrea_kv_free(e), andrea_kv_free(g);
     andrea_model_free(m);
     return tu_finish("test_cuda_decode_graph");

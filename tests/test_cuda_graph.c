@@ -17,11 +17,7 @@
 #include "andrea.h"
 #include "backend/backend.h"
 #include "model/model.h"
-#include "test_util.h"
-
-#ifdef ANDREA_HAVE_CUDA
-#include "backend/cuda/cuda_api.h"
-#endif
+#include "test_cuda_util.h"
 
 enum { B = 2, T = 16, STEPS = 6, ACCUM = 2 };
 
@@ -74,11 +70,7 @@ static void failed_capture(andrea_model *e, andrea_model *g) {
 #endif
 
 int main(void) {
-    const andrea_backend *be = andrea_backend_find("cuda");
-    if (!be) {
-        printf("test_cuda_graph: skipped: %s\n", andrea_error());
-        return 77;
-    }
+    tu_cuda_or_skip("test_cuda_graph");
     andrea_config cfg;
     CHECK(andrea_config_preset("tiny", &cfg) == 0);
     andrea_model *e = andrea_model_create_on(&cfg, 42, "cuda"), *g = andrea_model_create_on(&cfg, 42, "cuda");
@@ -132,11 +124,7 @@ int main(void) {
     printf("test_cuda_graph: %zu weights: %s; gradients: %s\n", n, wsame ? "the same bits" : "DIFFER",
            gsame ? "the same bits" : "DIFFER");
     CHECK(wsame && gsame);
-#ifdef ANDREA_HAVE_CUDA
-    const char *err = andrea_cuda_last_error();
-    if (err) printf("test_cuda_graph: first CUDA error: %s\n", err);
-    CHECK(err == NULL);
-#endif
+    tu_check_no_cuda_error("test_cuda_graph");
     andrea_model_free(e), andrea_model_free(g);
     return tu_finish("test_cuda_graph");
 }
